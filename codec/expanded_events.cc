@@ -1,0 +1,229 @@
+#include "codec/expanded_events.h"
+
+#include <algorithm>
+#include <string>
+
+namespace gpuspy {
+namespace {
+
+void SetStream(const StreamKey& s, v1::StreamRef* out) {
+  out->set_device_id(s.device_id);
+  out->set_context_id(s.context_id);
+  out->set_stream_id(s.stream_id);
+}
+
+StreamKey GetStream(const v1::StreamRef& s) {
+  return {s.device_id(), s.context_id(), s.stream_id()};
+}
+
+std::string Str(const StringTable& t, StringRef ref) { return std::string(t.Get(ref)); }
+
+}  // namespace
+
+void ToExpandedEvents(const EventColumns& ev, const StringTable& t, std::vector<v1::Event>* out) {
+  const size_t first = out->size();
+  out->reserve(first + ev.size());
+  for (const auto& e : ev.kernels) {
+    auto* k = out->emplace_back().mutable_kernel();
+    k->set_start_ns(e.start_ns);
+    k->set_end_ns(e.end_ns);
+    k->set_correlation_id(e.correlation_id);
+    k->set_name(Str(t, e.name));
+    SetStream(e.stream, k->mutable_stream());
+    k->set_grid_x(e.shape.grid_x);
+    k->set_grid_y(e.shape.grid_y);
+    k->set_grid_z(e.shape.grid_z);
+    k->set_block_x(e.shape.block_x);
+    k->set_block_y(e.shape.block_y);
+    k->set_block_z(e.shape.block_z);
+    k->set_registers_per_thread(e.shape.registers_per_thread);
+    k->set_static_shared_bytes(e.shape.static_shared_bytes);
+    k->set_dynamic_shared_bytes(e.shape.dynamic_shared_bytes);
+    k->set_graph_id(e.graph_id);
+  }
+  for (const auto& e : ev.memcpys) {
+    auto* m = out->emplace_back().mutable_memcpy();
+    m->set_start_ns(e.start_ns);
+    m->set_end_ns(e.end_ns);
+    m->set_correlation_id(e.correlation_id);
+    SetStream(e.stream, m->mutable_stream());
+    m->set_copy_kind(static_cast<v1::CopyKind>(e.copy_kind));
+    m->set_src_kind(static_cast<v1::MemoryKind>(e.src_kind));
+    m->set_dst_kind(static_cast<v1::MemoryKind>(e.dst_kind));
+    m->set_bytes(e.bytes);
+    m->set_async(e.async);
+    m->set_src_device_id(e.src_device_id);
+    m->set_dst_device_id(e.dst_device_id);
+  }
+  for (const auto& e : ev.memsets) {
+    auto* m = out->emplace_back().mutable_memset();
+    m->set_start_ns(e.start_ns);
+    m->set_end_ns(e.end_ns);
+    m->set_correlation_id(e.correlation_id);
+    SetStream(e.stream, m->mutable_stream());
+    m->set_memory_kind(static_cast<v1::MemoryKind>(e.memory_kind));
+    m->set_bytes(e.bytes);
+    m->set_value(e.value);
+    m->set_async(e.async);
+  }
+  for (const auto& e : ev.syncs) {
+    auto* s = out->emplace_back().mutable_sync();
+    s->set_start_ns(e.start_ns);
+    s->set_end_ns(e.end_ns);
+    s->set_correlation_id(e.correlation_id);
+    SetStream(e.stream, s->mutable_stream());
+    s->set_sync_kind(static_cast<v1::SyncKind>(e.sync_kind));
+  }
+  for (const auto& e : ev.memory) {
+    auto* m = out->emplace_back().mutable_memory();
+    m->set_timestamp_ns(e.timestamp_ns);
+    m->set_correlation_id(e.correlation_id);
+    m->set_op(static_cast<v1::MemoryOpKind>(e.op));
+    m->set_address(e.address);
+    m->set_bytes(e.bytes);
+    SetStream(e.stream, m->mutable_stream());
+    m->set_memory_kind(static_cast<v1::MemoryKind>(e.memory_kind));
+    m->set_from_pool(e.from_pool);
+  }
+  for (const auto& e : ev.apis) {
+    auto* a = out->emplace_back().mutable_api();
+    a->set_start_ns(e.start_ns);
+    a->set_end_ns(e.end_ns);
+    a->set_correlation_id(e.correlation_id);
+    a->set_domain(static_cast<v1::ApiDomain>(e.domain));
+    a->set_cbid(e.cbid);
+    a->set_name(Str(t, e.name));
+    a->set_thread_id(e.thread_id);
+    a->set_call_site(Str(t, e.call_site));
+  }
+  for (const auto& e : ev.nvtx_ranges) {
+    auto* r = out->emplace_back().mutable_nvtx_range();
+    r->set_start_ns(e.start_ns);
+    r->set_end_ns(e.end_ns);
+    r->set_domain(Str(t, e.domain));
+    r->set_message(Str(t, e.message));
+    r->set_thread_id(e.thread_id);
+    r->set_depth(e.depth);
+  }
+  for (const auto& e : ev.nvtx_marks) {
+    auto* m = out->emplace_back().mutable_nvtx_mark();
+    m->set_timestamp_ns(e.timestamp_ns);
+    m->set_domain(Str(t, e.domain));
+    m->set_message(Str(t, e.message));
+    m->set_thread_id(e.thread_id);
+  }
+  for (const auto& e : ev.overheads) {
+    auto* o = out->emplace_back().mutable_overhead();
+    o->set_start_ns(e.start_ns);
+    o->set_end_ns(e.end_ns);
+    o->set_kind(Str(t, e.kind));
+    o->set_thread_id(e.thread_id);
+  }
+  std::stable_sort(out->begin() + first, out->end(),
+                   [](const v1::Event& a, const v1::Event& b) { return StartOf(a) < StartOf(b); });
+}
+
+int64_t StartOf(const v1::Event& e) {
+  switch (e.kind_case()) {
+    case v1::Event::kKernel: return e.kernel().start_ns();
+    case v1::Event::kMemcpy: return e.memcpy().start_ns();
+    case v1::Event::kMemset: return e.memset().start_ns();
+    case v1::Event::kSync: return e.sync().start_ns();
+    case v1::Event::kMemory: return e.memory().timestamp_ns();
+    case v1::Event::kApi: return e.api().start_ns();
+    case v1::Event::kNvtxRange: return e.nvtx_range().start_ns();
+    case v1::Event::kNvtxMark: return e.nvtx_mark().timestamp_ns();
+    case v1::Event::kOverhead: return e.overhead().start_ns();
+    case v1::Event::KIND_NOT_SET: return 0;
+  }
+  return 0;
+}
+
+void FromExpandedEvent(const v1::Event& ev, StringTable* t, EventColumns* out) {
+  switch (ev.kind_case()) {
+    case v1::Event::kKernel: {
+      const auto& k = ev.kernel();
+      out->kernels.push_back(KernelEvent{
+          k.start_ns(), k.end_ns(), k.correlation_id(), t->Intern(k.name()), GetStream(k.stream()),
+          LaunchShape{k.grid_x(), k.grid_y(), k.grid_z(), k.block_x(), k.block_y(), k.block_z(),
+                      k.registers_per_thread(), k.static_shared_bytes(),
+                      k.dynamic_shared_bytes()},
+          k.graph_id()});
+      break;
+    }
+    case v1::Event::kMemcpy: {
+      const auto& m = ev.memcpy();
+      out->memcpys.push_back(MemcpyEvent{
+          m.start_ns(), m.end_ns(), m.correlation_id(), GetStream(m.stream()),
+          static_cast<CopyKind>(m.copy_kind()), static_cast<MemoryKind>(m.src_kind()),
+          static_cast<MemoryKind>(m.dst_kind()), m.async(), m.bytes(), m.src_device_id(),
+          m.dst_device_id()});
+      break;
+    }
+    case v1::Event::kMemset: {
+      const auto& m = ev.memset();
+      out->memsets.push_back(MemsetEvent{m.start_ns(), m.end_ns(), m.correlation_id(),
+                                         GetStream(m.stream()),
+                                         static_cast<MemoryKind>(m.memory_kind()), m.async(),
+                                         m.bytes(), m.value()});
+      break;
+    }
+    case v1::Event::kSync: {
+      const auto& s = ev.sync();
+      out->syncs.push_back(SyncEvent{s.start_ns(), s.end_ns(), s.correlation_id(),
+                                     GetStream(s.stream()),
+                                     static_cast<SyncKind>(s.sync_kind())});
+      break;
+    }
+    case v1::Event::kMemory: {
+      const auto& m = ev.memory();
+      out->memory.push_back(MemoryEvent{m.timestamp_ns(), m.correlation_id(),
+                                        GetStream(m.stream()), static_cast<MemoryOpKind>(m.op()),
+                                        static_cast<MemoryKind>(m.memory_kind()), m.from_pool(),
+                                        m.address(), m.bytes()});
+      break;
+    }
+    case v1::Event::kApi: {
+      const auto& a = ev.api();
+      out->apis.push_back(ApiEvent{a.start_ns(), a.end_ns(), a.correlation_id(),
+                                   static_cast<ApiDomain>(a.domain()), a.cbid(),
+                                   t->Intern(a.name()), a.thread_id(), t->Intern(a.call_site())});
+      break;
+    }
+    case v1::Event::kNvtxRange: {
+      const auto& r = ev.nvtx_range();
+      out->nvtx_ranges.push_back(NvtxRangeEvent{r.start_ns(), r.end_ns(), t->Intern(r.domain()),
+                                                t->Intern(r.message()), r.thread_id(),
+                                                r.depth()});
+      break;
+    }
+    case v1::Event::kNvtxMark: {
+      const auto& m = ev.nvtx_mark();
+      out->nvtx_marks.push_back(NvtxMarkEvent{m.timestamp_ns(), t->Intern(m.domain()),
+                                              t->Intern(m.message()), m.thread_id()});
+      break;
+    }
+    case v1::Event::kOverhead: {
+      const auto& o = ev.overhead();
+      out->overheads.push_back(
+          OverheadEvent{o.start_ns(), o.end_ns(), t->Intern(o.kind()), o.thread_id()});
+      break;
+    }
+    case v1::Event::KIND_NOT_SET:
+      break;
+  }
+}
+
+}  // namespace gpuspy
+
+// The model's enums mirror gpuspy.v1 value for value so conversion is a cast.
+namespace gpuspy {
+static_assert(static_cast<int>(CopyKind::kPtoP) == v1::COPY_KIND_PTOP);
+static_assert(static_cast<int>(CopyKind::kHtoH) == v1::COPY_KIND_HTOH);
+static_assert(static_cast<int>(MemoryKind::kArray) == v1::MEMORY_KIND_ARRAY);
+static_assert(static_cast<int>(MemoryKind::kPinned) == v1::MEMORY_KIND_PINNED);
+static_assert(static_cast<int>(SyncKind::kContext) == v1::SYNC_KIND_CONTEXT);
+static_assert(static_cast<int>(SyncKind::kStreamWaitEvent) == v1::SYNC_KIND_STREAM_WAIT_EVENT);
+static_assert(static_cast<int>(MemoryOpKind::kFree) == v1::MEMORY_OP_FREE);
+static_assert(static_cast<int>(ApiDomain::kDriver) == v1::API_DOMAIN_DRIVER);
+}  // namespace gpuspy

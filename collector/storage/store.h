@@ -1,0 +1,115 @@
+// The collector's storage interface. The embedded backend (SQLite index + append-only segment
+// files) implements it now; the PostgreSQL hub backend plugs in behind the same interface.
+//
+// Batches are stored exactly as they arrived (compact wire form, gpuspy.v1.EventBatch bytes):
+// ~10 B/event, no re-encoding on the ingest path. Decoding them needs the process dictionary,
+// which is stored alongside (AppendDictionary / LoadDictionary).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gpuspy/v1/identity.pb.h"
+#include "gpuspy/v1/wire.pb.h"
+#include "model/events.h"
+
+namespace gpuspy::collector {
+
+struct ProcessRecord {
+  uint64_t process_id = 0;
+  v1::ProcessIdentity identity;
+  int64_t first_seen_unix_ns = 0;
+  int64_t last_seen_unix_ns = 0;
+  uint64_t event_count = 0;      // events in batches ever stored (not reduced by retention)
+  uint64_t batch_count = 0;      // distinct batches ever stored
+  uint64_t max_sequence = 0;     // highest batch sequence stored
+  LossCounters loss;             // latest cumulative counters the process reported
+  // Batches never received: max_sequence - batch_count (sequences start at 1).
+  uint64_t sequence_gaps() const { return max_sequence > batch_count ? max_sequence - batch_count : 0; }
+};
+
+struct StoredBatch {
+  uint64_t process_id = 0;
+  uint64_t sequence = 0;
+  int64_t min_ns = 0;            // earliest event start in the batch (CUPTI clock)
+  int64_t max_ns = 0;            // latest event end
+  uint32_t event_count = 0;
+  LossCounters loss;             // cumulative counters carried by the batch
+  std::string payload;           // serialized gpuspy.v1.EventBatch
+};
+
+struct StepRecord {
+  uint64_t process_id = 0;
+  int64_t number = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::string source;            // "nvtx:ProfilerStep#", "window", ...
+  friend bool operator==(const StepRecord&, const StepRecord&) = default;
+};
+
+struct StoreStats {
+  uint64_t bytes_on_disk = 0;    // segment files + index
+  uint64_t segments = 0;
+  uint64_t batches = 0;          // batches currently stored (after retention)
+  uint64_t corrupt_records = 0;  // records skipped on read because their checksum failed
+  uint64_t segments_evicted = 0;
+  uint64_t write_errors = 0;
+};
+
+struct RetentionPolicy {
+  uint64_t max_bytes = 0;        // 0 = unlimited
+  int64_t max_age_ns = 0;        // 0 = unlimited; age of a segment = now - its last write
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Finds the process by identity.process_key or creates it; refreshes identity and last_seen.
+  virtual absl::StatusOr<uint64_t> UpsertProcess(const v1::ProcessIdentity& identity,
+                                                 int64_t now_unix_ns) = 0;
+  virtual absl::StatusOr<ProcessRecord> GetProcess(uint64_t process_id) = 0;
+  // Every process, or those of one job when job_id is non-empty; ordered by process_id.
+  virtual absl::StatusOr<std::vector<ProcessRecord>> ListProcesses(const std::string& job_id) = 0;
+
+  // Dictionary definitions are appended as they arrive; LoadDictionary returns their union.
+  virtual absl::Status AppendDictionary(uint64_t process_id, const v1::Dictionary& defs) = 0;
+  virtual absl::StatusOr<v1::Dictionary> LoadDictionary(uint64_t process_id) = 0;
+
+  // Stores one batch and updates the process counters. Returns AlreadyExistsError if this
+  // (process_id, sequence) is stored already (nothing changes), ResourceExhaustedError when the
+  // disk is full (nothing already stored is affected). When it returns OK the batch survives a
+  // crash of the collector process.
+  virtual absl::Status AppendBatch(const StoredBatch& batch) = 0;
+  // Batches of a process overlapping [from_ns, to_ns) (both 0 = all), by sequence. Records that
+  // fail their checksum are skipped and counted in StoreStats::corrupt_records.
+  virtual absl::StatusOr<std::vector<StoredBatch>> ReadBatches(uint64_t process_id,
+                                                               int64_t from_ns,
+                                                               int64_t to_ns) = 0;
+
+  // Inserts or replaces steps by (process_id, number).
+  virtual absl::Status UpsertSteps(const std::vector<StepRecord>& steps) = 0;
+  virtual absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) = 0;
+
+  // Evicts whole segments, oldest first, until the policy holds. Returns segments evicted.
+  virtual absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
+                                                    int64_t now_unix_ns) = 0;
+  virtual StoreStats Stats() = 0;
+  // Makes everything written so far durable (fsync); called on shutdown.
+  virtual absl::Status Flush() = 0;
+};
+
+struct EmbeddedStoreOptions {
+  std::string data_dir;                       // created if missing
+  uint64_t segment_max_bytes = 64ull << 20;   // a segment is sealed and a new one started past this
+  bool fsync_each_batch = false;              // power-loss durability per batch (slower)
+};
+
+// SQLite index + append-only segment files under options.data_dir.
+absl::StatusOr<std::unique_ptr<Store>> OpenEmbeddedStore(const EmbeddedStoreOptions& options);
+
+}  // namespace gpuspy::collector

@@ -1,0 +1,48 @@
+#include "model/events.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace gpuspy {
+namespace {
+
+template <typename T>
+void AppendAll(std::vector<T>& to, const std::vector<T>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+}  // namespace
+
+void EventColumns::Append(const EventColumns& other) {
+  AppendAll(kernels, other.kernels);
+  AppendAll(memcpys, other.memcpys);
+  AppendAll(memsets, other.memsets);
+  AppendAll(syncs, other.syncs);
+  AppendAll(memory, other.memory);
+  AppendAll(apis, other.apis);
+  AppendAll(nvtx_ranges, other.nvtx_ranges);
+  AppendAll(nvtx_marks, other.nvtx_marks);
+  AppendAll(overheads, other.overheads);
+}
+
+std::pair<int64_t, int64_t> EventColumns::TimeRange() const {
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  auto span = [&](int64_t start, int64_t end) {
+    lo = std::min(lo, start);
+    hi = std::max(hi, end);
+  };
+  for (const auto& e : kernels) span(e.start_ns, e.end_ns);
+  for (const auto& e : memcpys) span(e.start_ns, e.end_ns);
+  for (const auto& e : memsets) span(e.start_ns, e.end_ns);
+  for (const auto& e : syncs) span(e.start_ns, e.end_ns);
+  for (const auto& e : memory) span(e.timestamp_ns, e.timestamp_ns);
+  for (const auto& e : apis) span(e.start_ns, e.end_ns);
+  for (const auto& e : nvtx_ranges) span(e.start_ns, e.end_ns);
+  for (const auto& e : nvtx_marks) span(e.timestamp_ns, e.timestamp_ns);
+  for (const auto& e : overheads) span(e.start_ns, e.end_ns);
+  if (lo > hi) return {0, 0};
+  return {lo, hi};
+}
+
+}  // namespace gpuspy

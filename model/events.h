@@ -1,0 +1,179 @@
+// gpuspy's own event model: plain structs, no CUPTI and no protobuf, so the inject core and the
+// collector's analysis share one vocabulary without depending on each other.
+//
+// A ProcessEvents holds one process's events column-wise by kind (as CUPTI delivers them and as
+// the wire carries them) plus the dictionary that resolves their string refs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuspy {
+
+// Enums mirror gpuspy.v1 (events.proto) value for value; codec/ static_asserts this.
+enum class CopyKind : uint8_t { kUnknown = 0, kHtoD = 1, kDtoH = 2, kDtoD = 3, kHtoH = 4, kPtoP = 5 };
+enum class MemoryKind : uint8_t {
+  kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kManaged = 4, kArray = 5
+};
+enum class SyncKind : uint8_t {
+  kUnknown = 0, kEvent = 1, kStreamWaitEvent = 2, kStream = 3, kContext = 4
+};
+enum class MemoryOpKind : uint8_t { kUnknown = 0, kAlloc = 1, kFree = 2 };
+enum class ApiDomain : uint8_t { kUnknown = 0, kRuntime = 1, kDriver = 2 };
+
+// Refs index the process dictionary (Dictionary below). 0 means "none".
+using StringRef = uint32_t;
+
+struct StreamKey {
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  friend bool operator==(const StreamKey&, const StreamKey&) = default;
+  friend auto operator<=>(const StreamKey&, const StreamKey&) = default;
+};
+
+struct LaunchShape {
+  uint32_t grid_x = 0, grid_y = 0, grid_z = 0;
+  uint32_t block_x = 0, block_y = 0, block_z = 0;
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_bytes = 0;
+  uint32_t dynamic_shared_bytes = 0;
+  friend bool operator==(const LaunchShape&, const LaunchShape&) = default;
+};
+
+struct KernelEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  StringRef name = 0;
+  StreamKey stream;
+  LaunchShape shape;
+  uint32_t graph_id = 0;
+  friend bool operator==(const KernelEvent&, const KernelEvent&) = default;
+};
+
+struct MemcpyEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  StreamKey stream;
+  CopyKind copy_kind = CopyKind::kUnknown;
+  MemoryKind src_kind = MemoryKind::kUnknown;
+  MemoryKind dst_kind = MemoryKind::kUnknown;
+  bool async = false;
+  uint64_t bytes = 0;
+  uint32_t src_device_id = 0;
+  uint32_t dst_device_id = 0;
+  friend bool operator==(const MemcpyEvent&, const MemcpyEvent&) = default;
+};
+
+struct MemsetEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  StreamKey stream;
+  MemoryKind memory_kind = MemoryKind::kUnknown;
+  bool async = false;
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  friend bool operator==(const MemsetEvent&, const MemsetEvent&) = default;
+};
+
+struct SyncEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  StreamKey stream;
+  SyncKind sync_kind = SyncKind::kUnknown;
+  friend bool operator==(const SyncEvent&, const SyncEvent&) = default;
+};
+
+struct MemoryEvent {
+  int64_t timestamp_ns = 0;
+  uint64_t correlation_id = 0;
+  StreamKey stream;
+  MemoryOpKind op = MemoryOpKind::kUnknown;
+  MemoryKind memory_kind = MemoryKind::kUnknown;
+  bool from_pool = false;
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  friend bool operator==(const MemoryEvent&, const MemoryEvent&) = default;
+};
+
+struct ApiEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  ApiDomain domain = ApiDomain::kUnknown;
+  uint32_t cbid = 0;
+  StringRef name = 0;
+  uint32_t thread_id = 0;  // OS thread id
+  StringRef call_site = 0;
+  friend bool operator==(const ApiEvent&, const ApiEvent&) = default;
+};
+
+struct NvtxRangeEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  StringRef domain = 0;
+  StringRef message = 0;
+  uint32_t thread_id = 0;
+  uint32_t depth = 0;
+  friend bool operator==(const NvtxRangeEvent&, const NvtxRangeEvent&) = default;
+};
+
+struct NvtxMarkEvent {
+  int64_t timestamp_ns = 0;
+  StringRef domain = 0;
+  StringRef message = 0;
+  uint32_t thread_id = 0;
+  friend bool operator==(const NvtxMarkEvent&, const NvtxMarkEvent&) = default;
+};
+
+struct OverheadEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  StringRef kind = 0;
+  uint32_t thread_id = 0;
+  friend bool operator==(const OverheadEvent&, const OverheadEvent&) = default;
+};
+
+struct LossCounters {
+  uint64_t cupti_dropped_records = 0;
+  uint64_t queue_dropped_events = 0;
+  uint64_t spill_dropped_events = 0;
+  uint64_t total() const {
+    return cupti_dropped_records + queue_dropped_events + spill_dropped_events;
+  }
+  friend bool operator==(const LossCounters&, const LossCounters&) = default;
+};
+
+// Every kind of event, column-wise. Which string each StringRef names is in the accompanying
+// StringTable (see string_table.h).
+struct EventColumns {
+  std::vector<KernelEvent> kernels;
+  std::vector<MemcpyEvent> memcpys;
+  std::vector<MemsetEvent> memsets;
+  std::vector<SyncEvent> syncs;
+  std::vector<MemoryEvent> memory;
+  std::vector<ApiEvent> apis;
+  std::vector<NvtxRangeEvent> nvtx_ranges;
+  std::vector<NvtxMarkEvent> nvtx_marks;
+  std::vector<OverheadEvent> overheads;
+
+  size_t size() const {
+    return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + memory.size() +
+           apis.size() + nvtx_ranges.size() + nvtx_marks.size() + overheads.size();
+  }
+  bool empty() const { return size() == 0; }
+  void clear() { *this = EventColumns{}; }
+  // Appends all of `other`'s events (refs must already be in the same string table).
+  void Append(const EventColumns& other);
+  // Earliest start / latest end over all events; {0, 0} when empty.
+  std::pair<int64_t, int64_t> TimeRange() const;
+  friend bool operator==(const EventColumns&, const EventColumns&) = default;
+};
+
+}  // namespace gpuspy

@@ -1,0 +1,56 @@
+#include "model/string_table.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuspy {
+namespace {
+
+TEST(StringTable, InternReturnsSameRefForSameValue) {
+  StringTable t;
+  const StringRef a = t.Intern("ampere_sgemm_128x64_tn");
+  const StringRef b = t.Intern("void at::native::vectorized_elementwise_kernel<4>");
+  EXPECT_NE(a, 0u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(t.Intern("ampere_sgemm_128x64_tn"), a);
+  EXPECT_EQ(t.Get(a), "ampere_sgemm_128x64_tn");
+  EXPECT_EQ(t.size(), 2u);
+}
+
+TEST(StringTable, EmptyStringIsRefZero) {
+  StringTable t;
+  EXPECT_EQ(t.Intern(""), 0u);
+  EXPECT_EQ(t.Get(0), "");
+  EXPECT_TRUE(t.Contains(0));
+}
+
+TEST(StringTable, DefineRejectsConflictingRedefinition) {
+  StringTable t;
+  ASSERT_TRUE(t.Define(7, "cudaLaunchKernel").ok());
+  EXPECT_TRUE(t.Define(7, "cudaLaunchKernel").ok());
+  EXPECT_EQ(t.Define(7, "cudaMemcpyAsync").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.Get(7), "cudaLaunchKernel");
+  EXPECT_FALSE(t.Contains(8));
+  EXPECT_EQ(t.Get(8), "");
+}
+
+TEST(StringTable, InternAfterDefineDoesNotReuseDefinedRefs) {
+  StringTable t;
+  ASSERT_TRUE(t.Define(1, "a").ok());
+  ASSERT_TRUE(t.Define(3, "c").ok());
+  const StringRef b = t.Intern("b");
+  EXPECT_NE(b, 1u);
+  EXPECT_NE(b, 3u);
+  EXPECT_EQ(t.Intern("c"), 3u);
+}
+
+TEST(StringTable, CopyKeepsRefsAndValues) {
+  StringTable t;
+  const StringRef a = t.Intern("x");
+  StringTable copy = t;
+  EXPECT_EQ(copy.Get(a), "x");
+  EXPECT_EQ(copy.Intern("x"), a);
+  EXPECT_NE(copy.Intern("y"), a);
+}
+
+}  // namespace
+}  // namespace gpuspy

@@ -139,6 +139,22 @@ int64_t StartOf(const v1::Event& e) {
   return 0;
 }
 
+int64_t EndOf(const v1::Event& e) {
+  switch (e.kind_case()) {
+    case v1::Event::kKernel: return e.kernel().end_ns();
+    case v1::Event::kMemcpy: return e.memcpy().end_ns();
+    case v1::Event::kMemset: return e.memset().end_ns();
+    case v1::Event::kSync: return e.sync().end_ns();
+    case v1::Event::kMemory: return e.memory().timestamp_ns();
+    case v1::Event::kApi: return e.api().end_ns();
+    case v1::Event::kNvtxRange: return e.nvtx_range().end_ns();
+    case v1::Event::kNvtxMark: return e.nvtx_mark().timestamp_ns();
+    case v1::Event::kOverhead: return e.overhead().end_ns();
+    case v1::Event::KIND_NOT_SET: return 0;
+  }
+  return 0;
+}
+
 void FromExpandedEvent(const v1::Event& ev, StringTable* t, EventColumns* out) {
   switch (ev.kind_case()) {
     case v1::Event::kKernel: {

@@ -18,5 +18,7 @@ void FromExpandedEvent(const v1::Event& event, StringTable* strings, EventColumn
 
 // Start time of any event kind (timestamp for point events).
 int64_t StartOf(const v1::Event& event);
+// End time of any event kind (the timestamp for point events).
+int64_t EndOf(const v1::Event& event);
 
 }  // namespace gpuspy

@@ -1,0 +1,13 @@
+#include "collector/analysis/detectors/detectors.h"
+
+namespace gpuspy::analysis {
+
+const std::vector<StepDetector>& AllStepDetectors() {
+  static const std::vector<StepDetector> kAll = {
+      &DetectSyncStall,  &DetectLaunchStorm, &DetectCopyDominated, &DetectInputStall,
+      &DetectFp32Gemm,   &DetectAllocChurn,  &DetectGpuBound,
+  };
+  return kAll;
+}
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,56 @@
+// Allocator churn: cudaMalloc/cudaFree inside the step. PyTorch's caching allocator normally
+// makes these rare after warm-up; many per step means it is being defeated (empty_cache(),
+// fragmentation, changing shapes), and cudaFree synchronizes the device.
+#include <map>
+
+#include "collector/analysis/detectors/detectors.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+constexpr uint64_t kMinAllocatorCalls = 10;  // cudaMalloc/cudaFree (runtime or driver) per step
+constexpr uint64_t kMinMemoryOps = 20;       // or MEMORY2 alloc+free records per step
+
+bool IsAllocatorApi(std::string_view name) {
+  for (std::string_view p : {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"}) {
+    if (name.starts_with(p)) return name.find("Host") == std::string_view::npos;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
+  uint64_t calls = 0;
+  int64_t call_ns = 0;
+  std::map<std::string, uint64_t> by_name;
+  for (const ApiEvent& a : ctx.events.apis) {
+    if (!ctx.InWindow(a.start_ns, a.end_ns)) continue;
+    const std::string_view name = ctx.strings.Get(a.name);
+    if (!IsAllocatorApi(name)) continue;
+    ++calls;
+    call_ns += a.end_ns - a.start_ns;
+    by_name[std::string(name)]++;
+  }
+  const auto& b = ctx.breakdown;
+  const uint64_t ops = b.alloc_count() + b.free_count();
+  if (calls < kMinAllocatorCalls && ops < kMinMemoryOps) return std::nullopt;
+
+  v1::Finding f;
+  f.set_detector("alloc_churn");
+  f.set_title(std::to_string(b.alloc_count()) + " device allocations and " +
+              std::to_string(b.free_count()) + " frees in one step (" + FormatMs(call_ns) +
+              " in allocator calls)");
+  f.set_lost_ns(call_ns);
+  f.set_severity(SeverityFor(ctx.ShareOfWall(call_ns)));
+  AddEvidence(&f, "allocated", FormatBytes(b.alloc_bytes()));
+  AddEvidence(&f, "freed", FormatBytes(b.free_bytes()));
+  for (const auto& [name, n] : by_name) AddEvidence(&f, "api", name + " x" + std::to_string(n));
+  f.set_fix_hint(
+      "let PyTorch's caching allocator reuse memory: remove torch.cuda.empty_cache() from the "
+      "loop, keep tensor shapes stable (pad variable lengths to buckets), and consider "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation");
+  return f;
+}
+
+}  // namespace gpuspy::analysis

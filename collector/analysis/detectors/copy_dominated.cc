@@ -1,0 +1,58 @@
+// Copy-dominated step: memcpy time that no kernel overlaps takes a large share of the step.
+#include "collector/analysis/detectors/detectors.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+constexpr double kMinExposedCopyShare = 0.15;  // copy time not overlapped with compute
+
+}  // namespace
+
+std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
+  const auto& b = ctx.breakdown;
+  if (ctx.ShareOfWall(b.memcpy_not_overlapped_ns()) < kMinExposedCopyShare) return std::nullopt;
+
+  uint64_t pageable_bytes = 0, pinned_bytes = 0, sync_copies = 0, copies = 0;
+  uint64_t htod_bytes = 0, dtoh_bytes = 0;
+  int64_t copy_time_ns = 0;
+  for (const MemcpyEvent& m : ctx.events.memcpys) {
+    if (!ctx.InWindow(m.start_ns, m.end_ns)) continue;
+    ++copies;
+    copy_time_ns += m.end_ns - m.start_ns;
+    const bool pageable = m.src_kind == MemoryKind::kPageable || m.dst_kind == MemoryKind::kPageable;
+    (pageable ? pageable_bytes : pinned_bytes) += m.bytes;
+    if (!m.async) ++sync_copies;
+    if (m.copy_kind == CopyKind::kHtoD) htod_bytes += m.bytes;
+    if (m.copy_kind == CopyKind::kDtoH) dtoh_bytes += m.bytes;
+  }
+  v1::Finding f;
+  f.set_detector("copy_dominated");
+  f.set_title("copies not overlapped with compute take " + FormatMs(b.memcpy_not_overlapped_ns()) +
+              " (" + FormatPercent(ctx.ShareOfWall(b.memcpy_not_overlapped_ns())) +
+              " of the step)");
+  f.set_lost_ns(b.memcpy_not_overlapped_ns());
+  f.set_severity(SeverityFor(ctx.ShareOfWall(b.memcpy_not_overlapped_ns())));
+  AddEvidence(&f, "copies", std::to_string(copies) + " (" + std::to_string(sync_copies) +
+                                " synchronous)");
+  AddEvidence(&f, "htod", FormatMs(b.memcpy_htod_ns()) + ", " + FormatBytes(htod_bytes));
+  AddEvidence(&f, "dtoh", FormatMs(b.memcpy_dtoh_ns()) + ", " + FormatBytes(dtoh_bytes));
+  AddEvidence(&f, "pageable_bytes", FormatBytes(pageable_bytes));
+  AddEvidence(&f, "pinned_bytes", FormatBytes(pinned_bytes));
+  if (copy_time_ns > 0) {
+    char gbps[32];
+    std::snprintf(gbps, sizeof(gbps), "%.1f GB/s", (pageable_bytes + pinned_bytes) /
+                                                       static_cast<double>(copy_time_ns));
+    AddEvidence(&f, "achieved_bandwidth", gbps);
+  }
+  std::string hint;
+  if (pageable_bytes > pinned_bytes) {
+    hint = "copies from pageable memory are staged and synchronous: use pinned memory "
+           "(DataLoader(pin_memory=True)) and .to(device, non_blocking=True); ";
+  }
+  hint += "overlap copies with compute by prefetching the next batch on a side stream, and keep "
+          "data that is reused on the GPU";
+  f.set_fix_hint(hint);
+  return f;
+}
+
+}  // namespace gpuspy::analysis

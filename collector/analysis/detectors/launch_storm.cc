@@ -1,0 +1,63 @@
+// Launch-overhead storm: many tiny kernels; the GPU finishes each faster than the host can
+// launch the next, so it idles in the gaps while the host sits in launch calls.
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "collector/analysis/api_classifier.h"
+#include "collector/analysis/detectors/detectors.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+constexpr uint64_t kMinKernels = 200;            // per step
+constexpr int64_t kShortKernelNs = 20'000;       // median kernel shorter than this
+constexpr double kMinLaunchBoundIdleShare = 0.10;  // GPU idle while host launches
+
+}  // namespace
+
+std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
+  const auto& b = ctx.breakdown;
+  if (b.kernel_count() < kMinKernels || b.kernel_median_ns() >= kShortKernelNs) return std::nullopt;
+  if (ctx.ShareOfWall(b.idle_launch_bound_ns()) < kMinLaunchBoundIdleShare) return std::nullopt;
+
+  uint64_t launches = 0;
+  for (const ApiEvent& a : ctx.events.apis) {
+    if (ctx.InWindow(a.start_ns, a.end_ns) && IsLaunchApi(ctx.strings.Get(a.name))) ++launches;
+  }
+  std::map<StringRef, uint64_t> short_kernels;
+  for (const KernelEvent& k : ctx.events.kernels) {
+    if (ctx.InWindow(k.start_ns, k.end_ns) && k.end_ns - k.start_ns < kShortKernelNs) {
+      short_kernels[k.name]++;
+    }
+  }
+  std::vector<std::pair<uint64_t, StringRef>> ranked;
+  for (const auto& [name, n] : short_kernels) ranked.emplace_back(n, name);
+  std::sort(ranked.rbegin(), ranked.rend());
+
+  v1::Finding f;
+  f.set_detector("launch_storm");
+  f.set_title(std::to_string(b.kernel_count()) + " kernels with median " +
+              FormatUs(b.kernel_median_ns()) + ": the GPU waits on kernel launches " +
+              FormatMs(b.idle_launch_bound_ns()) + " per step");
+  f.set_lost_ns(b.idle_launch_bound_ns());
+  f.set_severity(SeverityFor(ctx.ShareOfWall(b.idle_launch_bound_ns())));
+  AddEvidence(&f, "kernels", std::to_string(b.kernel_count()));
+  AddEvidence(&f, "median_kernel", FormatUs(b.kernel_median_ns()));
+  AddEvidence(&f, "launch_calls", std::to_string(launches));
+  if (launches > 0) AddEvidence(&f, "mean_launch_call", FormatUs(b.launch_api_ns() / launches));
+  AddEvidence(&f, "gpu_busy", FormatPercent(ctx.ShareOfWall(b.gpu_busy_ns())));
+  AddEvidence(&f, "gpu_idle_while_launching", FormatMs(b.idle_launch_bound_ns()));
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
+    AddEvidence(&f, "short_kernel",
+                std::string(ctx.strings.Get(ranked[i].second)) + " x" +
+                    std::to_string(ranked[i].first));
+  }
+  f.set_fix_hint(
+      "fuse small ops: torch.compile (mode='reduce-overhead' also captures CUDA graphs), CUDA "
+      "graphs for static shapes, fused/foreach optimizers (e.g. AdamW(fused=True)), or a larger "
+      "batch per launch");
+  return f;
+}
+
+}  // namespace gpuspy::analysis

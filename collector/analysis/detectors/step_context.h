@@ -1,0 +1,48 @@
+// What every per-step detector sees: the step's events (the process's events overlapping the
+// window; detectors clip), names, the window, and the breakdown already computed for it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/intervals.h"
+#include "collector/analysis/step_segmenter.h"
+#include "gpuspy/v1/report.pb.h"
+#include "model/events.h"
+#include "model/string_table.h"
+
+namespace gpuspy::analysis {
+
+struct StepContext {
+  const EventColumns& events;
+  const StringTable& strings;
+  const StepWindow& step;
+  const v1::StepBreakdown& breakdown;
+
+  Interval window() const { return {step.start_ns, step.end_ns}; }
+  bool InWindow(int64_t start, int64_t end) const {
+    return end >= step.start_ns && start < step.end_ns;
+  }
+  double ShareOfWall(int64_t ns) const {
+    return breakdown.wall_ns() > 0 ? static_cast<double>(ns) / breakdown.wall_ns() : 0.0;
+  }
+};
+
+// A per-step detector: a pure function from a step to zero or one finding.
+using StepDetector = std::optional<v1::Finding> (*)(const StepContext&);
+
+// Every per-step detector, in a fixed order (ties in lost time resolve by this order).
+const std::vector<StepDetector>& AllStepDetectors();
+
+// Small helpers for building findings with uniform formatting.
+void AddEvidence(v1::Finding* f, const std::string& key, const std::string& value);
+std::string FormatMs(int64_t ns);     // "12.3 ms"
+std::string FormatUs(int64_t ns);     // "8.1 us"
+std::string FormatBytes(uint64_t b);  // "512.0 MiB"
+std::string FormatPercent(double fraction);  // "37%"
+// Severity from the share of the step the finding costs: >=25% critical, >=5% warning, else info.
+std::string SeverityFor(double share_of_wall);
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,146 @@
+// Sync stall: the host waits for the GPU (explicit syncs, blocking copies, cudaFree), which
+// drains the launch queue: after each such call the GPU idles until Python enqueues new work.
+#include <algorithm>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "collector/analysis/api_classifier.h"
+#include "collector/analysis/detectors/detectors.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+// Host blocked for at least this share of the step...
+constexpr double kMinBlockedShare = 0.10;
+// ...or this many blocking calls whose aftermath idles the GPU for kMinLostShare of the step.
+constexpr int kManyBlockingCalls = 10;
+constexpr double kMinLostShare = 0.05;
+
+struct ApiStat {
+  int count = 0;
+  int64_t total_ns = 0;
+};
+
+// "cudaStreamSynchronize_v3020" -> "cudaStreamSynchronize"
+std::string BaseName(std::string_view name) {
+  const size_t v = name.rfind("_v");
+  if (v != std::string_view::npos && v + 2 < name.size() &&
+      std::all_of(name.begin() + v + 2, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    name = name.substr(0, v);
+  }
+  return std::string(name);
+}
+
+std::string HintFor(const std::string& api) {
+  if (api.find("Free") != std::string::npos || api.find("Malloc") != std::string::npos) {
+    return "cudaFree/cudaMalloc synchronize the device: avoid torch.cuda.empty_cache() in the "
+           "loop and keep tensor shapes stable so the caching allocator can reuse blocks";
+  }
+  if (api == "cudaDeviceSynchronize" || api == "cuCtxSynchronize") {
+    return "remove torch.cuda.synchronize() from the training loop (it is only needed around "
+           "timing code); let the GPU run ahead of the host";
+  }
+  if (api.find("Memcpy") != std::string::npos) {
+    return "blocking device->host copies (.item(), .cpu(), .tolist(), print(tensor)) stall the "
+           "pipeline: keep values on the GPU, read them every N steps, or copy with "
+           "non_blocking=True into pinned memory";
+  }
+  return "each .item()/.cpu()/print(loss) waits for the GPU to drain: accumulate metrics on the "
+         "GPU and read them every N steps instead of every step";
+}
+
+}  // namespace
+
+std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
+  const Interval w = ctx.window();
+  // Copies that are synchronous in effect: non-async, or async with pageable host memory.
+  absl::flat_hash_set<uint64_t> blocking_copies;
+  for (const MemcpyEvent& m : ctx.events.memcpys) {
+    if (!ctx.InWindow(m.start_ns, m.end_ns)) continue;
+    const bool pageable = m.src_kind == MemoryKind::kPageable || m.dst_kind == MemoryKind::kPageable;
+    if (!m.async || (pageable && m.copy_kind != CopyKind::kDtoD)) {
+      blocking_copies.insert(m.correlation_id);
+    }
+  }
+  std::vector<Interval> blocked;
+  std::map<std::string, ApiStat> by_api;
+  absl::flat_hash_map<uint32_t, int> by_thread;
+  std::map<std::string, int> call_sites;
+  for (const ApiEvent& a : ctx.events.apis) {
+    if (!ctx.InWindow(a.start_ns, a.end_ns)) continue;
+    const std::string_view name = ctx.strings.Get(a.name);
+    if (!IsBlockingApi(name) && !blocking_copies.contains(a.correlation_id)) continue;
+    blocked.push_back({std::max(a.start_ns, w.start_ns), std::min(a.end_ns, w.end_ns)});
+    ApiStat& s = by_api[BaseName(name)];
+    s.count++;
+    s.total_ns += a.end_ns - a.start_ns;
+    by_thread[a.thread_id]++;
+    if (a.call_site != 0) call_sites[std::string(ctx.strings.Get(a.call_site))]++;
+  }
+  if (blocked.empty()) {
+    // API tracing off: fall back to CUPTI's synchronization records.
+    for (const SyncEvent& y : ctx.events.syncs) {
+      if (!ctx.InWindow(y.start_ns, y.end_ns) || y.sync_kind == SyncKind::kStreamWaitEvent) continue;
+      blocked.push_back({y.start_ns, y.end_ns});
+      ApiStat& s = by_api[y.sync_kind == SyncKind::kContext ? "cudaDeviceSynchronize"
+                          : y.sync_kind == SyncKind::kEvent ? "cudaEventSynchronize"
+                                                            : "cudaStreamSynchronize"];
+      s.count++;
+      s.total_ns += y.end_ns - y.start_ns;
+    }
+  }
+  if (blocked.empty()) return std::nullopt;
+
+  // GPU activity, to measure the idle time each blocking call leaves behind.
+  std::vector<Interval> gpu;
+  for (const auto& k : ctx.events.kernels) gpu.push_back({k.start_ns, k.end_ns});
+  for (const auto& m : ctx.events.memcpys) gpu.push_back({m.start_ns, m.end_ns});
+  for (const auto& m : ctx.events.memsets) gpu.push_back({m.start_ns, m.end_ns});
+  const IntervalSet busy = IntervalSet::Union(std::move(gpu)).Clip(w);
+  const IntervalSet blocked_set = IntervalSet::Union(blocked).Clip(w);
+
+  // Lost: GPU idle while the host is blocked, plus the drain after each blocking call (from its
+  // end to the next GPU work in the step).
+  std::vector<Interval> lost_spans = busy.GapsWithin(w).Intersect(blocked_set).intervals();
+  const auto& gpu_spans = busy.intervals();  // sorted, disjoint
+  for (const Interval& b : blocked_set.intervals()) {
+    auto next = std::upper_bound(gpu_spans.begin(), gpu_spans.end(), b.end_ns,
+                                 [](int64_t t, const Interval& g) { return t < g.end_ns; });
+    const int64_t next_gpu = next == gpu_spans.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);
+    if (next_gpu > b.end_ns) lost_spans.push_back({b.end_ns, next_gpu});
+  }
+  const int64_t lost = IntervalSet::Union(std::move(lost_spans)).TotalLength();
+  const int64_t blocked_ns = blocked_set.TotalLength();
+  int calls = 0;
+  for (const auto& [name, s] : by_api) calls += s.count;
+  const bool heavy = ctx.ShareOfWall(blocked_ns) >= kMinBlockedShare;
+  const bool frequent = calls >= kManyBlockingCalls && ctx.ShareOfWall(lost) >= kMinLostShare;
+  if (!heavy && !frequent) return std::nullopt;
+
+  auto top = std::max_element(by_api.begin(), by_api.end(), [](const auto& a, const auto& b) {
+    return a.second.total_ns < b.second.total_ns;
+  });
+  v1::Finding f;
+  f.set_detector("sync_stall");
+  f.set_title("host blocked on the GPU " + std::to_string(calls) + "x (" + FormatMs(blocked_ns) +
+              ", " + FormatPercent(ctx.ShareOfWall(blocked_ns)) + " of the step), mostly in " +
+              top->first);
+  f.set_lost_ns(lost);
+  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
+  for (const auto& [name, s] : by_api) {
+    AddEvidence(&f, "blocking_api",
+                name + " x" + std::to_string(s.count) + " = " + FormatMs(s.total_ns));
+  }
+  AddEvidence(&f, "host_blocked", FormatMs(blocked_ns) + " (" +
+                                      FormatPercent(ctx.ShareOfWall(blocked_ns)) + " of step)");
+  AddEvidence(&f, "gpu_idle_from_syncs", FormatMs(lost));
+  AddEvidence(&f, "threads", std::to_string(by_thread.size()));
+  for (const auto& [site, n] : call_sites) {
+    AddEvidence(&f, "call_site", site + " x" + std::to_string(n));
+  }
+  f.set_fix_hint(HintFor(top->first));
+  return f;
+}
+
+}  // namespace gpuspy::analysis

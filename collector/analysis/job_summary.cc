@@ -1,0 +1,97 @@
+#include "collector/analysis/job_summary.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+template <typename T>
+T Median(std::vector<T> v) {
+  if (v.empty()) return T{};
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  return v[mid];
+}
+
+}  // namespace
+
+v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::StepReport>& steps,
+                            uint64_t process_count, uint64_t event_count) {
+  v1::JobSummary out;
+  out.set_job_id(job_id);
+  out.set_process_count(process_count);
+  out.set_step_count(steps.size());
+  out.set_event_count(event_count);
+
+  std::vector<const v1::StepReport*> steady;
+  for (const auto& s : steps) {
+    if (s.steady_state()) steady.push_back(&s);
+  }
+  if (steady.empty()) {
+    for (const auto& s : steps) steady.push_back(&s);
+  }
+  out.set_steady_step_count(steady.size());
+
+  std::vector<int64_t> walls;
+  std::vector<double> busy;
+  std::map<std::string, std::vector<int64_t>> lost_by_bottleneck;
+  struct KernelAcc {
+    uint64_t count = 0;
+    int64_t total_ns = 0;
+    std::vector<int64_t> medians;
+    bool tensor_cores = false;
+  };
+  absl::flat_hash_map<std::string, KernelAcc> kernels;
+  for (const v1::StepReport* s : steady) {
+    const auto& b = s->breakdown();
+    walls.push_back(b.wall_ns());
+    busy.push_back(b.wall_ns() > 0 ? static_cast<double>(b.gpu_busy_ns()) / b.wall_ns() : 0.0);
+    if (!s->primary_bottleneck().empty() && s->primary_bottleneck() != "none") {
+      const int64_t lost = s->findings_size() > 0 ? s->findings(0).lost_ns() : 0;
+      lost_by_bottleneck[s->primary_bottleneck()].push_back(lost);
+    }
+    for (const auto& k : s->top_kernels()) {
+      KernelAcc& a = kernels[k.name()];
+      a.count += k.count();
+      a.total_ns += k.total_ns();
+      a.medians.push_back(k.median_ns());
+      a.tensor_cores = k.tensor_cores();
+    }
+  }
+  out.set_median_step_wall_ns(Median(walls));
+  out.set_median_gpu_busy_fraction(Median(busy));
+
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ranked(lost_by_bottleneck.begin(),
+                                                                   lost_by_bottleneck.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second.size() > b.second.size();
+  });
+  for (auto& [detector, lost] : ranked) {
+    auto* bc = out.add_bottlenecks();
+    bc->set_detector(detector);
+    bc->set_steps(lost.size());
+    bc->set_median_lost_ns(Median(lost));
+  }
+
+  std::vector<std::pair<std::string, KernelAcc*>> top;
+  for (auto& [name, acc] : kernels) top.emplace_back(name, &acc);
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+    return a.second->total_ns != b.second->total_ns ? a.second->total_ns > b.second->total_ns
+                                                    : a.first < b.first;
+  });
+  if (top.size() > 10) top.resize(10);
+  for (auto& [name, acc] : top) {
+    auto* k = out.add_top_kernels();
+    k->set_name(name);
+    k->set_count(acc->count);
+    k->set_total_ns(acc->total_ns);
+    k->set_median_ns(Median(acc->medians));
+    k->set_tensor_cores(acc->tensor_cores);
+  }
+  return out;
+}
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,48 @@
+#include "collector/analysis/kernel_classifier.h"
+
+#include <array>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/types/span.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+// Substrings (lower-case) that library kernel names carry when the math runs on tensor cores.
+constexpr std::array<absl::string_view, 10> kTensorCoreMarkers = {
+    "hmma", "wgmma", "gmma", "tensorop", "xmma", "s1688", "s16816", "h1688", "h16816", "i8816"};
+// Reduced-precision types only imply tensor cores inside GEMM/conv kernels (an elementwise
+// "cast_bf16" kernel does not use them).
+constexpr std::array<absl::string_view, 3> kTensorCoreTypes = {"bf16", "f16", "tf32"};
+constexpr std::array<absl::string_view, 3> kMathKernels = {"gemm", "conv", "matmul"};
+// FP32 GEMM/conv on CUDA cores (SIMT) when no tensor-core marker is present.
+constexpr std::array<absl::string_view, 4> kSimtFp32Markers = {"sgemm", "scudnn", "gemmsn",
+                                                               "gemv2t"};
+
+bool ContainsAny(absl::string_view text, absl::Span<const absl::string_view> needles) {
+  for (absl::string_view n : needles) {
+    if (absl::StrContains(text, n)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+KernelClass ClassifyKernel(std::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+  if (absl::StrContains(lower, "nccl")) return KernelClass::kCommunication;
+  if (ContainsAny(lower, kTensorCoreMarkers)) return KernelClass::kTensorCoreMath;
+  if (ContainsAny(lower, kMathKernels) && ContainsAny(lower, kTensorCoreTypes)) {
+    return KernelClass::kTensorCoreMath;
+  }
+  if (ContainsAny(lower, kSimtFp32Markers)) return KernelClass::kSimtFp32Gemm;
+  return KernelClass::kOther;
+}
+
+bool UsesTensorCores(std::string_view name) {
+  return ClassifyKernel(name) == KernelClass::kTensorCoreMath;
+}
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,227 @@
+#include "collector/analysis/step_report.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "collector/analysis/api_classifier.h"
+#include "collector/analysis/detectors/detectors.h"
+#include "collector/analysis/intervals.h"
+#include "collector/analysis/kernel_classifier.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+bool Overlaps(int64_t start, int64_t end, const Interval& w) {
+  return end >= w.start_ns && start < w.end_ns;
+}
+
+// Nearest-rank percentile of an unsorted sample (copied; the caller's order is kept).
+int64_t Percentile(std::vector<int64_t> v, double p) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  std::nth_element(v.begin(), v.begin() + k, v.end());
+  return v[k];
+}
+
+void AddTopKernels(const EventColumns& ev, const StringTable& strings, const Interval& w,
+                   v1::StepReport* report) {
+  struct Acc {
+    uint64_t count = 0;
+    int64_t total_ns = 0;
+    std::vector<int64_t> durations;
+  };
+  absl::flat_hash_map<StringRef, Acc> by_name;
+  for (const KernelEvent& k : ev.kernels) {
+    if (!Overlaps(k.start_ns, k.end_ns, w)) continue;
+    Acc& a = by_name[k.name];
+    a.count++;
+    a.total_ns += k.end_ns - k.start_ns;
+    a.durations.push_back(k.end_ns - k.start_ns);
+  }
+  std::vector<std::pair<StringRef, Acc*>> ranked;
+  ranked.reserve(by_name.size());
+  for (auto& [name, acc] : by_name) ranked.emplace_back(name, &acc);
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second->total_ns != b.second->total_ns ? a.second->total_ns > b.second->total_ns
+                                                    : a.first < b.first;
+  });
+  if (ranked.size() > static_cast<size_t>(kTopKernels)) ranked.resize(kTopKernels);
+  for (const auto& [name, acc] : ranked) {
+    auto* ks = report->add_top_kernels();
+    ks->set_name(std::string(strings.Get(name)));
+    ks->set_count(acc->count);
+    ks->set_total_ns(acc->total_ns);
+    ks->set_median_ns(Percentile(acc->durations, 0.5));
+    ks->set_tensor_cores(UsesTensorCores(strings.Get(name)));
+  }
+}
+
+// GPU idle that no detector explains is still reported, so a step never looks healthy by omission.
+constexpr double kUnexplainedIdleShare = 0.30;
+
+void RunDetectors(const EventColumns& ev, const StringTable& strings, const StepWindow& step,
+                  v1::StepReport* report) {
+  const StepContext ctx{ev, strings, step, report->breakdown()};
+  std::vector<v1::Finding> findings;
+  for (StepDetector detect : AllStepDetectors()) {
+    if (std::optional<v1::Finding> f = detect(ctx)) findings.push_back(std::move(*f));
+  }
+  const auto& b = report->breakdown();
+  if (findings.empty() && ctx.ShareOfWall(b.gpu_idle_ns()) >= kUnexplainedIdleShare) {
+    v1::Finding f;
+    f.set_detector("gpu_idle");
+    f.set_title("GPU idle " + FormatPercent(ctx.ShareOfWall(b.gpu_idle_ns())) +
+                " of the step without a single dominant cause");
+    f.set_lost_ns(b.gpu_idle_ns());
+    f.set_severity(SeverityFor(ctx.ShareOfWall(b.gpu_idle_ns())));
+    AddEvidence(&f, "idle_sync_blocked", FormatMs(b.idle_sync_blocked_ns()));
+    AddEvidence(&f, "idle_launch_bound", FormatMs(b.idle_launch_bound_ns()));
+    AddEvidence(&f, "idle_host_other", FormatMs(b.idle_host_other_ns()));
+    f.set_fix_hint("look at the step's timeline (gpuspy export) for what the host does between "
+                   "GPU work");
+    findings.push_back(std::move(f));
+  }
+  std::stable_sort(findings.begin(), findings.end(),
+                   [](const v1::Finding& a, const v1::Finding& b) { return a.lost_ns() > b.lost_ns(); });
+  for (auto& f : findings) *report->add_findings() = std::move(f);
+  if (report->findings().empty()) {
+    report->set_primary_bottleneck("none");
+  } else {
+    report->set_primary_bottleneck(report->findings(0).detector());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> DistinctKernelNames(const EventColumns& ev, const StringTable& strings,
+                                             const StepWindow& step) {
+  const Interval w{step.start_ns, step.end_ns};
+  absl::flat_hash_set<StringRef> refs;
+  for (const KernelEvent& k : ev.kernels) {
+    if (Overlaps(k.start_ns, k.end_ns, w)) refs.insert(k.name);
+  }
+  std::vector<std::string> names;
+  names.reserve(refs.size());
+  for (StringRef r : refs) names.emplace_back(strings.Get(r));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& strings,
+                               const StepWindow& step, uint64_t process_id) {
+  v1::StepReport report;
+  auto* s = report.mutable_step();
+  s->set_process_id(process_id);
+  s->set_number(step.number);
+  s->set_start_ns(step.start_ns);
+  s->set_end_ns(step.end_ns);
+  s->set_source(step.source);
+  report.set_steady_state(true);
+
+  const Interval w{step.start_ns, step.end_ns};
+  auto* b = report.mutable_breakdown();
+  b->set_wall_ns(w.length());
+
+  std::vector<Interval> kernels, copies, sets, all_gpu, sync_blocked, launches;
+  std::vector<Interval> copies_by_kind[6];
+  std::vector<int64_t> kernel_durations;
+  uint64_t events_in_window = 0;
+
+  for (const KernelEvent& k : ev.kernels) {
+    if (!Overlaps(k.start_ns, k.end_ns, w)) continue;
+    ++events_in_window;
+    kernels.push_back({k.start_ns, k.end_ns});
+    kernel_durations.push_back(k.end_ns - k.start_ns);
+  }
+  for (const MemcpyEvent& m : ev.memcpys) {
+    if (!Overlaps(m.start_ns, m.end_ns, w)) continue;
+    ++events_in_window;
+    copies.push_back({m.start_ns, m.end_ns});
+    copies_by_kind[static_cast<int>(m.copy_kind) % 6].push_back({m.start_ns, m.end_ns});
+    b->set_memcpy_count(b->memcpy_count() + 1);
+    b->set_memcpy_bytes(b->memcpy_bytes() + m.bytes);
+  }
+  for (const MemsetEvent& m : ev.memsets) {
+    if (!Overlaps(m.start_ns, m.end_ns, w)) continue;
+    ++events_in_window;
+    sets.push_back({m.start_ns, m.end_ns});
+    b->set_memset_count(b->memset_count() + 1);
+  }
+  for (const SyncEvent& y : ev.syncs) {
+    if (!Overlaps(y.start_ns, y.end_ns, w)) continue;
+    ++events_in_window;
+    b->set_sync_count(b->sync_count() + 1);
+    // cudaStreamWaitEvent makes the GPU wait, not the host.
+    if (y.sync_kind != SyncKind::kStreamWaitEvent) sync_blocked.push_back({y.start_ns, y.end_ns});
+  }
+  for (const ApiEvent& a : ev.apis) {
+    if (!Overlaps(a.start_ns, a.end_ns, w)) continue;
+    ++events_in_window;
+    b->set_api_call_count(b->api_call_count() + 1);
+    const std::string_view name = strings.Get(a.name);
+    if (IsLaunchApi(name)) launches.push_back({a.start_ns, a.end_ns});
+    if (IsBlockingApi(name)) sync_blocked.push_back({a.start_ns, a.end_ns});
+  }
+  for (const MemoryEvent& m : ev.memory) {
+    if (!Overlaps(m.timestamp_ns, m.timestamp_ns, w)) continue;
+    ++events_in_window;
+    if (m.op == MemoryOpKind::kAlloc) {
+      b->set_alloc_count(b->alloc_count() + 1);
+      b->set_alloc_bytes(b->alloc_bytes() + m.bytes);
+    } else if (m.op == MemoryOpKind::kFree) {
+      b->set_free_count(b->free_count() + 1);
+      b->set_free_bytes(b->free_bytes() + m.bytes);
+    }
+  }
+  for (const auto& r : ev.nvtx_ranges) events_in_window += Overlaps(r.start_ns, r.end_ns, w);
+  for (const auto& m : ev.nvtx_marks) {
+    events_in_window += Overlaps(m.timestamp_ns, m.timestamp_ns, w);
+  }
+  for (const auto& o : ev.overheads) events_in_window += Overlaps(o.start_ns, o.end_ns, w);
+  report.set_event_count(events_in_window);
+
+  all_gpu.insert(all_gpu.end(), kernels.begin(), kernels.end());
+  all_gpu.insert(all_gpu.end(), copies.begin(), copies.end());
+  all_gpu.insert(all_gpu.end(), sets.begin(), sets.end());
+
+  const IntervalSet kernel_set = IntervalSet::Union(std::move(kernels)).Clip(w);
+  const IntervalSet copy_set = IntervalSet::Union(std::move(copies)).Clip(w);
+  const IntervalSet busy_set = IntervalSet::Union(std::move(all_gpu)).Clip(w);
+  const IntervalSet sync_set = IntervalSet::Union(std::move(sync_blocked)).Clip(w);
+  const IntervalSet launch_set = IntervalSet::Union(std::move(launches)).Clip(w);
+
+  b->set_kernel_ns(kernel_set.TotalLength());
+  b->set_memcpy_ns(copy_set.TotalLength());
+  b->set_memset_ns(IntervalSet::Union(std::move(sets)).Clip(w).TotalLength());
+  b->set_memcpy_htod_ns(IntervalSet::Union(copies_by_kind[1]).Clip(w).TotalLength());
+  b->set_memcpy_dtoh_ns(IntervalSet::Union(copies_by_kind[2]).Clip(w).TotalLength());
+  b->set_memcpy_dtod_ns(IntervalSet::Union(copies_by_kind[3]).Clip(w).TotalLength());
+  b->set_memcpy_ptop_ns(IntervalSet::Union(copies_by_kind[5]).Clip(w).TotalLength());
+  b->set_memcpy_not_overlapped_ns(copy_set.Subtract(kernel_set).TotalLength());
+  b->set_gpu_busy_ns(busy_set.TotalLength());
+  b->set_gpu_idle_ns(w.length() - busy_set.TotalLength());
+  b->set_host_sync_blocked_ns(sync_set.TotalLength());
+  b->set_launch_api_ns(launch_set.TotalLength());
+
+  b->set_kernel_count(kernel_durations.size());
+  b->set_kernel_median_ns(Percentile(kernel_durations, 0.5));
+  b->set_kernel_p90_ns(Percentile(kernel_durations, 0.9));
+
+  // GPU idle, attributed (first match wins): host blocked in a sync, host launching, else other.
+  const IntervalSet idle = busy_set.GapsWithin(w);
+  const IntervalSet idle_sync = idle.Intersect(sync_set);
+  const IntervalSet idle_rest = idle.Subtract(sync_set);
+  const IntervalSet idle_launch = idle_rest.Intersect(launch_set);
+  b->set_idle_sync_blocked_ns(idle_sync.TotalLength());
+  b->set_idle_launch_bound_ns(idle_launch.TotalLength());
+  b->set_idle_host_other_ns(idle_rest.TotalLength() - idle_launch.TotalLength());
+
+  AddTopKernels(ev, strings, w, &report);
+  RunDetectors(ev, strings, step, &report);
+  return report;
+}
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,68 @@
+#include "collector/analysis/step_segmenter.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <regex>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace gpuspy::analysis {
+
+StepSegmenter::StepSegmenter(const std::string& pattern) : pattern_(pattern) {
+  try {
+    std::regex probe(pattern_);
+    valid_ = true;
+  } catch (const std::regex_error&) {
+    valid_ = false;
+  }
+}
+
+std::vector<StepWindow> StepSegmenter::FindSteps(const EventColumns& events,
+                                                 const StringTable& strings,
+                                                 int64_t first_ordinal) const {
+  std::vector<StepWindow> steps;
+  if (!valid_) return steps;
+  const std::regex re(pattern_);
+  // A job has a handful of distinct range messages and millions of ranges: match each message
+  // once. nullopt = not a step; -1 = a step without a number.
+  absl::flat_hash_map<StringRef, std::optional<int64_t>> verdicts;
+  auto verdict = [&](StringRef message) -> std::optional<int64_t> {
+    auto [it, inserted] = verdicts.try_emplace(message);
+    if (!inserted) return it->second;
+    const std::string text(strings.Get(message));
+    std::smatch m;
+    if (std::regex_match(text, m, re)) {
+      int64_t number = -1;
+      if (m.size() > 1 && m[1].matched) {
+        const std::string digits = m[1].str();
+        std::from_chars(digits.data(), digits.data() + digits.size(), number);
+      }
+      it->second = number;
+    }
+    return it->second;
+  };
+  std::vector<const NvtxRangeEvent*> matched;
+  std::vector<int64_t> numbers;
+  for (const NvtxRangeEvent& r : events.nvtx_ranges) {
+    if (r.message == 0 || r.end_ns <= r.start_ns) continue;
+    if (std::optional<int64_t> n = verdict(r.message)) {
+      matched.push_back(&r);
+      numbers.push_back(*n);
+    }
+  }
+  std::vector<size_t> order(matched.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return matched[a]->start_ns < matched[b]->start_ns;
+  });
+  int64_t ordinal = first_ordinal;
+  for (size_t i : order) {
+    const int64_t number = numbers[i] >= 0 ? numbers[i] : ordinal;
+    ++ordinal;
+    steps.push_back({number, matched[i]->start_ns, matched[i]->end_ns, "nvtx:" + pattern_});
+  }
+  return steps;
+}
+
+}  // namespace gpuspy::analysis

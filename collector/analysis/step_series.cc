@@ -1,0 +1,173 @@
+#include "collector/analysis/step_series.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "collector/analysis/detectors/step_context.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+int64_t MedianWall(const std::vector<StepAnalysis>& steps) {
+  std::vector<int64_t> walls;
+  for (const auto& s : steps) walls.push_back(s.report.breakdown().wall_ns());
+  if (walls.empty()) return 0;
+  std::nth_element(walls.begin(), walls.begin() + walls.size() / 2, walls.end());
+  return walls[walls.size() / 2];
+}
+
+v1::Finding* AddFinding(v1::StepReport* r, const std::string& detector) {
+  v1::Finding* f = r->add_findings();
+  f->set_detector(detector);
+  return f;
+}
+
+}  // namespace
+
+void RankFindings(v1::StepReport* report) {
+  auto* findings = report->mutable_findings();
+  std::stable_sort(findings->begin(), findings->end(),
+                   [](const v1::Finding& a, const v1::Finding& b) { return a.lost_ns() > b.lost_ns(); });
+  report->set_primary_bottleneck(findings->empty() ? "none" : findings->Get(0).detector());
+}
+
+void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
+  if (steps->size() < 3) return;  // too few steps to tell a steady state
+  const int64_t median = MedianWall(*steps);
+  if (median <= 0) return;
+
+  // Warm-up: leading steps until the first one close to the median.
+  size_t warmup = 0;
+  while (warmup < steps->size() &&
+         (*steps)[warmup].report.breakdown().wall_ns() > kWarmupFactor * median) {
+    ++warmup;
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < steps->size(); ++i) {
+    v1::StepReport& r = (*steps)[i].report;
+    const int64_t wall = r.breakdown().wall_ns();
+    std::vector<std::string> fresh;
+    for (const std::string& k : (*steps)[i].kernel_names) {
+      if (!seen.contains(k)) fresh.push_back(k);
+    }
+    if (i < warmup) {
+      r.set_steady_state(false);
+      v1::Finding* f = AddFinding(&r, "warmup");
+      f->set_title("warm-up step: " + FormatMs(wall) + " vs a steady " + FormatMs(median));
+      f->set_lost_ns(wall - median);
+      f->set_severity("info");
+      AddEvidence(f, "new_kernels", std::to_string(fresh.size()));
+      f->set_fix_hint("excluded from steady-state figures; warm-up covers cuDNN autotuning, "
+                      "torch.compile compilation and allocator growth");
+    } else if (wall > kOutlierFactor * median) {
+      r.set_steady_state(false);
+      v1::Finding* f = AddFinding(&r, "outlier_step");
+      f->set_title("step " + FormatMs(wall) + " is " + std::to_string(wall * 10 / median / 10) +
+                   "." + std::to_string(wall * 10 / median % 10) + "x the median " +
+                   FormatMs(median));
+      f->set_lost_ns(wall - median);
+      f->set_severity(SeverityFor(static_cast<double>(wall - median) / wall));
+      if (!fresh.empty()) {
+        AddEvidence(f, "new_kernels", std::to_string(fresh.size()) + ", e.g. " + fresh[0]);
+        f->set_fix_hint("new kernels appeared mid-run: a recompile (torch.compile guard "
+                        "failure / dynamic shapes) or a new code path; mark dynamic dims or "
+                        "pad shapes");
+      } else {
+        f->set_fix_hint("an occasional slow step: checkpointing, evaluation, logging or a "
+                        "straggling input batch");
+      }
+    } else if (i > warmup && !fresh.empty()) {
+      v1::Finding* f = AddFinding(&r, "new_kernels");
+      f->set_title(std::to_string(fresh.size()) + " kernels never seen in earlier steps");
+      f->set_lost_ns(0);
+      f->set_severity("info");
+      AddEvidence(f, "kernel", fresh[0]);
+      f->set_fix_hint("a new code path or a recompile; expected only if the step does "
+                      "something different (evaluation, checkpoint)");
+    }
+    seen.insert(fresh.begin(), fresh.end());
+    RankFindings(&r);
+  }
+
+  // Memory growth over steady steps: net allocation that is never given back.
+  std::vector<StepAnalysis*> steady;
+  for (auto& s : *steps) {
+    if (s.report.steady_state()) steady.push_back(&s);
+  }
+  if (steady.size() < kMinStepsForGrowth) return;
+  size_t growing = 0;
+  int64_t net = 0;
+  for (StepAnalysis* s : steady) {
+    const auto& b = s->report.breakdown();
+    const int64_t d = static_cast<int64_t>(b.alloc_bytes()) - static_cast<int64_t>(b.free_bytes());
+    net += d;
+    if (d > 0) ++growing;
+  }
+  if (growing < kGrowthStepShare * steady.size() || net < static_cast<int64_t>(kMinGrowthBytes)) {
+    return;
+  }
+  v1::StepReport& last = steady.back()->report;
+  v1::Finding* f = AddFinding(&last, "memory_growth");
+  f->set_title("device memory grows " + FormatBytes(net / steady.size()) + " per step (" +
+               FormatBytes(net) + " over " + std::to_string(steady.size()) + " steps)");
+  f->set_lost_ns(0);
+  f->set_severity("warning");
+  AddEvidence(f, "growing_steps", std::to_string(growing) + "/" + std::to_string(steady.size()));
+  f->set_fix_hint("something keeps references to GPU tensors across steps (e.g. appending loss "
+                  "instead of loss.item() to a list, caches keyed by step); an OOM will follow");
+  RankFindings(&last);
+}
+
+void AnalyzeRanks(const std::vector<std::vector<StepAnalysis>*>& ranks) {
+  if (ranks.size() < 2) return;
+  // step number -> (rank index, wall)
+  std::map<int64_t, std::vector<std::pair<size_t, StepAnalysis*>>> by_step;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    for (StepAnalysis& s : *ranks[r]) {
+      if (s.report.steady_state()) by_step[s.report.step().number()].push_back({r, &s});
+    }
+  }
+  std::vector<int> slowest(ranks.size(), 0);
+  int compared = 0;
+  for (auto& [number, entries] : by_step) {
+    if (entries.size() != ranks.size()) continue;
+    std::vector<int64_t> walls;
+    for (auto& [r, s] : entries) walls.push_back(s->report.breakdown().wall_ns());
+    std::vector<int64_t> sorted = walls;
+    std::sort(sorted.begin(), sorted.end());
+    const int64_t median = sorted[sorted.size() / 2];
+    ++compared;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (walls[i] > kStragglerFactor * median && walls[i] == sorted.back()) slowest[entries[i].first]++;
+    }
+  }
+  if (compared == 0) return;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (slowest[r] * 2 < compared) continue;
+    for (auto& [number, entries] : by_step) {
+      if (entries.size() != ranks.size()) continue;
+      std::vector<int64_t> walls;
+      StepAnalysis* mine = nullptr;
+      for (auto& [idx, s] : entries) {
+        walls.push_back(s->report.breakdown().wall_ns());
+        if (idx == r) mine = s;
+      }
+      std::sort(walls.begin(), walls.end());
+      const int64_t median = walls[walls.size() / 2];
+      const int64_t lag = mine->report.breakdown().wall_ns() - median;
+      if (lag <= 0) continue;
+      v1::Finding* f = AddFinding(&mine->report, "straggler");
+      f->set_title("this rank is the slowest in " + std::to_string(slowest[r]) + "/" +
+                   std::to_string(compared) + " steps; the others wait ~" + FormatMs(lag));
+      f->set_lost_ns(lag);
+      f->set_severity(SeverityFor(static_cast<double>(lag) / mine->report.breakdown().wall_ns()));
+      AddEvidence(f, "median_rank_step", FormatMs(median));
+      f->set_fix_hint("look at this rank's own findings (input stall, syncs) and its host: "
+                      "uneven data sharding, a slower GPU/NIC, or CPU contention");
+      RankFindings(&mine->report);
+    }
+  }
+}
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,162 @@
+#include "collector/ingest/batch_ingestor.h"
+
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "codec/batch_decoder.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuspy::collector {
+namespace {
+
+absl::Status CheckIdentity(const v1::ProcessIdentity& id) {
+  if (id.process_key().empty()) {
+    return absl::InvalidArgumentError("hello: identity.process_key is empty");
+  }
+  for (const std::string* s : {&id.process_key(), &id.job_id(), &id.host(), &id.source(),
+                               &id.client_version()}) {
+    if (s->size() > kMaxIdentityStringBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hello: identity string longer than ", kMaxIdentityStringBytes, " bytes"));
+    }
+  }
+  if (static_cast<size_t>(id.command_line_size()) > kMaxCommandLineArgs) {
+    return absl::InvalidArgumentError("hello: command line has too many arguments");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDictionaryLimits(const v1::Dictionary& defs) {
+  for (const auto& s : defs.strings()) {
+    if (s.value().size() > kMaxDictionaryStringBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("dictionary string ref ", s.ref(), " is ",
+                                                     s.value().size(), " bytes (limit ",
+                                                     kMaxDictionaryStringBytes, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Welcome> BatchIngestor::Hello(const v1::ProcessIdentity& identity,
+                                                 int64_t now_unix_ns) {
+  if (absl::Status st = CheckIdentity(identity); !st.ok()) return st;
+  v1::ProcessIdentity normalized = identity;
+  // Every process belongs to a job; producers that could not find one are grouped per host.
+  if (normalized.job_id().empty()) normalized.set_job_id(absl::StrCat("host-", identity.host()));
+  absl::StatusOr<uint64_t> id = store_->UpsertProcess(normalized, now_unix_ns);
+  if (!id.ok()) return id.status();
+  absl::StatusOr<ProcessRecord> record = store_->GetProcess(*id);
+  if (!record.ok()) return record.status();
+  v1::Welcome welcome;
+  welcome.set_process_id(*id);
+  welcome.set_last_stored_sequence(record->max_sequence);
+  welcome.set_collector_version("gpuspyd 0.1.0");
+  return welcome;
+}
+
+absl::Status BatchIngestor::ApplyDictionary(uint64_t process_id, const v1::Dictionary& defs,
+                                            DictionaryCache::Entry* entry) {
+  if (defs.ByteSizeLong() == 0) return absl::OkStatus();
+  if (absl::Status st = CheckDictionaryLimits(defs); !st.ok()) return st;
+  {
+    std::unique_lock lock(entry->mu);
+    if (absl::Status st = entry->dict.Apply(defs); !st.ok()) {
+      // Apply may have added a prefix of the definitions; forget them so the cache keeps
+      // matching what the store holds.
+      lock.unlock();
+      dictionaries_->Invalidate(process_id);
+      return st;
+    }
+  }
+  return store_->AppendDictionary(process_id, defs);
+}
+
+absl::Status BatchIngestor::IndexSteps(uint64_t process_id, const EventColumns& events,
+                                       const StringTable& strings) {
+  if (events.nvtx_ranges.empty()) return absl::OkStatus();
+  std::vector<analysis::StepWindow> found = segmenter_.FindSteps(events, strings);
+  if (found.empty()) return absl::OkStatus();
+  std::vector<StepRecord> records;
+  records.reserve(found.size());
+  for (const auto& s : found) {
+    records.push_back({process_id, s.number, s.start_ns, s.end_ns, s.source});
+  }
+  return store_->UpsertSteps(records);
+}
+
+absl::StatusOr<v1::Ack> BatchIngestor::Ingest(uint64_t process_id, const v1::EventBatch& batch) {
+  counters_->Add(counters_->batches_received);
+  auto reject = [this](absl::Status st) {
+    counters_->Add(counters_->batches_rejected);
+    return st;
+  };
+  if (batch.sequence() == 0) {
+    return reject(absl::InvalidArgumentError("batch sequence must start at 1"));
+  }
+  absl::StatusOr<ProcessRecord> process = store_->GetProcess(process_id);
+  if (!process.ok()) return process.status();
+
+  absl::StatusOr<std::shared_ptr<DictionaryCache::Entry>> entry = dictionaries_->Get(process_id);
+  if (!entry.ok()) return entry.status();
+  if (absl::Status st = ApplyDictionary(process_id, batch.dictionary(), entry->get()); !st.ok()) {
+    return reject(absl::Status(st.code(), absl::StrCat("batch ", batch.sequence(), ": ",
+                                                       st.message())));
+  }
+
+  EventColumns events;
+  {
+    std::shared_lock lock((*entry)->mu);
+    if (absl::Status st = DecodeBatch(batch, (*entry)->dict, &events); !st.ok()) {
+      return reject(absl::InvalidArgumentError(
+          absl::StrCat("batch ", batch.sequence(), ": ", st.message())));
+    }
+  }
+
+  StoredBatch stored;
+  stored.process_id = process_id;
+  stored.sequence = batch.sequence();
+  std::tie(stored.min_ns, stored.max_ns) = events.TimeRange();
+  stored.event_count = static_cast<uint32_t>(events.size());
+  stored.loss = {batch.loss().cupti_dropped_records(), batch.loss().queue_dropped_events(),
+                 batch.loss().spill_dropped_events()};
+  if (!batch.SerializeToString(&stored.payload)) {
+    return reject(absl::InternalError("batch could not be re-serialized"));
+  }
+
+  v1::Ack ack;
+  ack.set_sequence(batch.sequence());
+  absl::Status st = store_->AppendBatch(stored);
+  if (absl::IsAlreadyExists(st)) {
+    counters_->Add(counters_->batches_duplicate);
+    ack.set_duplicate(true);
+    return ack;
+  }
+  if (!st.ok()) {
+    counters_->Add(counters_->storage_errors);
+    spdlog::error("process {} batch {}: storing failed: {}", process_id, batch.sequence(),
+                  st.ToString());
+    return st;
+  }
+  counters_->Add(counters_->batches_stored);
+  counters_->Add(counters_->events_stored, stored.event_count);
+  counters_->Add(counters_->bytes_stored, stored.payload.size());
+  if (batch.sequence() < process->max_sequence) {
+    counters_->Add(counters_->batches_out_of_order);
+  } else if (batch.sequence() > process->max_sequence + 1) {
+    counters_->Add(counters_->sequence_gaps, batch.sequence() - process->max_sequence - 1);
+  }
+
+  {
+    std::shared_lock lock((*entry)->mu);
+    if (absl::Status idx = IndexSteps(process_id, events, (*entry)->dict.strings()); !idx.ok()) {
+      // The batch is stored; a failed step index only delays reports, so do not fail the ack.
+      spdlog::warn("process {} batch {}: step index failed: {}", process_id, batch.sequence(),
+                   idx.ToString());
+    }
+  }
+  return ack;
+}
+
+}  // namespace gpuspy::collector

@@ -1,0 +1,48 @@
+// The ingest path without the RPC glue: validate a process's hello, then validate, decode, store
+// and index each batch. One instance serves every stream; it is thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "collector/analysis/step_segmenter.h"
+#include "collector/ingest/ingest_counters.h"
+#include "collector/storage/dictionary_cache.h"
+#include "collector/storage/store.h"
+#include "gpuspy/v1/services.pb.h"
+
+namespace gpuspy::collector {
+
+// Limits on what a producer may send; larger inputs are refused with InvalidArgument.
+inline constexpr size_t kMaxIdentityStringBytes = 4096;
+inline constexpr size_t kMaxCommandLineArgs = 4096;
+inline constexpr size_t kMaxDictionaryStringBytes = 64 * 1024;
+
+class BatchIngestor {
+ public:
+  BatchIngestor(Store* store, DictionaryCache* dictionaries, IngestCounters* counters,
+                analysis::StepSegmenter segmenter)
+      : store_(store), dictionaries_(dictionaries), counters_(counters),
+        segmenter_(std::move(segmenter)) {}
+
+  // Registers (or recognises) the process; the Welcome carries its id and last stored sequence.
+  absl::StatusOr<v1::Welcome> Hello(const v1::ProcessIdentity& identity, int64_t now_unix_ns);
+
+  // Stores one batch of `process_id`. Errors: InvalidArgument (malformed batch; the producer must
+  // drop it), ResourceExhausted (disk full; the producer should keep it and retry later),
+  // Internal/Unavailable (storage trouble).
+  absl::StatusOr<v1::Ack> Ingest(uint64_t process_id, const v1::EventBatch& batch);
+
+ private:
+  absl::Status ApplyDictionary(uint64_t process_id, const v1::Dictionary& defs,
+                               DictionaryCache::Entry* entry);
+  absl::Status IndexSteps(uint64_t process_id, const EventColumns& events,
+                          const StringTable& strings);
+
+  Store* store_;
+  DictionaryCache* dictionaries_;
+  IngestCounters* counters_;
+  analysis::StepSegmenter segmenter_;
+};
+
+}  // namespace gpuspy::collector

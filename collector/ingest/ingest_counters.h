@@ -1,0 +1,29 @@
+// The collector's own counters: what arrived, what was stored, what was refused and why.
+// Relaxed atomics: they are statistics, read by GetStats and /metrics, never used for control.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "gpuspy/v1/services.pb.h"
+
+namespace gpuspy::collector {
+
+struct IngestCounters {
+  std::atomic<uint64_t> batches_received{0};
+  std::atomic<uint64_t> batches_stored{0};
+  std::atomic<uint64_t> batches_duplicate{0};
+  std::atomic<uint64_t> batches_rejected{0};
+  std::atomic<uint64_t> batches_out_of_order{0};
+  std::atomic<uint64_t> sequence_gaps{0};
+  std::atomic<uint64_t> events_stored{0};
+  std::atomic<uint64_t> bytes_stored{0};
+  std::atomic<uint64_t> streams_open{0};
+  std::atomic<uint64_t> streams_aborted{0};
+  std::atomic<uint64_t> storage_errors{0};
+
+  void Add(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+  void FillProto(v1::CollectorStats* out) const;
+};
+
+}  // namespace gpuspy::collector

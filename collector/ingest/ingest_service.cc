@@ -1,0 +1,100 @@
+#include "collector/ingest/ingest_service.h"
+
+#include "absl/time/clock.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuspy::collector {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+namespace {
+
+// Keeps the open-streams gauge and the registry right on every exit path.
+class StreamScope {
+ public:
+  StreamScope(IngestCounters* counters, ConnectionRegistry* connections)
+      : counters_(counters), connections_(connections) {
+    counters_->streams_open.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~StreamScope() {
+    counters_->streams_open.fetch_sub(1, std::memory_order_relaxed);
+    if (process_id_ != 0) connections_->Closed(process_id_);
+  }
+  void Register(uint64_t process_id) {
+    process_id_ = process_id;
+    connections_->Opened(process_id);
+  }
+
+ private:
+  IngestCounters* counters_;
+  ConnectionRegistry* connections_;
+  uint64_t process_id_ = 0;
+};
+
+}  // namespace
+
+grpc::Status IngestService::Stream(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::ServerMessage, v1::ClientMessage>* stream) {
+  StreamScope scope(counters_, connections_);
+  const std::string peer = context->peer();
+  v1::ClientMessage in;
+  if (!stream->Read(&in)) return grpc::Status::OK;  // closed before saying anything
+  if (!in.has_hello()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "the first message of an ingest stream must be Hello");
+  }
+  absl::StatusOr<v1::Welcome> welcome =
+      ingestor_->Hello(in.hello().identity(), absl::ToUnixNanos(absl::Now()));
+  if (!welcome.ok()) {
+    spdlog::warn("ingest {}: hello refused: {}", peer, welcome.status().ToString());
+    return ToGrpc(welcome.status());
+  }
+  const uint64_t process_id = welcome->process_id();
+  scope.Register(process_id);
+  spdlog::info("ingest {}: process {} ({} pid {} job {}) connected", peer, process_id,
+               in.hello().identity().host(), in.hello().identity().pid(),
+               in.hello().identity().job_id());
+  v1::ServerMessage out;
+  *out.mutable_welcome() = *welcome;
+  if (!stream->Write(out)) return grpc::Status::OK;
+
+  while (stream->Read(&in)) {
+    switch (in.body_case()) {
+      case v1::ClientMessage::kBatch: {
+        absl::StatusOr<v1::Ack> ack = ingestor_->Ingest(process_id, in.batch());
+        if (!ack.ok()) {
+          spdlog::warn("ingest {}: process {} batch {} refused: {}", peer, process_id,
+                       in.batch().sequence(), ack.status().ToString());
+          return ToGrpc(ack.status());
+        }
+        out.Clear();
+        *out.mutable_ack() = *ack;
+        if (!stream->Write(out)) {
+          counters_->Add(counters_->streams_aborted);
+          return grpc::Status::OK;
+        }
+        break;
+      }
+      case v1::ClientMessage::kHeartbeat:
+        break;
+      case v1::ClientMessage::kHello:
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            "Hello may only be sent once per stream");
+      case v1::ClientMessage::BODY_NOT_SET:
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "empty client message");
+    }
+  }
+  if (context->IsCancelled()) {
+    counters_->Add(counters_->streams_aborted);
+    spdlog::info("ingest {}: process {} disconnected mid-stream", peer, process_id);
+  } else {
+    spdlog::info("ingest {}: process {} closed its stream", peer, process_id);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace gpuspy::collector

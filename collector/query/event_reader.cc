@@ -1,0 +1,39 @@
+#include "collector/query/event_reader.h"
+
+#include <mutex>
+#include <shared_mutex>
+
+#include "codec/batch_decoder.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuspy::collector {
+
+absl::StatusOr<WindowEvents> EventReader::Read(uint64_t process_id, int64_t from_ns,
+                                               int64_t to_ns) {
+  WindowEvents out;
+  absl::StatusOr<std::shared_ptr<DictionaryCache::Entry>> entry = dictionaries_->Get(process_id);
+  if (!entry.ok()) return entry.status();
+  out.dictionary = *entry;
+  absl::StatusOr<std::vector<StoredBatch>> batches =
+      store_->ReadBatches(process_id, from_ns, to_ns);
+  if (!batches.ok()) return batches.status();
+  std::shared_lock lock(out.dictionary->mu);
+  v1::EventBatch batch;
+  for (const StoredBatch& stored : *batches) {
+    absl::Status st;
+    if (!batch.ParseFromString(stored.payload)) {
+      st = absl::DataLossError("stored payload does not parse");
+    } else {
+      st = DecodeBatch(batch, out.dictionary->dict, &out.events);
+    }
+    if (!st.ok()) {
+      // Ingest validated it, so this is storage damage: skip the batch, keep the rest readable.
+      ++out.undecodable_batches;
+      spdlog::error("process {} batch {}: stored batch unreadable: {}", process_id,
+                    stored.sequence, st.ToString());
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuspy::collector

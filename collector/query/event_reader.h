@@ -1,0 +1,35 @@
+// Reads a process's stored batches for a time window and decodes them into model events.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "collector/storage/dictionary_cache.h"
+#include "collector/storage/store.h"
+#include "model/events.h"
+
+namespace gpuspy::collector {
+
+struct WindowEvents {
+  EventColumns events;
+  // Resolves the events' string refs. Hold `dictionary->mu` shared while reading its strings.
+  std::shared_ptr<DictionaryCache::Entry> dictionary;
+  uint64_t undecodable_batches = 0;  // stored batches that failed to decode (counted, skipped)
+};
+
+class EventReader {
+ public:
+  EventReader(Store* store, DictionaryCache* dictionaries)
+      : store_(store), dictionaries_(dictionaries) {}
+
+  // Events of every batch overlapping [from_ns, to_ns) (0, 0 = all). Events of those batches
+  // outside the window are kept: callers clip to what they need.
+  absl::StatusOr<WindowEvents> Read(uint64_t process_id, int64_t from_ns, int64_t to_ns);
+
+ private:
+  Store* store_;
+  DictionaryCache* dictionaries_;
+};
+
+}  // namespace gpuspy::collector

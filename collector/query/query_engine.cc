@@ -1,0 +1,283 @@
+#include "collector/query/query_engine.h"
+
+#include <algorithm>
+#include <map>
+#include <shared_mutex>
+
+#include "absl/strings/str_cat.h"
+#include "codec/expanded_events.h"
+#include "collector/analysis/job_summary.h"
+#include "collector/analysis/step_report.h"
+
+namespace gpuspy::collector {
+namespace {
+
+// Which of a process's steps a report request selects.
+std::vector<StepRecord> SelectSteps(std::vector<StepRecord> steps,
+                                    const v1::GetStepReportRequest& request) {
+  std::sort(steps.begin(), steps.end(),
+            [](const StepRecord& a, const StepRecord& b) { return a.number < b.number; });
+  if (request.all()) return steps;
+  if (request.last() > 0) {
+    if (steps.size() > request.last()) steps.erase(steps.begin(), steps.end() - request.last());
+    return steps;
+  }
+  std::erase_if(steps, [&](const StepRecord& s) { return s.number != request.step(); });
+  return steps;
+}
+
+std::string CaptureNote(const ProcessRecord& p) {
+  std::string note;
+  if (p.loss.total() > 0) {
+    absl::StrAppend(&note, "capture incomplete: ", p.loss.total(),
+                    " events dropped by the producer (cupti ", p.loss.cupti_dropped_records,
+                    ", queue ", p.loss.queue_dropped_events, ", spill ",
+                    p.loss.spill_dropped_events, ")");
+  }
+  if (p.sequence_gaps() > 0) {
+    absl::StrAppend(&note, note.empty() ? "capture incomplete: " : "; ", p.sequence_gaps(),
+                    " batches never arrived");
+  }
+  return note;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ProcessRecord>> QueryEngine::ProcessesOf(const std::string& job_id,
+                                                                    uint64_t process_id) {
+  if (job_id.empty()) return absl::InvalidArgumentError("a job id is required");
+  absl::StatusOr<std::vector<ProcessRecord>> processes = store_->ListProcesses(job_id);
+  if (!processes.ok()) return processes.status();
+  if (processes->empty()) return absl::NotFoundError(absl::StrCat("unknown job '", job_id, "'"));
+  if (process_id != 0) {
+    std::erase_if(*processes, [&](const ProcessRecord& p) { return p.process_id != process_id; });
+    if (processes->empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("job '", job_id, "' has no process ", process_id));
+    }
+  }
+  return processes;
+}
+
+void QueryEngine::FillProcessInfo(const ProcessRecord& p, v1::ProcessInfo* out) const {
+  out->set_process_id(p.process_id);
+  *out->mutable_identity() = p.identity;
+  out->set_first_seen_unix_ns(p.first_seen_unix_ns);
+  out->set_last_seen_unix_ns(p.last_seen_unix_ns);
+  out->set_event_count(p.event_count);
+  out->set_batch_count(p.batch_count);
+  out->set_state(connections_->IsConnected(p.process_id) ? "connected" : "disconnected");
+  out->mutable_loss()->set_cupti_dropped_records(p.loss.cupti_dropped_records);
+  out->mutable_loss()->set_queue_dropped_events(p.loss.queue_dropped_events);
+  out->mutable_loss()->set_spill_dropped_events(p.loss.spill_dropped_events);
+  out->set_sequence_gaps(p.sequence_gaps());
+}
+
+absl::StatusOr<v1::ListJobsResponse> QueryEngine::ListJobs() {
+  absl::StatusOr<std::vector<ProcessRecord>> processes = store_->ListProcesses("");
+  if (!processes.ok()) return processes.status();
+  std::map<std::string, v1::JobInfo> jobs;
+  for (const ProcessRecord& p : *processes) {
+    v1::JobInfo& job = jobs[p.identity.job_id()];
+    job.set_job_id(p.identity.job_id());
+    FillProcessInfo(p, job.add_processes());
+    job.set_first_seen_unix_ns(job.first_seen_unix_ns() == 0
+                                   ? p.first_seen_unix_ns
+                                   : std::min(job.first_seen_unix_ns(), p.first_seen_unix_ns));
+    job.set_last_seen_unix_ns(std::max(job.last_seen_unix_ns(), p.last_seen_unix_ns));
+    job.set_event_count(job.event_count() + p.event_count);
+    absl::StatusOr<std::vector<StepRecord>> steps = store_->ListSteps(p.process_id);
+    if (!steps.ok()) return steps.status();
+    job.set_step_count(job.step_count() + steps->size());
+  }
+  v1::ListJobsResponse out;
+  for (auto& [id, job] : jobs) *out.add_jobs() = std::move(job);
+  return out;
+}
+
+absl::StatusOr<v1::ListStepsResponse> QueryEngine::ListSteps(const v1::ListStepsRequest& request) {
+  absl::StatusOr<std::vector<ProcessRecord>> processes =
+      ProcessesOf(request.job_id(), request.process_id());
+  if (!processes.ok()) return processes.status();
+  v1::ListStepsResponse out;
+  for (const ProcessRecord& p : *processes) {
+    absl::StatusOr<std::vector<StepRecord>> steps = store_->ListSteps(p.process_id);
+    if (!steps.ok()) return steps.status();
+    std::sort(steps->begin(), steps->end(),
+              [](const StepRecord& a, const StepRecord& b) { return a.number < b.number; });
+    for (const StepRecord& s : *steps) {
+      auto* step = out.add_steps();
+      step->set_process_id(s.process_id);
+      step->set_number(s.number);
+      step->set_start_ns(s.start_ns);
+      step->set_end_ns(s.end_ns);
+      step->set_source(s.source);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<v1::StepReport> QueryEngine::ReportStep(const ProcessRecord& process,
+                                                       const StepRecord& step,
+                                                       std::vector<std::string>* kernel_names) {
+  absl::StatusOr<WindowEvents> window = reader_.Read(process.process_id, step.start_ns, step.end_ns);
+  if (!window.ok()) return window.status();
+  std::shared_lock lock(window->dictionary->mu);
+  const analysis::StepWindow w{step.number, step.start_ns, step.end_ns, step.source};
+  v1::StepReport report = analysis::BuildStepReport(
+      window->events, window->dictionary->dict.strings(), w, process.process_id);
+  *kernel_names = analysis::DistinctKernelNames(window->events, window->dictionary->dict.strings(), w);
+  std::string note = CaptureNote(process);
+  if (window->undecodable_batches > 0) {
+    absl::StrAppend(&note, note.empty() ? "" : "; ", window->undecodable_batches,
+                    " stored batches of this window are damaged and were skipped");
+  }
+  report.set_capture_note(note);
+  return report;
+}
+
+absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
+    const ProcessRecord& process) {
+  absl::StatusOr<std::vector<StepRecord>> steps = store_->ListSteps(process.process_id);
+  if (!steps.ok()) return steps.status();
+  {
+    std::lock_guard lock(cache_mu_);
+    auto it = cache_.find(process.process_id);
+    if (it != cache_.end() && it->second.max_sequence == process.max_sequence &&
+        it->second.batch_count == process.batch_count && it->second.step_count == steps->size()) {
+      return it->second.steps;
+    }
+  }
+  std::sort(steps->begin(), steps->end(),
+            [](const StepRecord& a, const StepRecord& b) { return a.number < b.number; });
+  std::vector<analysis::StepAnalysis> out;
+  out.reserve(steps->size());
+  for (const StepRecord& s : *steps) {
+    analysis::StepAnalysis a;
+    absl::StatusOr<v1::StepReport> report = ReportStep(process, s, &a.kernel_names);
+    if (!report.ok()) return report.status();
+    a.report = std::move(*report);
+    out.push_back(std::move(a));
+  }
+  std::lock_guard lock(cache_mu_);
+  cache_[process.process_id] = {process.max_sequence, process.batch_count, steps->size(), out};
+  return out;
+}
+
+absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEngine::AnalyzeJob(
+    const std::vector<ProcessRecord>& processes) {
+  std::map<uint64_t, std::vector<analysis::StepAnalysis>> out;
+  for (const ProcessRecord& p : processes) {
+    absl::StatusOr<std::vector<analysis::StepAnalysis>> base = BaseAnalyses(p);
+    if (!base.ok()) return base.status();
+    analysis::AnalyzeStepSeries(&*base);
+    out[p.process_id] = std::move(*base);
+  }
+  std::vector<std::vector<analysis::StepAnalysis>*> ranks;
+  for (auto& [id, steps] : out) ranks.push_back(&steps);
+  analysis::AnalyzeRanks(ranks);
+  return out;
+}
+
+absl::StatusOr<v1::GetStepReportResponse> QueryEngine::GetStepReport(
+    const v1::GetStepReportRequest& request) {
+  absl::StatusOr<std::vector<ProcessRecord>> processes = ProcessesOf(request.job_id(), 0);
+  if (!processes.ok()) return processes.status();
+  if (request.process_id() != 0 &&
+      std::none_of(processes->begin(), processes->end(),
+                   [&](const ProcessRecord& p) { return p.process_id == request.process_id(); })) {
+    return absl::NotFoundError(
+        absl::StrCat("job '", request.job_id(), "' has no process ", request.process_id()));
+  }
+  // Cross-rank findings need every rank of the job, even when one process is asked for.
+  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job = AnalyzeJob(*processes);
+  if (!job.ok()) return job.status();
+  v1::GetStepReportResponse out;
+  for (auto& [process_id, steps] : *job) {
+    if (request.process_id() != 0 && process_id != request.process_id()) continue;
+    std::vector<StepRecord> records;
+    for (const auto& s : steps) {
+      records.push_back({process_id, s.report.step().number(), 0, 0, ""});
+    }
+    std::vector<StepRecord> selected = SelectSteps(records, request);
+    for (auto& s : steps) {
+      const bool wanted = std::any_of(selected.begin(), selected.end(), [&](const StepRecord& r) {
+        return r.number == s.report.step().number();
+      });
+      if (wanted) *out.add_reports() = std::move(s.report);
+    }
+  }
+  if (out.reports().empty() && !request.all() && request.last() == 0) {
+    return absl::NotFoundError(
+        absl::StrCat("job '", request.job_id(), "' has no step ", request.step()));
+  }
+  return out;
+}
+
+absl::StatusOr<v1::GetJobSummaryResponse> QueryEngine::GetJobSummary(
+    const v1::GetJobSummaryRequest& request) {
+  absl::StatusOr<std::vector<ProcessRecord>> processes = ProcessesOf(request.job_id(), 0);
+  if (!processes.ok()) return processes.status();
+  v1::GetStepReportRequest all;
+  all.set_job_id(request.job_id());
+  all.set_all(true);
+  absl::StatusOr<v1::GetStepReportResponse> reports = GetStepReport(all);
+  if (!reports.ok()) return reports.status();
+  uint64_t events = 0;
+  for (const ProcessRecord& p : *processes) events += p.event_count;
+  std::vector<v1::StepReport> steps(reports->reports().begin(), reports->reports().end());
+  v1::GetJobSummaryResponse out;
+  *out.mutable_summary() =
+      analysis::SummarizeJob(request.job_id(), steps, processes->size(), events);
+  return out;
+}
+
+absl::StatusOr<v1::GetEventsResponse> QueryEngine::GetEvents(const v1::GetEventsRequest& request) {
+  if (request.to_ns() < request.from_ns()) {
+    return absl::InvalidArgumentError("to_ns is before from_ns");
+  }
+  absl::StatusOr<std::vector<ProcessRecord>> processes =
+      ProcessesOf(request.job_id(), request.process_id());
+  if (!processes.ok()) return processes.status();
+  const uint32_t limit = request.limit() == 0 ? kDefaultEventLimit
+                                              : std::min(request.limit(), kMaxEventLimit);
+  const bool windowed = request.from_ns() != 0 || request.to_ns() != 0;
+  v1::GetEventsResponse out;
+  uint64_t budget = limit;
+  for (const ProcessRecord& p : *processes) {
+    absl::StatusOr<WindowEvents> window =
+        reader_.Read(p.process_id, request.from_ns(), request.to_ns());
+    if (!window.ok()) return window.status();
+    std::vector<v1::Event> expanded;
+    {
+      std::shared_lock lock(window->dictionary->mu);
+      ToExpandedEvents(window->events, window->dictionary->dict.strings(), &expanded);
+    }
+    auto* pe = out.add_processes();
+    pe->set_process_id(p.process_id);
+    for (v1::Event& e : expanded) {
+      // Spans that touch the window count, like point events inside it.
+      if (windowed && (StartOf(e) >= request.to_ns() || EndOf(e) < request.from_ns())) continue;
+      if (budget == 0) {
+        out.set_truncated(true);
+        break;
+      }
+      *pe->add_events() = std::move(e);
+      --budget;
+    }
+    if (out.truncated()) break;
+  }
+  return out;
+}
+
+v1::GetStatsResponse QueryEngine::GetStats() {
+  v1::GetStatsResponse out;
+  counters_->FillProto(out.mutable_stats());
+  const StoreStats s = store_->Stats();
+  out.mutable_stats()->set_corrupt_records(s.corrupt_records);
+  out.mutable_stats()->set_segments_evicted(s.segments_evicted);
+  out.mutable_stats()->set_storage_bytes(s.bytes_on_disk);
+  return out;
+}
+
+}  // namespace gpuspy::collector

@@ -1,0 +1,64 @@
+// Answers gpuspy.v1.Query requests from storage + analysis. Thread-safe; the gRPC and HTTP
+// front ends both delegate here.
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "absl/status/statusor.h"
+#include "collector/analysis/step_series.h"
+#include "collector/ingest/connection_registry.h"
+#include "collector/ingest/ingest_counters.h"
+#include "collector/query/event_reader.h"
+#include "collector/storage/store.h"
+#include "gpuspy/v1/services.pb.h"
+
+namespace gpuspy::collector {
+
+// GetEvents returns at most this many events when the request sets no limit.
+inline constexpr uint32_t kDefaultEventLimit = 100'000;
+inline constexpr uint32_t kMaxEventLimit = 5'000'000;
+
+class QueryEngine {
+ public:
+  QueryEngine(Store* store, DictionaryCache* dictionaries, const IngestCounters* counters,
+              const ConnectionRegistry* connections)
+      : store_(store), reader_(store, dictionaries), counters_(counters),
+        connections_(connections) {}
+
+  absl::StatusOr<v1::ListJobsResponse> ListJobs();
+  absl::StatusOr<v1::ListStepsResponse> ListSteps(const v1::ListStepsRequest& request);
+  absl::StatusOr<v1::GetStepReportResponse> GetStepReport(const v1::GetStepReportRequest& request);
+  absl::StatusOr<v1::GetJobSummaryResponse> GetJobSummary(const v1::GetJobSummaryRequest& request);
+  absl::StatusOr<v1::GetEventsResponse> GetEvents(const v1::GetEventsRequest& request);
+  v1::GetStatsResponse GetStats();
+
+ private:
+  // The job's processes, or the one asked for; NotFound when the job (or process) is unknown.
+  absl::StatusOr<std::vector<ProcessRecord>> ProcessesOf(const std::string& job_id,
+                                                         uint64_t process_id);
+  void FillProcessInfo(const ProcessRecord& record, v1::ProcessInfo* out) const;
+  absl::StatusOr<v1::StepReport> ReportStep(const ProcessRecord& process, const StepRecord& step,
+                                            std::vector<std::string>* kernel_names);
+  // Per-step reports of one process before cross-step analysis; cached until new batches arrive.
+  absl::StatusOr<std::vector<analysis::StepAnalysis>> BaseAnalyses(const ProcessRecord& process);
+  // Every step of every process of `processes` with cross-step and cross-rank findings applied.
+  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
+      const std::vector<ProcessRecord>& processes);
+
+  struct CachedAnalyses {
+    uint64_t max_sequence = 0;
+    uint64_t batch_count = 0;
+    size_t step_count = 0;
+    std::vector<analysis::StepAnalysis> steps;
+  };
+  std::mutex cache_mu_;
+  std::map<uint64_t, CachedAnalyses> cache_;
+
+  Store* store_;
+  EventReader reader_;
+  const IngestCounters* counters_;
+  const ConnectionRegistry* connections_;
+};
+
+}  // namespace gpuspy::collector

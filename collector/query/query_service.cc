@@ -1,0 +1,50 @@
+#include "collector/query/query_service.h"
+
+#include "collector/ingest/ingest_service.h"
+
+namespace gpuspy::collector {
+namespace {
+
+template <typename Response>
+grpc::Status Reply(absl::StatusOr<Response> result, Response* response) {
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::Status QueryService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
+                                    v1::ListJobsResponse* response) {
+  return Reply(engine_->ListJobs(), response);
+}
+
+grpc::Status QueryService::ListSteps(grpc::ServerContext*, const v1::ListStepsRequest* request,
+                                     v1::ListStepsResponse* response) {
+  return Reply(engine_->ListSteps(*request), response);
+}
+
+grpc::Status QueryService::GetStepReport(grpc::ServerContext*,
+                                         const v1::GetStepReportRequest* request,
+                                         v1::GetStepReportResponse* response) {
+  return Reply(engine_->GetStepReport(*request), response);
+}
+
+grpc::Status QueryService::GetJobSummary(grpc::ServerContext*,
+                                         const v1::GetJobSummaryRequest* request,
+                                         v1::GetJobSummaryResponse* response) {
+  return Reply(engine_->GetJobSummary(*request), response);
+}
+
+grpc::Status QueryService::GetEvents(grpc::ServerContext*, const v1::GetEventsRequest* request,
+                                     v1::GetEventsResponse* response) {
+  return Reply(engine_->GetEvents(*request), response);
+}
+
+grpc::Status QueryService::GetStats(grpc::ServerContext*, const v1::GetStatsRequest*,
+                                    v1::GetStatsResponse* response) {
+  *response = engine_->GetStats();
+  return grpc::Status::OK;
+}
+
+}  // namespace gpuspy::collector

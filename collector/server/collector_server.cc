@@ -1,0 +1,170 @@
+#include "collector/server/collector_server.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpcpp/server_builder.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuspy::collector {
+namespace {
+
+// The socket's directory is private to the user (0700): the unix socket is how local processes
+// reach the daemon without a token, so other users must not reach it.
+absl::Status PrepareSocketDir(const std::string& socket_path) {
+  const std::filesystem::path dir = std::filesystem::path(socket_path).parent_path();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  if (chmod(dir.c_str(), 0700) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot chmod ", dir.string(), ": ", std::strerror(errno)));
+  }
+  // A socket file left by a daemon that died would make bind fail.
+  if (std::filesystem::is_socket(socket_path, ec)) std::filesystem::remove(socket_path, ec);
+  return absl::OkStatus();
+}
+
+// One daemon per data dir: two writers would interleave segment files and corrupt the index.
+absl::StatusOr<int> LockDataDir(const std::string& data_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("cannot create data dir ", data_dir, ": ", ec.message()));
+  }
+  const std::string path = data_dir + "/gpuspyd.lock";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrCat("data dir ", data_dir, " is in use by another gpuspyd"));
+  }
+  return fd;
+}
+
+bool IsLoopback(const std::string& address) {
+  return address.starts_with("127.") || address.starts_with("localhost:") ||
+         address.starts_with("[::1]:");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
+    const ServerOptions& options) {
+  std::unique_ptr<CollectorServer> s(new CollectorServer(options));
+  if (options.listen.empty() && options.unix_socket.empty()) {
+    return absl::InvalidArgumentError("nothing to listen on: both --listen and --unix are empty");
+  }
+  analysis::StepSegmenter segmenter(options.step_pattern);
+  if (!segmenter.valid()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--step-pattern '", options.step_pattern, "' is not a valid regex"));
+  }
+
+  absl::StatusOr<int> lock_fd = LockDataDir(options.data_dir);
+  if (!lock_fd.ok()) return lock_fd.status();
+  s->data_dir_lock_fd_ = *lock_fd;
+
+  EmbeddedStoreOptions store_options;
+  store_options.data_dir = options.data_dir;
+  store_options.segment_max_bytes = options.segment_bytes;
+  store_options.fsync_each_batch = options.fsync_each_batch;
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenEmbeddedStore(store_options);
+  if (!store.ok()) return store.status();
+  s->store_ = std::move(*store);
+  s->dictionaries_ = std::make_unique<DictionaryCache>(s->store_.get());
+  s->ingestor_ = std::make_unique<BatchIngestor>(s->store_.get(), s->dictionaries_.get(),
+                                                 &s->counters_, std::move(segmenter));
+  s->engine_ = std::make_unique<QueryEngine>(s->store_.get(), s->dictionaries_.get(),
+                                             &s->counters_, &s->connections_);
+  s->ingest_service_ =
+      std::make_unique<IngestService>(s->ingestor_.get(), &s->connections_, &s->counters_);
+  s->query_service_ = std::make_unique<QueryService>(s->engine_.get());
+  s->control_service_ = std::make_unique<ControlService>();
+
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second daemon would silently share the port and
+  // receive half of the producers. Fail instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(256 << 20);
+  if (!options.listen.empty()) {
+    if (!IsLoopback(options.listen)) {
+      spdlog::warn("listening on non-loopback address {} without authentication", options.listen);
+    }
+    builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->tcp_port_);
+  }
+  if (!options.unix_socket.empty()) {
+    if (absl::Status st = PrepareSocketDir(options.unix_socket); !st.ok()) return st;
+    builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
+    s->unix_socket_ = options.unix_socket;
+  }
+  builder.RegisterService(s->ingest_service_.get());
+  builder.RegisterService(s->query_service_.get());
+  builder.RegisterService(s->control_service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || (!options.listen.empty() && s->tcp_port_ == 0)) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options.listen.empty() ? "unix:" + options.unix_socket : options.listen,
+        " (address in use or not permitted?)"));
+  }
+  if (!options.port_file.empty()) {
+    const std::string tmp = options.port_file + ".tmp";
+    std::ofstream(tmp) << s->tcp_port_ << "\n";
+    std::filesystem::rename(tmp, options.port_file);  // readers never see a partial file
+  }
+  s->retention_thread_ = std::thread([raw = s.get()] { raw->RetentionLoop(); });
+  return s;
+}
+
+void CollectorServer::RetentionLoop() {
+  const RetentionPolicy policy{options_.retention_bytes,
+                               absl::ToInt64Nanoseconds(options_.retention_age)};
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    absl::StatusOr<uint64_t> evicted =
+        store_->EnforceRetention(policy, absl::ToUnixNanos(absl::Now()));
+    if (!evicted.ok()) {
+      spdlog::error("retention: {}", evicted.status().ToString());
+    } else if (*evicted > 0) {
+      spdlog::info("retention: evicted {} segment(s)", *evicted);
+    }
+    lock.lock();
+    stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(options_.retention_interval),
+                      [this] { return stopping_; });
+  }
+}
+
+absl::Status CollectorServer::Shutdown(absl::Duration grace) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return absl::OkStatus();
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
+  }
+  if (retention_thread_.joinable()) retention_thread_.join();
+  absl::Status flushed = store_ != nullptr ? store_->Flush() : absl::OkStatus();
+  if (!unix_socket_.empty()) unlink(unix_socket_.c_str());
+  if (data_dir_lock_fd_ >= 0) close(data_dir_lock_fd_);
+  data_dir_lock_fd_ = -1;
+  return flushed;
+}
+
+CollectorServer::~CollectorServer() { (void)Shutdown(absl::ZeroDuration()); }
+
+}  // namespace gpuspy::collector

@@ -1,0 +1,31 @@
+// gpuspyd's configuration, filled from its command line (see gpuspyd_main.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "collector/analysis/step_segmenter.h"
+
+namespace gpuspy::collector {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:7070";  // "" disables TCP
+  std::string unix_socket;                // "" disables; default from DefaultUnixSocketPath()
+  std::string data_dir;                   // default from DefaultDataDir()
+  uint64_t retention_bytes = 10ull << 30;
+  absl::Duration retention_age = absl::Hours(24 * 7);
+  absl::Duration retention_interval = absl::Seconds(30);
+  uint64_t segment_bytes = 64ull << 20;
+  bool fsync_each_batch = false;
+  int max_message_bytes = 32 << 20;
+  std::string step_pattern = analysis::kDefaultStepPattern;
+  std::string port_file;                  // written with the bound TCP port once listening
+};
+
+// /tmp/gpuspy-<uid>/gpuspyd.sock: per user, so one user's daemon never receives another's jobs.
+std::string DefaultUnixSocketPath();
+// $GPUSPY_DATA_DIR, else $XDG_DATA_HOME/gpuspy, else ~/.local/share/gpuspy.
+std::string DefaultDataDir();
+
+}  // namespace gpuspy::collector

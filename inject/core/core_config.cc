@@ -1,0 +1,84 @@
+#include "inject/core/core_config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string_view>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace gpuspy::inject {
+namespace {
+
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+template <typename T>
+void ReadNumber(const char* name, T min, T max, T* out, std::string* warnings) {
+  const char* v = Env(name);
+  if (v == nullptr) return;
+  uint64_t parsed = 0;
+  if (!absl::SimpleAtoi(v, &parsed) || parsed < static_cast<uint64_t>(min) ||
+      parsed > static_cast<uint64_t>(max)) {
+    absl::StrAppend(warnings, name, "='", v, "' is not a number in [", min, ", ", max,
+                    "]; using ", *out, "\n");
+    return;
+  }
+  *out = static_cast<T>(parsed);
+}
+
+void ReadKinds(CaptureKinds* kinds, std::string* warnings) {
+  const char* v = Env("GPUSPY_KINDS");
+  if (v == nullptr || std::string_view(v) == "all") return;
+  CaptureKinds k;
+  k.kernel = k.memcpy = k.memset = k.sync = k.memory = k.runtime = k.driver = k.nvtx =
+      k.overhead = false;
+  for (absl::string_view name : absl::StrSplit(v, ',', absl::SkipWhitespace())) {
+    if (name == "kernel") k.kernel = true;
+    else if (name == "memcpy") k.memcpy = true;
+    else if (name == "memset") k.memset = true;
+    else if (name == "sync") k.sync = true;
+    else if (name == "memory") k.memory = true;
+    else if (name == "runtime") k.runtime = true;
+    else if (name == "driver") k.driver = true;
+    else if (name == "nvtx") k.nvtx = true;
+    else if (name == "overhead") k.overhead = true;
+    else absl::StrAppend(warnings, "GPUSPY_KINDS: unknown kind '", name, "' ignored\n");
+  }
+  *kinds = k;
+}
+
+}  // namespace
+
+std::string DefaultCollectorAddress() {
+  const std::string socket = absl::StrCat("/tmp/gpuspy-", getuid(), "/gpuspyd.sock");
+  struct stat st;
+  if (stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return "unix:" + socket;
+  return "127.0.0.1:7070";
+}
+
+CoreConfig ConfigFromEnvironment(std::string* warnings) {
+  CoreConfig c;
+  c.log_level = ParseLogLevel(Env("GPUSPY_LOG"), LogLevel::kWarn);
+  c.collector = Env("GPUSPY_COLLECTOR") != nullptr ? Env("GPUSPY_COLLECTOR")
+                                                   : DefaultCollectorAddress();
+  ReadKinds(&c.kinds, warnings);
+  ReadNumber<uint64_t>("GPUSPY_BUFFER_BYTES", 64 << 10, 256ull << 20, &c.buffer_bytes, warnings);
+  ReadNumber<uint32_t>("GPUSPY_MAX_BUFFERS", 2, 4096, &c.max_buffers, warnings);
+  ReadNumber<uint32_t>("GPUSPY_FLUSH_MS", 10, 60'000, &c.flush_period_ms, warnings);
+  ReadNumber<uint32_t>("GPUSPY_BATCH_EVENTS", 64, 1'000'000, &c.batch_events, warnings);
+  ReadNumber<uint64_t>("GPUSPY_SPILL_BYTES", 0, 1ull << 40, &c.spill_max_bytes, warnings);
+  ReadNumber<uint32_t>("GPUSPY_EXIT_TIMEOUT_MS", 0, 600'000, &c.exit_timeout_ms, warnings);
+  ReadNumber<uint32_t>("GPUSPY_ACK_TIMEOUT_MS", 10, 600'000, &c.ack_timeout_ms, warnings);
+  c.spill_dir = Env("GPUSPY_SPILL_DIR") != nullptr
+                    ? Env("GPUSPY_SPILL_DIR")
+                    : absl::StrCat("/tmp/gpuspy-", getuid(), "/spill");
+  return c;
+}
+
+}  // namespace gpuspy::inject

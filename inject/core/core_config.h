@@ -1,0 +1,45 @@
+// The core's configuration, from GPUSPY_* environment variables (documented in README).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "inject/core/core_log.h"
+
+namespace gpuspy::inject {
+
+// Which activity kinds to capture (GPUSPY_KINDS, comma-separated; default all).
+struct CaptureKinds {
+  bool kernel = true;
+  bool memcpy = true;
+  bool memset = true;
+  bool sync = true;
+  bool memory = true;
+  bool runtime = true;
+  bool driver = true;
+  bool nvtx = true;
+  bool overhead = true;
+};
+
+struct CoreConfig {
+  std::string collector;                  // GPUSPY_COLLECTOR
+  CaptureKinds kinds;                     // GPUSPY_KINDS
+  uint64_t buffer_bytes = 4ull << 20;     // GPUSPY_BUFFER_BYTES: one CUPTI activity buffer
+  uint32_t max_buffers = 32;              // GPUSPY_MAX_BUFFERS: beyond, CUPTI drops (counted)
+  uint32_t flush_period_ms = 100;         // GPUSPY_FLUSH_MS: how live reports are
+  uint32_t batch_events = 4096;           // GPUSPY_BATCH_EVENTS: events per wire batch
+  std::string spill_dir;                  // GPUSPY_SPILL_DIR
+  uint64_t spill_max_bytes = 256ull << 20;  // GPUSPY_SPILL_BYTES
+  uint32_t exit_timeout_ms = 2000;        // GPUSPY_EXIT_TIMEOUT_MS: bound on the final flush
+  uint32_t ack_timeout_ms = 5000;         // GPUSPY_ACK_TIMEOUT_MS
+  LogLevel log_level = LogLevel::kWarn;   // GPUSPY_LOG
+};
+
+// Reads the environment. Malformed values keep their defaults and produce one warning each,
+// collected in `warnings` (the caller logs them once logging is configured).
+CoreConfig ConfigFromEnvironment(std::string* warnings);
+
+// "unix:/tmp/gpuspy-<uid>/gpuspyd.sock" when that socket exists, else "127.0.0.1:7070".
+std::string DefaultCollectorAddress();
+
+}  // namespace gpuspy::inject

@@ -1,0 +1,59 @@
+// The CUPTI session: subscription, enabled activity kinds, buffer callbacks, flushing.
+// Policy (what to enable, when to flush) comes from CoreConfig; CUPTI mechanics stay here.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "inject/core/buffer_pool.h"
+#include "inject/core/core_config.h"
+#include "inject/core/cupti_api.h"
+#include "inject/core/event_pipeline.h"
+
+namespace gpuspy::inject {
+
+class CuptiCapture {
+ public:
+  // CUPTI's callbacks are plain function pointers: they reach the session through this.
+  static CuptiCapture& Instance();
+
+  // Loads CUPTI, subscribes and enables the configured activity kinds. FailedPrecondition when
+  // another profiler already holds CUPTI (torch.profiler, Nsight Systems): gpuspy then stays
+  // inert and the application runs on untouched.
+  absl::Status Start(const CoreConfig& config, const std::string& cupti_path);
+  // Disables activity collection (no new records); already buffered records stay flushable.
+  void StopCollection();
+
+  // cuptiActivityFlushAll: completed buffers land in completed().
+  void Flush(bool forced);
+  uint64_t DroppedRecords() const { return dropped_records_.load(std::memory_order_relaxed); }
+
+  // After fork(): the child has no CUPTI session of its own and no gpuspy threads; every
+  // callback that still fires there must do nothing.
+  void MarkInertAfterFork() { inert_.store(true); }
+
+  const CuptiApi* api() const { return &api_; }
+  BufferPool* pool() { return pool_; }
+  CompletedBuffers* completed() { return &completed_; }
+
+ private:
+  static void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                         size_t size, size_t valid_size);
+  static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                  CUpti_CallbackId cbid, const void* data);
+  absl::Status Check(CUptiResult result, const char* what) const;
+
+  CuptiApi api_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  BufferPool* pool_ = nullptr;  // leaked on purpose: CUPTI may call back during exit
+  CompletedBuffers completed_;
+  std::atomic<uint64_t> dropped_records_{0};
+  std::atomic<bool> inert_{false};
+  std::atomic<bool> collecting_{false};
+  CaptureKinds kinds_;
+};
+
+}  // namespace gpuspy::inject

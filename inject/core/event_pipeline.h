@@ -1,0 +1,110 @@
+// The core's background work, on its own thread ("gpuspy-send"): completed CUPTI buffers ->
+// parsed events -> compact batches -> collector, spilling to disk while the collector is away.
+// The application's threads only ever hand over buffer pointers (CompletedBuffers::Push).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "codec/batch_encoder.h"
+#include "inject/core/activity_parser.h"
+#include "inject/core/batch_sink.h"
+#include "inject/core/buffer_pool.h"
+#include "inject/core/core_config.h"
+#include "inject/core/spill_file.h"
+
+namespace gpuspy::inject {
+
+struct CompletedBuffer {
+  uint8_t* data = nullptr;
+  size_t valid_bytes = 0;
+};
+
+// Handed from CUPTI's buffer-completed callback to the pipeline thread.
+class CompletedBuffers {
+ public:
+  void Push(CompletedBuffer buffer);
+  // Waits up to `timeout` for at least one buffer; returns all queued.
+  std::deque<CompletedBuffer> PopAll(std::chrono::milliseconds timeout);
+  void Wake();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<CompletedBuffer> queue_;
+  bool woken_ = false;
+};
+
+struct PipelineStats {
+  std::atomic<uint64_t> events{0};
+  std::atomic<uint64_t> batches_delivered{0};
+  std::atomic<uint64_t> batches_spilled{0};
+  std::atomic<uint64_t> batches_replayed{0};
+  std::atomic<uint64_t> batches_refused{0};   // collector said InvalidArgument
+  std::atomic<uint64_t> spill_dropped_events{0};
+  std::atomic<uint64_t> connect_failures{0};
+};
+
+class EventPipeline {
+ public:
+  // `flush` asks CUPTI to complete its buffers (cuptiActivityFlushAll); `dropped_records`
+  // returns CUPTI's cumulative drop count. Both are called on the pipeline thread.
+  EventPipeline(const CoreConfig& config, const CuptiApi* api, v1::ProcessIdentity identity,
+                std::unique_ptr<BatchSink> sink, BufferPool* pool, CompletedBuffers* completed,
+                std::function<void(bool forced)> flush,
+                std::function<uint64_t()> dropped_records);
+  ~EventPipeline();
+
+  void Start();
+  // Flushes, delivers what is pending (spilling what cannot be delivered within `timeout`), and
+  // stops the thread. Safe to call more than once.
+  void Stop(std::chrono::milliseconds timeout);
+
+  const PipelineStats& stats() const { return stats_; }
+
+ private:
+  void Run();
+  void Drain(bool forced_flush);
+  void CutBatch();
+  void Deliver(const v1::EventBatch& batch);
+  bool EnsureConnected();
+  void ReplaySpill();
+  void Spill(const v1::EventBatch& batch);
+  LossCounters Loss() const;
+
+  const CoreConfig config_;
+  v1::ProcessIdentity identity_;
+  std::unique_ptr<BatchSink> sink_;
+  BufferPool* pool_;
+  CompletedBuffers* completed_;
+  std::function<void(bool)> flush_;
+  std::function<uint64_t()> dropped_records_;
+
+  StringTable strings_;
+  ActivityParser parser_;
+  BatchEncoder encoder_;
+  EventColumns pending_;
+  uint64_t next_sequence_ = 1;
+  SpillFile spill_;
+  bool connected_ = false;
+  std::chrono::steady_clock::time_point next_connect_attempt_{};
+  std::chrono::milliseconds backoff_{100};
+  size_t devices_reported_ = 0;
+
+  PipelineStats stats_;
+  std::atomic<bool> stopping_{false};
+  std::chrono::steady_clock::time_point exit_deadline_{};
+  std::thread thread_;
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::once_flag stop_once_;
+};
+
+}  // namespace gpuspy::inject

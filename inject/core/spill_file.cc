@@ -1,0 +1,80 @@
+#include "inject/core/spill_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpuspy::inject {
+namespace {
+
+// FNV-1a: enough to detect a torn tail; this is not an integrity guarantee against tampering.
+uint32_t Checksum(const char* data, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<uint8_t>(data[i]);
+    h *= 16777619u;
+  }
+  return h;
+}
+
+}  // namespace
+
+absl::Status SpillFile::Append(const std::string& batch) {
+  const uint64_t record = 8 + batch.size();
+  if (bytes_ + record > max_bytes_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("spill file ", path_, " would exceed ", max_bytes_, " bytes"));
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot open ", path_, ": ", std::strerror(errno)));
+  }
+  uint32_t header[2] = {static_cast<uint32_t>(batch.size()), Checksum(batch.data(), batch.size())};
+  std::string buf(reinterpret_cast<const char*>(header), sizeof(header));
+  buf += batch;
+  const ssize_t written = write(fd, buf.data(), buf.size());
+  const int err = errno;
+  close(fd);
+  if (written != static_cast<ssize_t>(buf.size())) {
+    // A partial record would poison the tail: cut it back.
+    if (written > 0) (void)!truncate(path_.c_str(), static_cast<off_t>(bytes_));
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", path_, ": ", written < 0 ? std::strerror(err) : "short write"));
+  }
+  bytes_ += buf.size();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> SpillFile::ReadAll() const {
+  std::vector<std::string> out;
+  if (bytes_ == 0) return out;
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", path_));
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t pos = 0;
+  while (pos + 8 <= all.size()) {
+    uint32_t header[2];
+    std::memcpy(header, all.data() + pos, sizeof(header));
+    if (pos + 8 + header[0] > all.size()) break;
+    if (Checksum(all.data() + pos + 8, header[0]) != header[1]) break;
+    out.emplace_back(all.substr(pos + 8, header[0]));
+    pos += 8 + header[0];
+  }
+  return out;
+}
+
+void SpillFile::Clear() {
+  unlink(path_.c_str());
+  bytes_ = 0;
+}
+
+}  // namespace gpuspy::inject

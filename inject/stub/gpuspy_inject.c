@@ -1,0 +1,202 @@
+/* libgpuspy_inject.so: what CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH name.
+ *
+ * The CUDA driver dlopens this with flags we do not control (possibly RTLD_GLOBAL), so it is
+ * plain C with libc only: nothing it brings can collide with the application's libraries. It
+ * decides whether loading the core is safe, then loads it RTLD_LOCAL and hands over.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inject/stub/core_entry.h"
+
+#define CORE_NAME "libgpuspy_core.so"
+
+static int env_true(const char* name) {
+  const char* v = getenv(name);
+  return v != NULL && *v != '\0' && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
+}
+
+static void log_line(const char* fmt, const char* arg) {
+  if (env_true("GPUSPY_QUIET")) return;
+  char buf[1024];
+  int n = snprintf(buf, sizeof(buf), "gpuspy[%d]: ", (int)getpid());
+  if (n < 0 || n >= (int)sizeof(buf)) return;
+  int m = snprintf(buf + n, sizeof(buf) - n, fmt, arg);
+  if (m < 0) return;
+  size_t len = strlen(buf);
+  if (len + 1 < sizeof(buf)) {
+    buf[len++] = '\n';
+  }
+  (void)!write(2, buf, len);
+}
+
+/* Directory of this library, for finding the core beside it. */
+static int sibling_path(const char* name, char* out, size_t size) {
+  Dl_info info;
+  if (dladdr((void*)&sibling_path, &info) == 0 || info.dli_fname == NULL) return 0;
+  const char* slash = strrchr(info.dli_fname, '/');
+  if (slash == NULL) return snprintf(out, size, "%s", name) < (int)size;
+  return snprintf(out, size, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, name) <
+         (int)size;
+}
+
+/* Symbols whose presence in the global scope means the application exported its own protobuf,
+ * abseil or gRPC: our core's copies would bind to them (RTLD_LOCAL still resolves undefined
+ * symbols globally first). Mangled names of long-stable entry points of each library. */
+static const char* const kForeignSymbols[] = {
+    "_ZN6google8protobuf7Message8CopyFromERKS1_",          /* protobuf Message::CopyFrom */
+    "_ZN6google8protobuf11MessageLite15ParseFromStringERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+    "grpc_init",                                           /* gRPC core C API */
+    "_ZN4absl12lts_2023080213base_internal13SpinLockDelayEPVSt6atomicIjEjiNS2_14SchedulingModeE",
+    NULL,
+};
+
+static const char* global_conflict(void) {
+  if (env_true("GPUSPY_IGNORE_CONFLICTS")) return NULL;
+  for (const char* const* s = kForeignSymbols; *s != NULL; ++s) {
+    if (dlsym(RTLD_DEFAULT, *s) != NULL) return *s;
+  }
+  return NULL;
+}
+
+/* CUPTI ships in different places: the CUDA toolkit, pip wheels (nvidia/cuda_cupti/lib), conda.
+ * Look next to the CUDA runtime the process already loaded, then in the toolkit. */
+struct cupti_search {
+  char found[PATH_MAX];
+};
+
+static int try_path(const char* path) { return access(path, R_OK) == 0; }
+
+static int phdr_visit(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  struct cupti_search* s = (struct cupti_search*)data;
+  const char* name = info->dlpi_name;
+  if (name == NULL || strstr(name, "libcudart.so") == NULL) return 0;
+  const char* slash = strrchr(name, '/');
+  if (slash == NULL) return 0;
+  int dir_len = (int)(slash - name);
+  char candidate[PATH_MAX];
+  /* pip wheels: .../nvidia/cuda_runtime/lib/libcudart.so.13 -> .../nvidia/cuda_cupti/lib */
+  const char* rt = strstr(name, "/cuda_runtime/lib");
+  if (rt != NULL) {
+    snprintf(candidate, sizeof(candidate), "%.*s/cuda_cupti/lib/libcupti.so.13", (int)(rt - name),
+             name);
+    if (try_path(candidate)) {
+      snprintf(s->found, sizeof(s->found), "%s", candidate);
+      return 1;
+    }
+  }
+  /* toolkit layout: lib64/libcudart.so -> lib64/libcupti.so.13 or extras/CUPTI/lib64 */
+  snprintf(candidate, sizeof(candidate), "%.*s/libcupti.so.13", dir_len, name);
+  if (try_path(candidate)) {
+    snprintf(s->found, sizeof(s->found), "%s", candidate);
+    return 1;
+  }
+  snprintf(candidate, sizeof(candidate), "%.*s/../extras/CUPTI/lib64/libcupti.so.13", dir_len,
+           name);
+  if (try_path(candidate)) {
+    snprintf(s->found, sizeof(s->found), "%s", candidate);
+    return 1;
+  }
+  return 0;
+}
+
+static const char* find_cupti(char* out, size_t size) {
+  const char* env = getenv("GPUSPY_CUPTI_PATH");
+  if (env != NULL && *env != '\0') {
+    snprintf(out, size, "%s", env);
+    return out;
+  }
+  struct cupti_search s;
+  s.found[0] = '\0';
+  dl_iterate_phdr(phdr_visit, &s);
+  if (s.found[0] != '\0') {
+    snprintf(out, size, "%s", s.found);
+    return out;
+  }
+  static const char* const kToolkit[] = {"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+                                         "/usr/local/cuda/lib64/libcupti.so.13", NULL};
+  for (const char* const* p = kToolkit; *p != NULL; ++p) {
+    if (try_path(*p)) {
+      snprintf(out, size, "%s", *p);
+      return out;
+    }
+  }
+  /* Last resort: the loader's own search (LD_LIBRARY_PATH, ld.so.cache). */
+  snprintf(out, size, "%s", "libcupti.so.13");
+  return out;
+}
+
+static gpuspy_core_entry_fn load_core(void) {
+  static gpuspy_core_entry_fn entry = NULL;
+  static int tried = 0;
+  if (tried) return entry;
+  tried = 1;
+  const char* conflict = global_conflict();
+  if (conflict != NULL) {
+    log_line("degraded: the application exports %s globally; not loading the gRPC-based core "
+             "to keep its libraries and ours apart (set GPUSPY_IGNORE_CONFLICTS=1 to force)",
+             conflict);
+    return NULL;
+  }
+  char path[PATH_MAX];
+  const char* override_path = getenv("GPUSPY_CORE_PATH");
+  if (override_path != NULL && *override_path != '\0') {
+    snprintf(path, sizeof(path), "%s", override_path);
+  } else if (!sibling_path(CORE_NAME, path, sizeof(path))) {
+    log_line("degraded: cannot locate %s", CORE_NAME);
+    return NULL;
+  }
+  void* core = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (core == NULL) {
+    log_line("degraded: cannot load the core: %s", dlerror());
+    return NULL;
+  }
+  entry = (gpuspy_core_entry_fn)dlsym(core, GPUSPY_CORE_ENTRY);
+  if (entry == NULL) log_line("degraded: %s lacks its entry point", path);
+  return entry;
+}
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Called by the CUDA driver when the process initializes CUDA. */
+__attribute__((visibility("default"))) int InitializeInjection(void) {
+  if (env_true("GPUSPY_DISABLE")) return 1;
+  pthread_mutex_lock(&g_mu);
+  static int started = 0;
+  if (!started) {
+    started = 1;
+    gpuspy_core_entry_fn entry = load_core();
+    if (entry != NULL) {
+      char cupti[PATH_MAX];
+      struct gpuspy_core_args args;
+      memset(&args, 0, sizeof(args));
+      args.struct_size = sizeof(args);
+      args.cupti_path = find_cupti(cupti, sizeof(cupti));
+      args.reason = GPUSPY_START_CUDA_INIT;
+      entry(&args);
+    }
+  }
+  pthread_mutex_unlock(&g_mu);
+  return 1;
+}
+
+/* Called by NVTX on the first NVTX call when NVTX_INJECTION64_PATH names this library. CUPTI
+ * implements NVTX capture (MARKER activity records), so hand NVTX to CUPTI's own entry. */
+typedef int (*nvtx_init_fn)(void* get_export_table);
+
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_export_table) {
+  if (env_true("GPUSPY_DISABLE")) return 0;
+  char cupti[PATH_MAX];
+  void* lib = dlopen(find_cupti(cupti, sizeof(cupti)), RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) return 0;  /* NVTX calls stay no-ops; the app is unaffected */
+  nvtx_init_fn init = (nvtx_init_fn)dlsym(lib, "InitializeInjectionNvtx2");
+  return init != NULL ? init(get_export_table) : 0;
+}

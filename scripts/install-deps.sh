@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs gpuspy's build and test dependencies from Debian 12 packages (run as root).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+  build-essential cmake ninja-build ccache pkg-config git python3 \
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
+  libabsl-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev \
+  libsqlite3-dev zlib1g-dev libzstd-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,238 @@
+// End-to-end: real gpuspyd processes, a real producer process (gpuspy-replay) streaming over
+// gRPC, queries through the real Query service and the real CLI binary.
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy {
+namespace {
+
+using testing::Process;
+using testing::Run;
+using testing::RunResult;
+using testing::TempDir;
+
+// One gpuspyd on an ephemeral port with its own data dir; restartable on the same data.
+class Daemon {
+ public:
+  explicit Daemon(const std::string& data_dir) : data_dir_(data_dir) {}
+  ~Daemon() { Stop(SIGKILL); }
+
+  bool Start() {
+    const std::string port_file = data_dir_ + "/port." + std::to_string(++starts_);
+    process_ = std::make_unique<Process>(
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "",
+                                 "--data-dir", data_dir_ + "/store", "--port-file", port_file,
+                                 "--log-level", "warn"},
+        data_dir_ + "/gpuspyd.log");
+    port_ = testing::WaitForPortFile(port_file);
+    return port_ > 0;
+  }
+  int Stop(int sig) {
+    if (process_ == nullptr) return 0;
+    const int code = process_->Stop(sig);
+    process_.reset();
+    return code;
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string log() const { return testing::ReadFile(data_dir_ + "/gpuspyd.log"); }
+
+ private:
+  std::string data_dir_;
+  std::unique_ptr<Process> process_;
+  int port_ = 0;
+  int starts_ = 0;
+};
+
+std::unique_ptr<v1::Query::Stub> QueryStub(const std::string& address) {
+  return v1::Query::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+}
+
+// Canonical form of an event for comparing multisets: its serialized bytes.
+std::string Canonical(const v1::Event& e) {
+  std::string s;
+  e.SerializeToString(&s);
+  return s;
+}
+
+// rank -> sorted canonical events, from gpuspy-replay --dump-events.
+std::map<int, std::vector<std::string>> ReadDump(const std::string& path) {
+  std::map<int, std::vector<std::string>> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    // {"rank": R, "event": {...}}: split without a JSON library to keep the test honest about
+    // the format the tool promises.
+    const size_t rank_pos = line.find("\"rank\":");
+    const size_t event_pos = line.find("\"event\":");
+    if (rank_pos == std::string::npos || event_pos == std::string::npos) {
+      ADD_FAILURE() << "bad dump line: " << line;
+      continue;
+    }
+    const int rank = std::stoi(line.substr(rank_pos + 7));
+    std::string json = line.substr(event_pos + 8);
+    json = json.substr(0, json.rfind('}'));  // drop the outer object's closing brace
+    v1::Event e;
+    auto st = google::protobuf::util::JsonStringToMessage(json, &e);
+    if (!st.ok()) {
+      ADD_FAILURE() << "bad event json: " << st.ToString() << " in " << json;
+      continue;
+    }
+    out[rank].push_back(Canonical(e));
+  }
+  for (auto& [rank, events] : out) std::sort(events.begin(), events.end());
+  return out;
+}
+
+// rank -> sorted canonical events, as the collector returns them for `job`.
+std::map<int, std::vector<std::string>> QueryEvents(const std::string& address,
+                                                    const std::string& job) {
+  auto stub = QueryStub(address);
+  std::map<uint64_t, int> rank_of;
+  {
+    grpc::ClientContext ctx;
+    v1::ListJobsRequest req;
+    v1::ListJobsResponse resp;
+    EXPECT_TRUE(stub->ListJobs(&ctx, req, &resp).ok());
+    for (const auto& j : resp.jobs()) {
+      if (j.job_id() != job) continue;
+      for (const auto& p : j.processes()) rank_of[p.process_id()] = p.identity().rank();
+    }
+  }
+  std::map<int, std::vector<std::string>> out;
+  grpc::ClientContext ctx;
+  v1::GetEventsRequest req;
+  req.set_job_id(job);
+  req.set_limit(5'000'000);
+  v1::GetEventsResponse resp;
+  grpc::Status st = stub->GetEvents(&ctx, req, &resp);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_FALSE(resp.truncated());
+  for (const auto& pe : resp.processes()) {
+    auto& events = out[rank_of.at(pe.process_id())];
+    for (const auto& e : pe.events()) events.push_back(Canonical(e));
+  }
+  for (auto& [rank, events] : out) std::sort(events.begin(), events.end());
+  return out;
+}
+
+class CollectorE2E : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  Daemon daemon_{dir_.path()};
+};
+
+TEST_F(CollectorE2E, EveryReplayedEventComesBackAndSurvivesRestart) {
+  ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+  const std::string dump = dir_.path() + "/sent.jsonl";
+  RunResult replay = Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "e2e", "--ranks",
+                          "2", "--steps", "6", "--seed", "7", "--dump-events", dump});
+  ASSERT_EQ(replay.exit_code, 0) << replay.out << replay.err;
+
+  const auto sent = ReadDump(dump);
+  ASSERT_EQ(sent.size(), 2u);
+  ASSERT_GT(sent.at(0).size(), 1000u);
+  EXPECT_EQ(QueryEvents(daemon_.address(), "e2e"), sent);
+
+  // Graceful stop flushes; the restarted daemon serves the same events from disk.
+  EXPECT_EQ(daemon_.Stop(SIGTERM), 0) << daemon_.log();
+  ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+  EXPECT_EQ(QueryEvents(daemon_.address(), "e2e"), sent);
+
+  // Steps were segmented from the ProfilerStep NVTX ranges: 6 per rank.
+  auto stub = QueryStub(daemon_.address());
+  grpc::ClientContext ctx;
+  v1::ListStepsRequest req;
+  req.set_job_id("e2e");
+  v1::ListStepsResponse resp;
+  ASSERT_TRUE(stub->ListSteps(&ctx, req, &resp).ok());
+  EXPECT_EQ(resp.steps_size(), 12);
+}
+
+TEST_F(CollectorE2E, AcknowledgedBatchesSurviveSigkill) {
+  ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+  const std::string dump = dir_.path() + "/sent.jsonl";
+  RunResult replay = Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "crash",
+                          "--ranks", "1", "--steps", "4", "--dump-events", dump});
+  ASSERT_EQ(replay.exit_code, 0) << replay.out << replay.err;
+  // The producer saw every batch acknowledged; a crash right after must lose none of them.
+  daemon_.Stop(SIGKILL);
+  ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+  EXPECT_EQ(QueryEvents(daemon_.address(), "crash"), ReadDump(dump));
+}
+
+TEST_F(CollectorE2E, CliShowsJobsAndPerStepReport) {
+  ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+  ASSERT_EQ(Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "clijob", "--ranks", "2",
+                 "--steps", "5"})
+                .exit_code,
+            0);
+  RunResult jobs = Run({GPUSPY_BIN, "--collector", daemon_.address(), "jobs"});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_NE(jobs.out.find("clijob"), std::string::npos) << jobs.out;
+
+  RunResult report = Run(
+      {GPUSPY_BIN, "--collector", daemon_.address(), "--json", "report", "--job", "clijob",
+       "--last", "3"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  v1::GetStepReportResponse parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(report.out, &parsed).ok()) << report.out;
+  ASSERT_EQ(parsed.reports_size(), 6);  // 3 steps x 2 ranks
+  for (const auto& r : parsed.reports()) {
+    EXPECT_GT(r.breakdown().wall_ns(), 0);
+    EXPECT_GT(r.breakdown().kernel_count(), 0u);
+    EXPECT_LE(r.breakdown().gpu_busy_ns(), r.breakdown().wall_ns());
+    EXPECT_GE(r.step().number(), 2);  // the last 3 of steps 0..4
+  }
+
+  RunResult human = Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job",
+                         "clijob", "--step", "3"});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("3"), std::string::npos);
+}
+
+TEST_F(CollectorE2E, CliErrorsAreOneClearLineAndNonZero) {
+  ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+  RunResult unknown =
+      Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job", "nosuchjob"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("unknown job 'nosuchjob'"), std::string::npos) << unknown.err;
+
+  daemon_.Stop(SIGTERM);
+  RunResult down = Run({GPUSPY_BIN, "--collector", daemon_.address(), "--timeout", "2", "jobs"});
+  EXPECT_NE(down.exit_code, 0);
+  EXPECT_NE(down.err.find("cannot reach gpuspyd"), std::string::npos) << down.err;
+}
+
+TEST_F(CollectorE2E, DaemonRejectsBadFlagsAndBusyPort) {
+  RunResult bad = Run({GPUSPYD_BIN, "--fsync", "sometimes", "--data-dir", dir_.path()});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE((bad.out + bad.err).find("--fsync"), std::string::npos) << bad.out << bad.err;
+
+  RunResult bad_age = Run({GPUSPYD_BIN, "--retention-age", "forever", "--data-dir", dir_.path()});
+  EXPECT_EQ(bad_age.exit_code, 2);
+  EXPECT_NE(bad_age.err.find("--retention-age"), std::string::npos) << bad_age.err;
+
+  ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+  RunResult busy = Run({GPUSPYD_BIN, "--listen", daemon_.address(), "--unix", "", "--data-dir",
+                        dir_.path() + "/other"},
+                       {}, std::chrono::seconds(20));
+  EXPECT_EQ(busy.exit_code, 1);
+  EXPECT_NE(busy.err.find("cannot listen on " + daemon_.address()), std::string::npos)
+      << busy.err;
+}
+
+}  // namespace
+}  // namespace gpuspy

@@ -1,0 +1,275 @@
+// Bad input against a real gpuspyd: each gets a clear gRPC status, is counted, and never costs
+// what is already stored.
+#include <signal.h>
+
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "codec/batch_encoder.h"
+#include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy {
+namespace {
+
+using Stream = grpc::ClientReaderWriter<v1::ClientMessage, v1::ServerMessage>;
+
+class IngestBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    port_file_ = dir_.path() + "/port";
+    daemon_ = std::make_unique<testing::Process>(
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "",
+                                 "--data-dir", dir_.path() + "/store", "--port-file", port_file_,
+                                 "--max-message-bytes", "1048576", "--log-level", "warn"},
+        dir_.path() + "/gpuspyd.log");
+    const int port = testing::WaitForPortFile(port_file_);
+    ASSERT_GT(port, 0) << testing::ReadFile(dir_.path() + "/gpuspyd.log");
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                   grpc::InsecureChannelCredentials());
+    ingest_ = v1::Ingest::NewStub(channel_);
+    query_ = v1::Query::NewStub(channel_);
+  }
+
+  // Opens a stream and says hello as `key`; returns the process id from Welcome.
+  uint64_t Hello(grpc::ClientContext* ctx, std::unique_ptr<Stream>* stream,
+                 const std::string& key = "proc-1") {
+    *stream = ingest_->Stream(ctx);
+    v1::ClientMessage hello;
+    hello.mutable_hello()->mutable_identity()->set_process_key(key);
+    hello.mutable_hello()->mutable_identity()->set_job_id("bad-input");
+    hello.mutable_hello()->mutable_identity()->set_host("testhost");
+    EXPECT_TRUE((*stream)->Write(hello));
+    v1::ServerMessage welcome;
+    EXPECT_TRUE((*stream)->Read(&welcome));
+    EXPECT_TRUE(welcome.has_welcome());
+    return welcome.welcome().process_id();
+  }
+
+  // A valid batch of `n` kernels with launch calls, encoded by the real encoder.
+  v1::EventBatch ValidBatch(uint64_t sequence, int n) {
+    EventColumns ev;
+    const StringRef kernel = strings_.Intern("void gemm_kernel<float>(float*, float const*)");
+    const StringRef launch = strings_.Intern("cudaLaunchKernel");
+    for (int i = 0; i < n; ++i) {
+      const int64_t t = 1'000'000 * static_cast<int64_t>(sequence) + 1000 * i;
+      const uint64_t corr = sequence * 1000 + i;
+      ev.apis.push_back({t, t + 5, corr, ApiDomain::kRuntime, 211, launch, 4242, 0});
+      KernelEvent k;
+      k.start_ns = t + 10;
+      k.end_ns = t + 500;
+      k.correlation_id = corr;
+      k.name = kernel;
+      k.stream = {0, 1, 7};
+      ev.kernels.push_back(k);
+    }
+    v1::EventBatch batch;
+    encoder_.Encode(ev, sequence, {}, &batch);
+    return batch;
+  }
+
+  v1::CollectorStats Stats() {
+    grpc::ClientContext ctx;
+    v1::GetStatsResponse resp;
+    EXPECT_TRUE(query_->GetStats(&ctx, {}, &resp).ok());
+    return resp.stats();
+  }
+
+  uint64_t StoredEvents() {
+    grpc::ClientContext ctx;
+    v1::GetEventsRequest req;
+    req.set_job_id("bad-input");
+    v1::GetEventsResponse resp;
+    grpc::Status st = query_->GetEvents(&ctx, req, &resp);
+    if (!st.ok()) return 0;
+    uint64_t n = 0;
+    for (const auto& p : resp.processes()) n += p.events_size();
+    return n;
+  }
+
+  // Sends `batch` on a fresh stream after one valid batch; returns the status the server ends
+  // the stream with.
+  grpc::Status SendAfterValid(const v1::EventBatch& bad) {
+    grpc::ClientContext ctx;
+    std::unique_ptr<Stream> stream;
+    Hello(&ctx, &stream);
+    v1::ClientMessage m;
+    *m.mutable_batch() = bad;
+    stream->Write(m);
+    stream->WritesDone();
+    v1::ServerMessage reply;
+    while (stream->Read(&reply)) {
+    }
+    return stream->Finish();
+  }
+
+  testing::TempDir dir_;
+  std::string port_file_;
+  std::unique_ptr<testing::Process> daemon_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Ingest::Stub> ingest_;
+  std::unique_ptr<v1::Query::Stub> query_;
+  StringTable strings_;
+  BatchEncoder encoder_{&strings_};
+};
+
+TEST_F(IngestBadInput, StoresValidBatchesAndAcksDuplicatesWithoutStoringTwice) {
+  grpc::ClientContext ctx;
+  std::unique_ptr<Stream> stream;
+  Hello(&ctx, &stream);
+  v1::ClientMessage m;
+  *m.mutable_batch() = ValidBatch(1, 50);
+  ASSERT_TRUE(stream->Write(m));
+  v1::ServerMessage ack;
+  ASSERT_TRUE(stream->Read(&ack));
+  EXPECT_EQ(ack.ack().sequence(), 1u);
+  EXPECT_FALSE(ack.ack().duplicate());
+  ASSERT_TRUE(stream->Write(m));  // the same batch again, as after a reconnect
+  ASSERT_TRUE(stream->Read(&ack));
+  EXPECT_TRUE(ack.ack().duplicate());
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(StoredEvents(), 100u);
+  EXPECT_EQ(Stats().batches_duplicate(), 1u);
+}
+
+TEST_F(IngestBadInput, UnknownRefsAreRejectedAndEarlierDataKept) {
+  // A valid batch first.
+  {
+    grpc::ClientContext ctx;
+    std::unique_ptr<Stream> stream;
+    Hello(&ctx, &stream);
+    v1::ClientMessage m;
+    *m.mutable_batch() = ValidBatch(1, 20);
+    stream->Write(m);
+    v1::ServerMessage ack;
+    ASSERT_TRUE(stream->Read(&ack));
+    stream->WritesDone();
+    ASSERT_TRUE(stream->Finish().ok());
+  }
+  v1::EventBatch bad = ValidBatch(2, 5);
+  bad.mutable_kernels()->set_signature_ref(0, 999);  // never defined
+  grpc::Status st = SendAfterValid(bad);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("kernels.signature_ref[0]"), std::string::npos)
+      << st.error_message();
+  EXPECT_EQ(StoredEvents(), 40u);
+  EXPECT_EQ(Stats().batches_rejected(), 1u);
+}
+
+TEST_F(IngestBadInput, MismatchedColumnsAndZeroSequenceAreRejected) {
+  v1::EventBatch ragged = ValidBatch(1, 5);
+  ragged.mutable_kernels()->add_duration_ns(1);
+  grpc::Status st = SendAfterValid(ragged);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("kernels.duration_ns"), std::string::npos);
+
+  v1::EventBatch zero = ValidBatch(1, 5);
+  zero.set_sequence(0);
+  st = SendAfterValid(zero);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(StoredEvents(), 0u);
+}
+
+TEST_F(IngestBadInput, FirstMessageMustBeHello) {
+  grpc::ClientContext ctx;
+  auto stream = ingest_->Stream(&ctx);
+  v1::ClientMessage m;
+  *m.mutable_batch() = ValidBatch(1, 1);
+  stream->Write(m);
+  stream->WritesDone();
+  v1::ServerMessage reply;
+  EXPECT_FALSE(stream->Read(&reply));
+  grpc::Status st = stream->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(st.error_message().find("Hello"), std::string::npos);
+}
+
+TEST_F(IngestBadInput, EmptyProcessKeyIsRejected) {
+  grpc::ClientContext ctx;
+  auto stream = ingest_->Stream(&ctx);
+  v1::ClientMessage hello;
+  hello.mutable_hello()->mutable_identity()->set_job_id("x");
+  stream->Write(hello);
+  stream->WritesDone();
+  v1::ServerMessage reply;
+  EXPECT_FALSE(stream->Read(&reply));
+  grpc::Status st = stream->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("process_key"), std::string::npos);
+}
+
+TEST_F(IngestBadInput, OversizedMessageIsRefusedAndDaemonStaysUp) {
+  v1::EventBatch huge = ValidBatch(1, 10);
+  huge.mutable_dictionary()->add_strings()->set_ref(100000);
+  huge.mutable_dictionary()->mutable_strings()->rbegin()->set_value(std::string(2 << 20, 'x'));
+  grpc::Status st = SendAfterValid(huge);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // Still serving.
+  EXPECT_EQ(StoredEvents(), 0u);
+  EXPECT_EQ(Stats().streams_open(), 0u);
+}
+
+TEST_F(IngestBadInput, ClientVanishingMidStreamKeepsAckedBatches) {
+  {
+    grpc::ClientContext ctx;
+    std::unique_ptr<Stream> stream;
+    Hello(&ctx, &stream);
+    v1::ClientMessage m;
+    *m.mutable_batch() = ValidBatch(1, 30);
+    stream->Write(m);
+    v1::ServerMessage ack;
+    ASSERT_TRUE(stream->Read(&ack));
+    ctx.TryCancel();  // vanish without WritesDone
+  }
+  // The daemon notices the cancelled stream asynchronously.
+  for (int i = 0; i < 100 && Stats().streams_open() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(Stats().streams_open(), 0u);
+  EXPECT_EQ(StoredEvents(), 60u);
+  // Reconnecting as the same process: Welcome tells what is stored already.
+  grpc::ClientContext ctx;
+  std::unique_ptr<Stream> stream;
+  Hello(&ctx, &stream);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(IngestBadInput, SequenceGapsAreCountedAndReported) {
+  grpc::ClientContext ctx;
+  std::unique_ptr<Stream> stream;
+  Hello(&ctx, &stream);
+  for (uint64_t seq : {1, 2, 5}) {
+    v1::ClientMessage m;
+    *m.mutable_batch() = ValidBatch(seq, 3);
+    ASSERT_TRUE(stream->Write(m));
+    v1::ServerMessage ack;
+    ASSERT_TRUE(stream->Read(&ack));
+  }
+  stream->WritesDone();
+  ASSERT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(Stats().sequence_gaps(), 2u);
+  grpc::ClientContext jctx;
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(query_->ListJobs(&jctx, {}, &jobs).ok());
+  ASSERT_EQ(jobs.jobs_size(), 1);
+  EXPECT_EQ(jobs.jobs(0).processes(0).sequence_gaps(), 2u);
+}
+
+TEST_F(IngestBadInput, UnknownJobIsNotFound) {
+  grpc::ClientContext ctx;
+  v1::GetStepReportRequest req;
+  req.set_job_id("missing");
+  req.set_all(true);
+  v1::GetStepReportResponse resp;
+  grpc::Status st = query_->GetStepReport(&ctx, req, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(st.error_message(), "unknown job 'missing'");
+}
+
+}  // namespace
+}  // namespace gpuspy

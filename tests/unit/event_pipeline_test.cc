@@ -1,0 +1,225 @@
+// The core's background pipeline with a fake sink: delivery, spilling while the collector is
+// away, replay in order, bounded spill, refused batches, bounded exit.
+#include "inject/core/event_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "codec/batch_decoder.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy::inject {
+namespace {
+
+// Test framing of API records, walked by a stand-in for cuptiActivityGetNextRecord.
+CUptiResult CUPTIAPI NextApiRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+  size_t offset = *record == nullptr ? 0
+                                     : reinterpret_cast<uint8_t*>(*record) - buffer +
+                                           sizeof(CUpti_ActivityAPI);
+  if (offset + sizeof(CUpti_ActivityAPI) > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = reinterpret_cast<CUpti_Activity*>(buffer + offset);
+  return CUPTI_SUCCESS;
+}
+
+// Shared state of the fake collector: what it accepted, and whether it is "up".
+struct FakeCollector {
+  std::mutex mu;
+  bool up = true;
+  bool hang = false;
+  uint64_t refuse_sequence = 0;
+  std::vector<uint64_t> correlation_ids;  // every API event received, in order
+  std::vector<uint64_t> sequences;
+  int connects = 0;
+};
+
+class FakeSink : public BatchSink {
+ public:
+  explicit FakeSink(FakeCollector* c) : c_(c) {}
+  absl::StatusOr<uint64_t> Connect(const v1::ProcessIdentity&, absl::Duration) override {
+    std::lock_guard lock(c_->mu);
+    if (!c_->up) return absl::UnavailableError("collector down");
+    ++c_->connects;
+    return 0;
+  }
+  absl::Status Deliver(const v1::EventBatch& batch, absl::Duration timeout) override {
+    {
+      std::lock_guard lock(c_->mu);
+      if (c_->hang) {
+        // A collector that never acknowledges: wait out the caller's timeout.
+      } else if (!c_->up) {
+        return absl::UnavailableError("collector down");
+      } else if (batch.sequence() == c_->refuse_sequence) {
+        return absl::InvalidArgumentError("refused");
+      } else {
+        if (absl::Status st = dict_.Apply(batch.dictionary()); !st.ok()) return st;
+        EventColumns ev;
+        if (absl::Status st = DecodeBatch(batch, dict_, &ev); !st.ok()) return st;
+        for (const auto& a : ev.apis) c_->correlation_ids.push_back(a.correlation_id);
+        c_->sequences.push_back(batch.sequence());
+        return absl::OkStatus();
+      }
+    }
+    std::this_thread::sleep_for(std::min(absl::ToChronoMilliseconds(timeout),
+                                         std::chrono::milliseconds(120'000)));
+    return absl::DeadlineExceededError("no ack");
+  }
+  void Disconnect() override {}
+
+ private:
+  FakeCollector* c_;
+  ProcessDictionary dict_;  // the collector side's dictionary survives reconnects
+};
+
+class EventPipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    api_.ActivityGetNextRecord = &NextApiRecord;
+    config_.flush_period_ms = 10;
+    config_.batch_events = 50;
+    config_.spill_dir = dir_.path();
+    config_.ack_timeout_ms = 200;
+    identity_.set_process_key("test");
+    identity_.set_host("h");
+    identity_.set_pid(1);
+  }
+
+  void MakePipeline() {
+    pipeline_ = std::make_unique<EventPipeline>(
+        config_, &api_, identity_, std::make_unique<FakeSink>(&collector_), &pool_, &completed_,
+        [this](bool) { ++flushes_; }, [] { return uint64_t{0}; });
+    pipeline_->Start();
+  }
+
+  // Hands the pipeline one buffer of `n` API records with consecutive correlation ids.
+  void Produce(int n) {
+    uint8_t* buf = pool_.Acquire();
+    ASSERT_NE(buf, nullptr);
+    for (int i = 0; i < n; ++i) {
+      CUpti_ActivityAPI a{};
+      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+      a.cbid = 1;
+      a.start = 1000 * next_corr_;
+      a.end = a.start + 5;
+      a.threadId = 1;
+      a.correlationId = static_cast<uint32_t>(next_corr_++);
+      std::memcpy(buf + i * sizeof(a), &a, sizeof(a));
+    }
+    completed_.Push({buf, n * sizeof(CUpti_ActivityAPI)});
+  }
+
+  std::vector<uint64_t> Expected() const {
+    std::vector<uint64_t> v;
+    for (uint64_t i = 1; i < next_corr_; ++i) v.push_back(i);
+    return v;
+  }
+
+  testing::TempDir dir_;
+  CuptiApi api_;
+  CoreConfig config_;
+  v1::ProcessIdentity identity_;
+  BufferPool pool_{64 * 1024, 64};
+  CompletedBuffers completed_;
+  FakeCollector collector_;
+  std::unique_ptr<EventPipeline> pipeline_;
+  std::atomic<int> flushes_{0};
+  uint64_t next_corr_ = 1;
+};
+
+TEST_F(EventPipelineTest, DeliversEveryEventOnceInOrderAndRecyclesBuffers) {
+  MakePipeline();
+  for (int i = 0; i < 20; ++i) Produce(37);
+  pipeline_->Stop(std::chrono::milliseconds(2000));
+  EXPECT_EQ(collector_.correlation_ids, Expected());
+  EXPECT_EQ(pipeline_->stats().batches_spilled.load(), 0u);
+  EXPECT_EQ(pool_.in_use(), 0u);
+  EXPECT_GT(flushes_.load(), 0);
+  // Sequences are consecutive from 1.
+  for (size_t i = 0; i < collector_.sequences.size(); ++i) {
+    EXPECT_EQ(collector_.sequences[i], i + 1);
+  }
+}
+
+TEST_F(EventPipelineTest, SpillsWhileCollectorIsDownAndReplaysInOrderWhenBack) {
+  collector_.up = false;
+  MakePipeline();
+  for (int i = 0; i < 10; ++i) Produce(40);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_GT(pipeline_->stats().batches_spilled.load(), 0u);
+  {
+    std::lock_guard lock(collector_.mu);
+    collector_.up = true;
+  }
+  for (int i = 0; i < 5; ++i) Produce(40);
+  pipeline_->Stop(std::chrono::milliseconds(3000));
+  EXPECT_EQ(collector_.correlation_ids, Expected());
+  EXPECT_GT(pipeline_->stats().batches_replayed.load(), 0u);
+  EXPECT_EQ(pipeline_->stats().spill_dropped_events.load(), 0u);
+}
+
+TEST_F(EventPipelineTest, FullSpillDropsAndCountsButLaterBatchesStillDecode) {
+  config_.spill_max_bytes = 600;  // room for about one small batch
+  collector_.up = false;
+  MakePipeline();
+  for (int i = 0; i < 8; ++i) {
+    Produce(40);
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    std::lock_guard lock(collector_.mu);
+    collector_.up = true;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // reconnect backoff
+  Produce(40);
+  pipeline_->Stop(std::chrono::milliseconds(3000));
+  const uint64_t dropped = pipeline_->stats().spill_dropped_events.load();
+  EXPECT_GT(dropped, 0u);
+  // Received + dropped = produced: nothing vanishes uncounted.
+  EXPECT_EQ(collector_.correlation_ids.size() + dropped, next_corr_ - 1);
+  // The last batch arrived although earlier ones carrying its names were dropped.
+  ASSERT_FALSE(collector_.correlation_ids.empty());
+  EXPECT_EQ(collector_.correlation_ids.back(), next_corr_ - 1);
+}
+
+TEST_F(EventPipelineTest, RefusedBatchIsNotRetriedAndDoesNotBlockLaterOnes) {
+  collector_.refuse_sequence = 1;
+  MakePipeline();
+  Produce(60);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Produce(60);
+  pipeline_->Stop(std::chrono::milliseconds(2000));
+  EXPECT_EQ(pipeline_->stats().batches_refused.load(), 1u);
+  ASSERT_FALSE(collector_.correlation_ids.empty());
+  EXPECT_EQ(collector_.correlation_ids.back(), next_corr_ - 1);
+}
+
+TEST_F(EventPipelineTest, StopIsBoundedWhenCollectorNeverAcks) {
+  // Everything the stuck pipeline thread touches is leaked on purpose: Stop() detaches that
+  // thread (the application's exit must not wait for it), so it may outlive this test body.
+  auto* collector = new FakeCollector;
+  collector->hang = true;
+  auto* pool = new BufferPool(64 * 1024, 8);
+  auto* completed = new CompletedBuffers;
+  config_.ack_timeout_ms = 60'000;
+  auto* pipeline = new EventPipeline(config_, &api_, identity_,
+                                     std::make_unique<FakeSink>(collector), pool, completed,
+                                     [](bool) {}, [] { return uint64_t{0}; });
+  pipeline->Start();
+  uint8_t* buf = pool->Acquire();
+  CUpti_ActivityAPI a{};
+  a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.correlationId = 1;
+  std::memcpy(buf, &a, sizeof(a));
+  completed->Push({buf, sizeof(a)});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the batch is now in flight
+  const auto start = std::chrono::steady_clock::now();
+  pipeline->Stop(std::chrono::milliseconds(300));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace gpuspy::inject

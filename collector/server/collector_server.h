@@ -15,6 +15,7 @@
 #include "collector/server/server_options.h"
 #include "collector/storage/dictionary_cache.h"
 #include "collector/storage/store.h"
+#include "grpcpp/server.h"
 
 namespace gpuspy::collector {
 

@@ -1,0 +1,567 @@
+// The embedded Store: batches in append-only segment files under <data_dir>/segments, indexed
+// (with processes, dictionaries and steps) in <data_dir>/index.sqlite.
+//
+// Why not events as SQLite rows: a busy job produces 100k+ events/s; a row per event costs
+// ~50-100 B and an index update each, while a stored batch costs ~10 B/event and one row per
+// ~4k events. Queries read whole batches for a time window, which is what analysis needs.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "collector/storage/segment_file.h"
+#include "collector/storage/sqlite_db.h"
+#include "collector/storage/store.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuspy::collector {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kSchemaVersion = 1;
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS processes(
+  process_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  process_key TEXT UNIQUE NOT NULL,
+  job_id TEXT NOT NULL,
+  identity BLOB NOT NULL,
+  first_seen INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL,
+  event_count INTEGER NOT NULL DEFAULT 0,
+  batch_count INTEGER NOT NULL DEFAULT 0,
+  max_sequence INTEGER NOT NULL DEFAULT 0,
+  cupti_dropped INTEGER NOT NULL DEFAULT 0,
+  queue_dropped INTEGER NOT NULL DEFAULT 0,
+  spill_dropped INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS processes_by_job ON processes(job_id);
+CREATE TABLE IF NOT EXISTS dictionary(
+  chunk INTEGER PRIMARY KEY AUTOINCREMENT,
+  process_id INTEGER NOT NULL,
+  defs BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS dictionary_by_process ON dictionary(process_id, chunk);
+CREATE TABLE IF NOT EXISTS segments(
+  segment_id INTEGER PRIMARY KEY,
+  bytes INTEGER NOT NULL,
+  created INTEGER NOT NULL,
+  last_write INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS batches(
+  process_id INTEGER NOT NULL,
+  sequence INTEGER NOT NULL,
+  min_ns INTEGER NOT NULL,
+  max_ns INTEGER NOT NULL,
+  event_count INTEGER NOT NULL,
+  segment_id INTEGER NOT NULL,
+  offset INTEGER NOT NULL,
+  length INTEGER NOT NULL,
+  PRIMARY KEY(process_id, sequence)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS batches_by_time ON batches(process_id, max_ns);
+CREATE INDEX IF NOT EXISTS batches_by_segment ON batches(segment_id);
+CREATE TABLE IF NOT EXISTS steps(
+  process_id INTEGER NOT NULL,
+  number INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  source TEXT NOT NULL,
+  PRIMARY KEY(process_id, number)) WITHOUT ROWID;
+)sql";
+
+int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
+
+#define RETURN_IF_ERROR(expr)                  \
+  do {                                         \
+    if (absl::Status _st = (expr); !_st.ok()) { \
+      return _st;                              \
+    }                                          \
+  } while (0)
+
+class EmbeddedStore final : public Store {
+ public:
+  explicit EmbeddedStore(EmbeddedStoreOptions options) : options_(std::move(options)) {}
+  ~EmbeddedStore() override {
+    for (auto& [id, fd] : read_fds_) close(fd);
+  }
+
+  absl::Status Open();
+
+  absl::StatusOr<uint64_t> UpsertProcess(const v1::ProcessIdentity& identity,
+                                         int64_t now_unix_ns) override;
+  absl::StatusOr<ProcessRecord> GetProcess(uint64_t process_id) override;
+  absl::StatusOr<std::vector<ProcessRecord>> ListProcesses(const std::string& job_id) override;
+  absl::Status AppendDictionary(uint64_t process_id, const v1::Dictionary& defs) override;
+  absl::StatusOr<v1::Dictionary> LoadDictionary(uint64_t process_id) override;
+  absl::Status AppendBatch(const StoredBatch& batch) override;
+  absl::StatusOr<std::vector<StoredBatch>> ReadBatches(uint64_t process_id, int64_t from_ns,
+                                                       int64_t to_ns) override;
+  absl::Status UpsertSteps(const std::vector<StepRecord>& steps) override;
+  absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) override;
+  absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
+                                            int64_t now_unix_ns) override;
+  StoreStats Stats() override;
+  absl::Status Flush() override;
+
+ private:
+  std::string SegmentPath(uint64_t id) const {
+    return absl::StrFormat("%s/segments/seg-%08d.gseg", options_.data_dir, id);
+  }
+  absl::Status Migrate();
+  absl::Status Recover();
+  absl::Status StartSegment(uint64_t id);
+  absl::Status EvictSegment(uint64_t id);
+  absl::StatusOr<std::vector<ProcessRecord>> QueryProcesses(const std::string& where,
+                                                            const std::string& arg, int64_t id);
+  int ReadFd(uint64_t segment_id);
+
+  EmbeddedStoreOptions options_;
+  std::mutex mu_;  // guards everything below
+  std::unique_ptr<SqliteDb> db_;
+  std::unique_ptr<SegmentWriter> active_;
+  uint64_t active_id_ = 0;
+  std::map<uint64_t, int> read_fds_;
+  StoreStats stats_;
+};
+
+absl::Status EmbeddedStore::Migrate() {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> v = db_->Prepare("PRAGMA user_version");
+  if (!v.ok()) return v.status();
+  absl::StatusOr<bool> row = (*v)->Step();
+  if (!row.ok()) return row.status();
+  const int64_t version = *row ? (*v)->Int(0) : 0;
+  if (version > kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the data dir was written by a newer gpuspyd (schema ", version, " > ", kSchemaVersion, ")"));
+  }
+  RETURN_IF_ERROR(db_->Exec(kSchema));
+  return db_->Exec(absl::StrCat("PRAGMA user_version=", kSchemaVersion));
+}
+
+absl::Status EmbeddedStore::StartSegment(uint64_t id) {
+  absl::StatusOr<std::unique_ptr<SegmentWriter>> w = SegmentWriter::Open(SegmentPath(id));
+  if (!w.ok()) return w.status();
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
+      "INSERT OR IGNORE INTO segments(segment_id, bytes, created, last_write) VALUES(?,?,?,?)");
+  if (!ins.ok()) return ins.status();
+  const int64_t now = NowNs();
+  (*ins)->Bind(1, static_cast<int64_t>(id)).Bind(2, static_cast<int64_t>((*w)->size()))
+      .Bind(3, now).Bind(4, now);
+  RETURN_IF_ERROR((*ins)->Run());
+  active_ = std::move(*w);
+  active_id_ = id;
+  return absl::OkStatus();
+}
+
+// After a crash: records written past the last indexed one were never acknowledged (the index
+// commit precedes the ack), so they are cut off; segments whose file vanished lose their rows.
+absl::Status EmbeddedStore::Recover() {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> segs =
+      db_->Prepare("SELECT segment_id FROM segments ORDER BY segment_id");
+  if (!segs.ok()) return segs.status();
+  std::vector<uint64_t> ids;
+  for (absl::StatusOr<bool> row = (*segs)->Step(); row.ok() && *row; row = (*segs)->Step()) {
+    ids.push_back(static_cast<uint64_t>((*segs)->Int(0)));
+  }
+  for (uint64_t id : ids) {
+    if (!fs::exists(SegmentPath(id))) {
+      spdlog::error("storage: segment {} is missing; its batches are dropped from the index",
+                    SegmentPath(id));
+      RETURN_IF_ERROR(EvictSegment(id));
+    }
+  }
+  uint64_t active = 1;
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> max =
+        db_->Prepare("SELECT MAX(segment_id) FROM segments");
+    if (!max.ok()) return max.status();
+    absl::StatusOr<bool> row = (*max)->Step();
+    if (row.ok() && *row && (*max)->Int(0) > 0) active = static_cast<uint64_t>((*max)->Int(0));
+  }
+  RETURN_IF_ERROR(StartSegment(active));
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> end = db_->Prepare(
+      "SELECT COALESCE(MAX(offset + length), 0) FROM batches WHERE segment_id = ?");
+  if (!end.ok()) return end.status();
+  (*end)->Bind(1, static_cast<int64_t>(active));
+  absl::StatusOr<bool> row = (*end)->Step();
+  if (!row.ok()) return row.status();
+  uint64_t indexed_end = static_cast<uint64_t>((*end)->Int(0));
+  if (indexed_end > 0) indexed_end += kSegmentHeaderBytes;
+  if (active_->size() > indexed_end) {
+    spdlog::warn("storage: {} has {} unacknowledged bytes after its last indexed record; "
+                 "truncating",
+                 active_->path(), active_->size() - indexed_end);
+    RETURN_IF_ERROR(active_->Truncate(indexed_end));
+  }
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> upd =
+      db_->Prepare("UPDATE segments SET bytes = ? WHERE segment_id = ?");
+  if (!upd.ok()) return upd.status();
+  (*upd)->Bind(1, static_cast<int64_t>(active_->size())).Bind(2, static_cast<int64_t>(active));
+  return (*upd)->Run();
+}
+
+absl::Status EmbeddedStore::Open() {
+  std::error_code ec;
+  fs::create_directories(options_.data_dir + "/segments", ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot create ", options_.data_dir, "/segments: ", ec.message()));
+  }
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(options_.data_dir + "/index.sqlite");
+  if (!db.ok()) return db.status();
+  db_ = std::move(*db);
+  RETURN_IF_ERROR(Migrate());
+  return Recover();
+}
+
+absl::StatusOr<uint64_t> EmbeddedStore::UpsertProcess(const v1::ProcessIdentity& identity,
+                                                      int64_t now) {
+  std::lock_guard lock(mu_);
+  std::string blob;
+  identity.SerializeToString(&blob);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> find =
+      db_->Prepare("SELECT process_id FROM processes WHERE process_key = ?");
+  if (!find.ok()) return find.status();
+  (*find)->Bind(1, identity.process_key());
+  absl::StatusOr<bool> row = (*find)->Step();
+  if (!row.ok()) return row.status();
+  if (*row) {
+    const int64_t id = (*find)->Int(0);
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> upd = db_->Prepare(
+        "UPDATE processes SET identity = ?, job_id = ?, last_seen = ? WHERE process_id = ?");
+    if (!upd.ok()) return upd.status();
+    (*upd)->BindBlob(1, blob).Bind(2, identity.job_id()).Bind(3, now).Bind(4, id);
+    RETURN_IF_ERROR((*upd)->Run());
+    return static_cast<uint64_t>(id);
+  }
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
+      "INSERT INTO processes(process_key, job_id, identity, first_seen, last_seen) "
+      "VALUES(?,?,?,?,?)");
+  if (!ins.ok()) return ins.status();
+  (*ins)->Bind(1, identity.process_key()).Bind(2, identity.job_id()).BindBlob(3, blob)
+      .Bind(4, now).Bind(5, now);
+  RETURN_IF_ERROR((*ins)->Run());
+  return static_cast<uint64_t>(db_->LastInsertId());
+}
+
+absl::StatusOr<std::vector<ProcessRecord>> EmbeddedStore::QueryProcesses(const std::string& where,
+                                                                         const std::string& arg,
+                                                                         int64_t id) {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+      "SELECT process_id, identity, first_seen, last_seen, event_count, batch_count, "
+      "max_sequence, cupti_dropped, queue_dropped, spill_dropped FROM processes " +
+      where + " ORDER BY process_id");
+  if (!q.ok()) return q.status();
+  if (!arg.empty()) (*q)->Bind(1, arg);
+  if (id != 0) (*q)->Bind(1, id);
+  std::vector<ProcessRecord> out;
+  absl::StatusOr<bool> row = (*q)->Step();
+  for (; row.ok() && *row; row = (*q)->Step()) {
+    ProcessRecord r;
+    r.process_id = static_cast<uint64_t>((*q)->Int(0));
+    if (!r.identity.ParseFromString((*q)->Blob(1))) {
+      return absl::DataLossError(absl::StrCat("process ", r.process_id, ": identity unreadable"));
+    }
+    r.first_seen_unix_ns = (*q)->Int(2);
+    r.last_seen_unix_ns = (*q)->Int(3);
+    r.event_count = static_cast<uint64_t>((*q)->Int(4));
+    r.batch_count = static_cast<uint64_t>((*q)->Int(5));
+    r.max_sequence = static_cast<uint64_t>((*q)->Int(6));
+    r.loss = {static_cast<uint64_t>((*q)->Int(7)), static_cast<uint64_t>((*q)->Int(8)),
+              static_cast<uint64_t>((*q)->Int(9))};
+    out.push_back(std::move(r));
+  }
+  if (!row.ok()) return row.status();
+  return out;
+}
+
+absl::StatusOr<ProcessRecord> EmbeddedStore::GetProcess(uint64_t process_id) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::vector<ProcessRecord>> r =
+      QueryProcesses("WHERE process_id = ?", "", static_cast<int64_t>(process_id));
+  if (!r.ok()) return r.status();
+  if (r->empty()) return absl::NotFoundError(absl::StrCat("no process ", process_id));
+  return std::move(r->front());
+}
+
+absl::StatusOr<std::vector<ProcessRecord>> EmbeddedStore::ListProcesses(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  if (job_id.empty()) return QueryProcesses("", "", 0);
+  return QueryProcesses("WHERE job_id = ?", job_id, 0);
+}
+
+absl::Status EmbeddedStore::AppendDictionary(uint64_t process_id, const v1::Dictionary& defs) {
+  std::lock_guard lock(mu_);
+  std::string blob;
+  defs.SerializeToString(&blob);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> ins =
+      db_->Prepare("INSERT INTO dictionary(process_id, defs) VALUES(?,?)");
+  if (!ins.ok()) return ins.status();
+  (*ins)->Bind(1, static_cast<int64_t>(process_id)).BindBlob(2, blob);
+  return (*ins)->Run();
+}
+
+absl::StatusOr<v1::Dictionary> EmbeddedStore::LoadDictionary(uint64_t process_id) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q =
+      db_->Prepare("SELECT defs FROM dictionary WHERE process_id = ? ORDER BY chunk");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, static_cast<int64_t>(process_id));
+  v1::Dictionary out;
+  absl::StatusOr<bool> row = (*q)->Step();
+  for (; row.ok() && *row; row = (*q)->Step()) {
+    // Repeated fields concatenate on merge: the union of all chunks, in arrival order.
+    if (!out.MergeFromString((*q)->Blob(0))) {
+      return absl::DataLossError(absl::StrCat("process ", process_id, ": dictionary unreadable"));
+    }
+  }
+  if (!row.ok()) return row.status();
+  return out;
+}
+
+absl::Status EmbeddedStore::AppendBatch(const StoredBatch& b) {
+  std::lock_guard lock(mu_);
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> dup =
+        db_->Prepare("SELECT 1 FROM batches WHERE process_id = ? AND sequence = ?");
+    if (!dup.ok()) return dup.status();
+    (*dup)->Bind(1, static_cast<int64_t>(b.process_id)).Bind(2, static_cast<int64_t>(b.sequence));
+    absl::StatusOr<bool> row = (*dup)->Step();
+    if (!row.ok()) return row.status();
+    if (*row) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("process ", b.process_id, " batch ", b.sequence, " is already stored"));
+    }
+  }
+  const uint64_t record = kSegmentHeaderBytes + b.payload.size();
+  if (active_->size() > 0 && active_->size() + record > options_.segment_max_bytes) {
+    RETURN_IF_ERROR(StartSegment(active_id_ + 1));
+  }
+  const uint64_t before = active_->size();
+  absl::StatusOr<uint64_t> offset = active_->Append(b.process_id, b.sequence, b.payload);
+  if (!offset.ok()) {
+    ++stats_.write_errors;
+    return offset.status();
+  }
+  auto undo = [&](absl::Status st) {
+    ++stats_.write_errors;
+    (void)db_->Exec("ROLLBACK");
+    (void)active_->Truncate(before);
+    return st;
+  };
+  if (options_.fsync_each_batch) {
+    if (absl::Status st = active_->Sync(); !st.ok()) return undo(st);
+  }
+  const int64_t now = NowNs();
+  if (absl::Status st = db_->Exec("BEGIN IMMEDIATE"); !st.ok()) return undo(st);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
+      "INSERT INTO batches(process_id, sequence, min_ns, max_ns, event_count, segment_id, offset, "
+      "length) VALUES(?,?,?,?,?,?,?,?)");
+  if (!ins.ok()) return undo(ins.status());
+  (*ins)->Bind(1, static_cast<int64_t>(b.process_id)).Bind(2, static_cast<int64_t>(b.sequence))
+      .Bind(3, b.min_ns).Bind(4, b.max_ns).Bind(5, static_cast<int64_t>(b.event_count))
+      .Bind(6, static_cast<int64_t>(active_id_)).Bind(7, static_cast<int64_t>(*offset))
+      .Bind(8, static_cast<int64_t>(b.payload.size()));
+  if (absl::Status st = (*ins)->Run(); !st.ok()) return undo(st);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> proc = db_->Prepare(
+      "UPDATE processes SET event_count = event_count + ?, batch_count = batch_count + 1, "
+      "max_sequence = MAX(max_sequence, ?), cupti_dropped = MAX(cupti_dropped, ?), "
+      "queue_dropped = MAX(queue_dropped, ?), spill_dropped = MAX(spill_dropped, ?), "
+      "last_seen = ? WHERE process_id = ?");
+  if (!proc.ok()) return undo(proc.status());
+  (*proc)->Bind(1, static_cast<int64_t>(b.event_count)).Bind(2, static_cast<int64_t>(b.sequence))
+      .Bind(3, static_cast<int64_t>(b.loss.cupti_dropped_records))
+      .Bind(4, static_cast<int64_t>(b.loss.queue_dropped_events))
+      .Bind(5, static_cast<int64_t>(b.loss.spill_dropped_events)).Bind(6, now)
+      .Bind(7, static_cast<int64_t>(b.process_id));
+  if (absl::Status st = (*proc)->Run(); !st.ok()) return undo(st);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> seg =
+      db_->Prepare("UPDATE segments SET bytes = ?, last_write = ? WHERE segment_id = ?");
+  if (!seg.ok()) return undo(seg.status());
+  (*seg)->Bind(1, static_cast<int64_t>(active_->size())).Bind(2, now)
+      .Bind(3, static_cast<int64_t>(active_id_));
+  if (absl::Status st = (*seg)->Run(); !st.ok()) return undo(st);
+  if (absl::Status st = db_->Exec("COMMIT"); !st.ok()) return undo(st);
+  return absl::OkStatus();
+}
+
+int EmbeddedStore::ReadFd(uint64_t segment_id) {
+  if (auto it = read_fds_.find(segment_id); it != read_fds_.end()) return it->second;
+  const int fd = open(SegmentPath(segment_id).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) read_fds_[segment_id] = fd;
+  return fd;
+}
+
+absl::StatusOr<std::vector<StoredBatch>> EmbeddedStore::ReadBatches(uint64_t process_id,
+                                                                   int64_t from_ns, int64_t to_ns) {
+  std::lock_guard lock(mu_);
+  const bool all = from_ns == 0 && to_ns == 0;
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+      std::string("SELECT sequence, min_ns, max_ns, event_count, segment_id, offset, length "
+                  "FROM batches WHERE process_id = ?") +
+      (all ? "" : " AND max_ns >= ? AND min_ns < ?") + " ORDER BY sequence");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, static_cast<int64_t>(process_id));
+  if (!all) (*q)->Bind(2, from_ns).Bind(3, to_ns);
+  std::vector<StoredBatch> out;
+  absl::StatusOr<bool> row = (*q)->Step();
+  for (; row.ok() && *row; row = (*q)->Step()) {
+    StoredBatch b;
+    b.process_id = process_id;
+    b.sequence = static_cast<uint64_t>((*q)->Int(0));
+    b.min_ns = (*q)->Int(1);
+    b.max_ns = (*q)->Int(2);
+    b.event_count = static_cast<uint32_t>((*q)->Int(3));
+    const uint64_t segment = static_cast<uint64_t>((*q)->Int(4));
+    const int fd = ReadFd(segment);
+    absl::StatusOr<std::string> payload =
+        fd < 0 ? absl::NotFoundError(SegmentPath(segment) + " is missing")
+               : ReadSegmentRecord(fd, SegmentPath(segment), static_cast<uint64_t>((*q)->Int(5)),
+                                   static_cast<uint64_t>((*q)->Int(6)), process_id, b.sequence);
+    if (!payload.ok()) {
+      ++stats_.corrupt_records;
+      spdlog::error("storage: process {} batch {} skipped: {}", process_id, b.sequence,
+                    payload.status().ToString());
+      continue;
+    }
+    b.payload = std::move(*payload);
+    out.push_back(std::move(b));
+  }
+  if (!row.ok()) return row.status();
+  return out;
+}
+
+absl::Status EmbeddedStore::UpsertSteps(const std::vector<StepRecord>& steps) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
+      "INSERT OR REPLACE INTO steps(process_id, number, start_ns, end_ns, source) "
+      "VALUES(?,?,?,?,?)");
+  if (!ins.ok()) return ins.status();
+  RETURN_IF_ERROR(db_->Exec("BEGIN"));
+  for (const StepRecord& s : steps) {
+    (*ins)->Bind(1, static_cast<int64_t>(s.process_id)).Bind(2, s.number).Bind(3, s.start_ns)
+        .Bind(4, s.end_ns).Bind(5, s.source);
+    if (absl::Status st = (*ins)->Run(); !st.ok()) {
+      (void)db_->Exec("ROLLBACK");
+      return st;
+    }
+  }
+  return db_->Exec("COMMIT");
+}
+
+absl::StatusOr<std::vector<StepRecord>> EmbeddedStore::ListSteps(uint64_t process_id) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+      "SELECT number, start_ns, end_ns, source FROM steps WHERE process_id = ? ORDER BY number");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, static_cast<int64_t>(process_id));
+  std::vector<StepRecord> out;
+  absl::StatusOr<bool> row = (*q)->Step();
+  for (; row.ok() && *row; row = (*q)->Step()) {
+    out.push_back({process_id, (*q)->Int(0), (*q)->Int(1), (*q)->Int(2), (*q)->Text(3)});
+  }
+  if (!row.ok()) return row.status();
+  return out;
+}
+
+absl::Status EmbeddedStore::EvictSegment(uint64_t id) {
+  if (auto it = read_fds_.find(id); it != read_fds_.end()) {
+    close(it->second);
+    read_fds_.erase(it);
+  }
+  for (const char* sql : {"DELETE FROM batches WHERE segment_id = ?",
+                          "DELETE FROM segments WHERE segment_id = ?"}) {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> del = db_->Prepare(sql);
+    if (!del.ok()) return del.status();
+    (*del)->Bind(1, static_cast<int64_t>(id));
+    RETURN_IF_ERROR((*del)->Run());
+  }
+  std::error_code ec;
+  fs::remove(SegmentPath(id), ec);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> EmbeddedStore::EnforceRetention(const RetentionPolicy& policy,
+                                                         int64_t now) {
+  std::lock_guard lock(mu_);
+  struct Seg {
+    uint64_t id;
+    uint64_t bytes;
+    int64_t last_write;
+  };
+  std::vector<Seg> segs;
+  uint64_t total = 0;
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> q =
+        db_->Prepare("SELECT segment_id, bytes, last_write FROM segments ORDER BY segment_id");
+    if (!q.ok()) return q.status();
+    absl::StatusOr<bool> row = (*q)->Step();
+    for (; row.ok() && *row; row = (*q)->Step()) {
+      segs.push_back({static_cast<uint64_t>((*q)->Int(0)), static_cast<uint64_t>((*q)->Int(1)),
+                      (*q)->Int(2)});
+      total += segs.back().bytes;
+    }
+    if (!row.ok()) return row.status();
+  }
+  // The active segment is never evicted while it is being written (that would drop the newest
+  // data); one that has been idle past the age limit is sealed first so it can go.
+  const bool active_expired = policy.max_age_ns > 0 && active_->size() > 0 && !segs.empty() &&
+                              segs.back().id == active_id_ &&
+                              segs.back().last_write < now - policy.max_age_ns;
+  if (active_expired) {
+    RETURN_IF_ERROR(StartSegment(active_id_ + 1));
+  }
+  uint64_t evicted = 0;
+  for (const Seg& s : segs) {
+    if (s.id == active_id_) break;
+    const bool too_big = policy.max_bytes > 0 && total > policy.max_bytes;
+    const bool too_old = policy.max_age_ns > 0 && s.last_write < now - policy.max_age_ns;
+    if (!too_big && !too_old) break;  // oldest first: once one stays, all newer stay
+    RETURN_IF_ERROR(EvictSegment(s.id));
+    total -= s.bytes;
+    ++evicted;
+  }
+  stats_.segments_evicted += evicted;
+  return evicted;
+}
+
+StoreStats EmbeddedStore::Stats() {
+  std::lock_guard lock(mu_);
+  StoreStats s = stats_;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(options_.data_dir + "/segments", ec)) {
+    s.bytes_on_disk += entry.file_size(ec);
+    ++s.segments;
+  }
+  for (const char* f : {"/index.sqlite", "/index.sqlite-wal"}) {
+    const auto size = fs::file_size(options_.data_dir + f, ec);
+    if (!ec) s.bytes_on_disk += size;
+  }
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare("SELECT COUNT(*) FROM batches");
+  if (q.ok()) {
+    absl::StatusOr<bool> row = (*q)->Step();
+    if (row.ok() && *row) s.batches = static_cast<uint64_t>((*q)->Int(0));
+  }
+  return s;
+}
+
+absl::Status EmbeddedStore::Flush() {
+  std::lock_guard lock(mu_);
+  RETURN_IF_ERROR(active_->Sync());
+  return db_->Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> OpenEmbeddedStore(const EmbeddedStoreOptions& options) {
+  if (options.data_dir.empty()) return absl::InvalidArgumentError("no data dir given");
+  auto store = std::make_unique<EmbeddedStore>(options);
+  if (absl::Status st = store->Open(); !st.ok()) return st;
+  return store;
+}
+
+}  // namespace gpuspy::collector

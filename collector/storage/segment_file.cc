@@ -1,0 +1,119 @@
+#include "collector/storage/segment_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpuspy::collector {
+namespace {
+
+struct Header {
+  uint32_t magic;
+  uint32_t length;
+  uint32_t crc;
+  uint32_t reserved;
+  uint64_t process_id;
+  uint64_t sequence;
+};
+static_assert(sizeof(Header) == kSegmentHeaderBytes);
+
+uint32_t Crc(const std::string& payload) {
+  return static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size())));
+}
+
+absl::Status WriteError(const std::string& path, int err) {
+  const std::string msg = absl::StrCat("cannot write ", path, ": ", std::strerror(err));
+  if (err == ENOSPC || err == EFBIG || err == EDQUOT) return absl::ResourceExhaustedError(msg);
+  return absl::InternalError(msg);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Open(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot stat ", path, ": ", std::strerror(errno)));
+  }
+  return std::unique_ptr<SegmentWriter>(new SegmentWriter(path, fd, static_cast<uint64_t>(st.st_size)));
+}
+
+SegmentWriter::~SegmentWriter() { close(fd_); }
+
+absl::StatusOr<uint64_t> SegmentWriter::Append(uint64_t process_id, uint64_t sequence,
+                                               const std::string& payload) {
+  Header h{kSegmentRecordMagic, static_cast<uint32_t>(payload.size()), Crc(payload), 0, process_id,
+           sequence};
+  std::string record(reinterpret_cast<const char*>(&h), sizeof(h));
+  record += payload;
+  const uint64_t offset = size_;
+  size_t done = 0;
+  while (done < record.size()) {
+    const ssize_t n = pwrite(fd_, record.data() + done, record.size() - done,
+                             static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
+      (void)!ftruncate(fd_, static_cast<off_t>(offset));
+      return WriteError(path_, err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  size_ = offset + record.size();
+  return offset;
+}
+
+absl::Status SegmentWriter::Truncate(uint64_t bytes) {
+  if (ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
+    return absl::InternalError(absl::StrCat("cannot truncate ", path_, ": ", std::strerror(errno)));
+  }
+  size_ = bytes;
+  return absl::OkStatus();
+}
+
+absl::Status SegmentWriter::Sync() {
+  if (fdatasync(fd_) != 0) {
+    return absl::InternalError(absl::StrCat("fdatasync ", path_, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, uint64_t offset,
+                                              uint64_t length, uint64_t process_id,
+                                              uint64_t sequence) {
+  std::string buf(kSegmentHeaderBytes + length, '\0');
+  size_t done = 0;
+  while (done < buf.size()) {
+    const ssize_t n = pread(fd, buf.data() + done, buf.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return absl::DataLossError(absl::StrCat(path, " offset ", offset, ": record cut short"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  Header h;
+  std::memcpy(&h, buf.data(), sizeof(h));
+  std::string payload = buf.substr(kSegmentHeaderBytes);
+  if (h.magic != kSegmentRecordMagic || h.length != length || h.process_id != process_id ||
+      h.sequence != sequence) {
+    return absl::DataLossError(absl::StrCat(path, " offset ", offset, ": bad record header"));
+  }
+  if (h.crc != Crc(payload)) {
+    return absl::DataLossError(absl::StrCat(path, " offset ", offset, ": checksum mismatch"));
+  }
+  return payload;
+}
+
+}  // namespace gpuspy::collector

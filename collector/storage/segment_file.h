@@ -1,0 +1,47 @@
+// Append-only segment files holding stored batches. Each record carries its own header and a
+// checksum, so a damaged or truncated file is detected per record and the rest stays readable.
+//
+// Record: [magic u32][payload bytes u32][crc32 of payload u32][reserved u32]
+//         [process_id u64][sequence u64][payload]
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace gpuspy::collector {
+
+inline constexpr uint32_t kSegmentRecordMagic = 0x59505347;  // "GSPY"
+inline constexpr size_t kSegmentHeaderBytes = 32;
+
+// The segment currently being written.
+class SegmentWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<SegmentWriter>> Open(const std::string& path);
+  ~SegmentWriter();
+
+  // Appends one record; returns its offset. On any failure the file is cut back to its previous
+  // size, so a failed append leaves no partial record. ENOSPC/EFBIG/EDQUOT -> ResourceExhausted.
+  absl::StatusOr<uint64_t> Append(uint64_t process_id, uint64_t sequence, const std::string& payload);
+  // Cuts the file back to `bytes` (drops records that were written but never indexed).
+  absl::Status Truncate(uint64_t bytes);
+  absl::Status Sync();
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  SegmentWriter(std::string path, int fd, uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+};
+
+// Reads and verifies the record at `offset` whose payload is `length` bytes. DataLoss when the
+// header or checksum does not match (or the record is cut short); NotFound when the file is gone.
+absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, uint64_t offset,
+                                              uint64_t length, uint64_t process_id,
+                                              uint64_t sequence);
+
+}  // namespace gpuspy::collector

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "collector/analysis/api_classifier.h"
+#include "collector/analysis/blocking_calls.h"
 #include "collector/analysis/detectors/detectors.h"
 #include "collector/analysis/intervals.h"
 #include "collector/analysis/kernel_classifier.h"
@@ -14,8 +15,9 @@
 namespace gpuspy::analysis {
 namespace {
 
+// Spans overlap the window; point events (start == end) lie inside it.
 bool Overlaps(int64_t start, int64_t end, const Interval& w) {
-  return end >= w.start_ns && start < w.end_ns;
+  return start < w.end_ns && (end > w.start_ns || (start == end && start >= w.start_ns));
 }
 
 // Nearest-rank percentile of an unsorted sample (copied; the caller's order is kept).
@@ -130,10 +132,15 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   std::vector<int64_t> kernel_durations;
   uint64_t events_in_window = 0;
 
+  std::vector<Interval> communication, compute;
+  absl::flat_hash_map<StringRef, bool> is_comm;
   for (const KernelEvent& k : ev.kernels) {
     if (!Overlaps(k.start_ns, k.end_ns, w)) continue;
     ++events_in_window;
     kernels.push_back({k.start_ns, k.end_ns});
+    auto [it, fresh] = is_comm.try_emplace(k.name, false);
+    if (fresh) it->second = ClassifyKernel(strings.Get(k.name)) == KernelClass::kCommunication;
+    (it->second ? communication : compute).push_back({k.start_ns, k.end_ns});
     kernel_durations.push_back(k.end_ns - k.start_ns);
   }
   for (const MemcpyEvent& m : ev.memcpys) {
@@ -154,8 +161,6 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
     if (!Overlaps(y.start_ns, y.end_ns, w)) continue;
     ++events_in_window;
     b->set_sync_count(b->sync_count() + 1);
-    // cudaStreamWaitEvent makes the GPU wait, not the host.
-    if (y.sync_kind != SyncKind::kStreamWaitEvent) sync_blocked.push_back({y.start_ns, y.end_ns});
   }
   for (const ApiEvent& a : ev.apis) {
     if (!Overlaps(a.start_ns, a.end_ns, w)) continue;
@@ -163,7 +168,6 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
     b->set_api_call_count(b->api_call_count() + 1);
     const std::string_view name = strings.Get(a.name);
     if (IsLaunchApi(name)) launches.push_back({a.start_ns, a.end_ns});
-    if (IsBlockingApi(name)) sync_blocked.push_back({a.start_ns, a.end_ns});
   }
   for (const MemoryEvent& m : ev.memory) {
     if (!Overlaps(m.timestamp_ns, m.timestamp_ns, w)) continue;
@@ -183,10 +187,15 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   for (const auto& o : ev.overheads) events_in_window += Overlaps(o.start_ns, o.end_ns, w);
   report.set_event_count(events_in_window);
 
+  for (const BlockingCall& c : FindBlockingCalls(ev, strings, w)) sync_blocked.push_back(c.span);
   all_gpu.insert(all_gpu.end(), kernels.begin(), kernels.end());
   all_gpu.insert(all_gpu.end(), copies.begin(), copies.end());
   all_gpu.insert(all_gpu.end(), sets.begin(), sets.end());
 
+  compute.insert(compute.end(), copies.begin(), copies.end());
+  compute.insert(compute.end(), sets.begin(), sets.end());
+  b->set_communication_ns(IntervalSet::Union(std::move(communication)).Clip(w).TotalLength());
+  b->set_compute_busy_ns(IntervalSet::Union(std::move(compute)).Clip(w).TotalLength());
   const IntervalSet kernel_set = IntervalSet::Union(std::move(kernels)).Clip(w);
   const IntervalSet copy_set = IntervalSet::Union(std::move(copies)).Clip(w);
   const IntervalSet busy_set = IntervalSet::Union(std::move(all_gpu)).Clip(w);
@@ -210,11 +219,21 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   b->set_kernel_median_ns(Percentile(kernel_durations, 0.5));
   b->set_kernel_p90_ns(Percentile(kernel_durations, 0.9));
 
-  // GPU idle, attributed (first match wins): host blocked in a sync, host launching, else other.
+  // GPU idle, attributed (first match wins): host blocked in a sync; host launching (inside a
+  // launch call, or any gap shorter than kLaunchGapNs between GPU work: back-to-back launches
+  // that cannot keep up, HTA's "kernel wait"); else the host is doing something else.
   const IntervalSet idle = busy_set.GapsWithin(w);
   const IntervalSet idle_sync = idle.Intersect(sync_set);
   const IntervalSet idle_rest = idle.Subtract(sync_set);
-  const IntervalSet idle_launch = idle_rest.Intersect(launch_set);
+  std::vector<Interval> short_gaps;
+  for (const Interval& g : idle_rest.intervals()) {
+    if (g.length() < kLaunchGapNs && g.start_ns > w.start_ns && g.end_ns < w.end_ns) {
+      short_gaps.push_back(g);
+    }
+  }
+  std::vector<Interval> launch_bound = idle_rest.Intersect(launch_set).intervals();
+  launch_bound.insert(launch_bound.end(), short_gaps.begin(), short_gaps.end());
+  const IntervalSet idle_launch = IntervalSet::Union(std::move(launch_bound));
   b->set_idle_sync_blocked_ns(idle_sync.TotalLength());
   b->set_idle_launch_bound_ns(idle_launch.TotalLength());
   b->set_idle_host_other_ns(idle_rest.TotalLength() - idle_launch.TotalLength());

@@ -15,6 +15,8 @@ namespace gpuspy::analysis {
 
 // How many kernels the report lists by total time.
 inline constexpr int kTopKernels = 10;
+// GPU idle gaps shorter than this between GPU work count as launch-bound.
+inline constexpr int64_t kLaunchGapNs = 30'000;
 
 // `events` are the process's events overlapping the step window (more is fine: everything is
 // clipped to the window). Fills breakdown, top kernels, counts; findings are left to detectors.

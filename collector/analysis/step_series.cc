@@ -27,8 +27,13 @@ v1::Finding* AddFinding(v1::StepReport* r, const std::string& detector) {
 
 void RankFindings(v1::StepReport* report) {
   auto* findings = report->mutable_findings();
-  std::stable_sort(findings->begin(), findings->end(),
-                   [](const v1::Finding& a, const v1::Finding& b) { return a.lost_ns() > b.lost_ns(); });
+  // A warm-up step's bottleneck is being a warm-up step: whatever else it shows is not what the
+  // steady state will look like.
+  auto rank = [](const v1::Finding& f) { return f.detector() == "warmup" ? 1 : 0; };
+  std::stable_sort(findings->begin(), findings->end(), [&](const v1::Finding& a, const v1::Finding& b) {
+    if (rank(a) != rank(b)) return rank(a) > rank(b);
+    return a.lost_ns() > b.lost_ns();
+  });
   report->set_primary_bottleneck(findings->empty() ? "none" : findings->Get(0).detector());
 }
 

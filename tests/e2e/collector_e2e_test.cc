@@ -19,7 +19,7 @@ namespace gpuspy {
 namespace {
 
 using testing::Process;
-using testing::Run;
+
 using testing::RunResult;
 using testing::TempDir;
 
@@ -137,7 +137,7 @@ class CollectorE2E : public ::testing::Test {
 TEST_F(CollectorE2E, EveryReplayedEventComesBackAndSurvivesRestart) {
   ASSERT_TRUE(daemon_.Start()) << daemon_.log();
   const std::string dump = dir_.path() + "/sent.jsonl";
-  RunResult replay = Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "e2e", "--ranks",
+  RunResult replay = testing::Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "e2e", "--ranks",
                           "2", "--steps", "6", "--seed", "7", "--dump-events", dump});
   ASSERT_EQ(replay.exit_code, 0) << replay.out << replay.err;
 
@@ -164,7 +164,7 @@ TEST_F(CollectorE2E, EveryReplayedEventComesBackAndSurvivesRestart) {
 TEST_F(CollectorE2E, AcknowledgedBatchesSurviveSigkill) {
   ASSERT_TRUE(daemon_.Start()) << daemon_.log();
   const std::string dump = dir_.path() + "/sent.jsonl";
-  RunResult replay = Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "crash",
+  RunResult replay = testing::Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "crash",
                           "--ranks", "1", "--steps", "4", "--dump-events", dump});
   ASSERT_EQ(replay.exit_code, 0) << replay.out << replay.err;
   // The producer saw every batch acknowledged; a crash right after must lose none of them.
@@ -175,15 +175,15 @@ TEST_F(CollectorE2E, AcknowledgedBatchesSurviveSigkill) {
 
 TEST_F(CollectorE2E, CliShowsJobsAndPerStepReport) {
   ASSERT_TRUE(daemon_.Start()) << daemon_.log();
-  ASSERT_EQ(Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "clijob", "--ranks", "2",
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "clijob", "--ranks", "2",
                  "--steps", "5"})
                 .exit_code,
             0);
-  RunResult jobs = Run({GPUSPY_BIN, "--collector", daemon_.address(), "jobs"});
+  RunResult jobs = testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "jobs"});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
   EXPECT_NE(jobs.out.find("clijob"), std::string::npos) << jobs.out;
 
-  RunResult report = Run(
+  RunResult report = testing::Run(
       {GPUSPY_BIN, "--collector", daemon_.address(), "--json", "report", "--job", "clijob",
        "--last", "3"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
@@ -197,7 +197,7 @@ TEST_F(CollectorE2E, CliShowsJobsAndPerStepReport) {
     EXPECT_GE(r.step().number(), 2);  // the last 3 of steps 0..4
   }
 
-  RunResult human = Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job",
+  RunResult human = testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job",
                          "clijob", "--step", "3"});
   ASSERT_EQ(human.exit_code, 0) << human.err;
   EXPECT_NE(human.out.find("3"), std::string::npos);
@@ -206,27 +206,27 @@ TEST_F(CollectorE2E, CliShowsJobsAndPerStepReport) {
 TEST_F(CollectorE2E, CliErrorsAreOneClearLineAndNonZero) {
   ASSERT_TRUE(daemon_.Start()) << daemon_.log();
   RunResult unknown =
-      Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job", "nosuchjob"});
+      testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job", "nosuchjob"});
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_NE(unknown.err.find("unknown job 'nosuchjob'"), std::string::npos) << unknown.err;
 
   daemon_.Stop(SIGTERM);
-  RunResult down = Run({GPUSPY_BIN, "--collector", daemon_.address(), "--timeout", "2", "jobs"});
+  RunResult down = testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "--timeout", "2", "jobs"});
   EXPECT_NE(down.exit_code, 0);
   EXPECT_NE(down.err.find("cannot reach gpuspyd"), std::string::npos) << down.err;
 }
 
 TEST_F(CollectorE2E, DaemonRejectsBadFlagsAndBusyPort) {
-  RunResult bad = Run({GPUSPYD_BIN, "--fsync", "sometimes", "--data-dir", dir_.path()});
+  RunResult bad = testing::Run({GPUSPYD_BIN, "--fsync", "sometimes", "--data-dir", dir_.path()});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE((bad.out + bad.err).find("--fsync"), std::string::npos) << bad.out << bad.err;
 
-  RunResult bad_age = Run({GPUSPYD_BIN, "--retention-age", "forever", "--data-dir", dir_.path()});
+  RunResult bad_age = testing::Run({GPUSPYD_BIN, "--retention-age", "forever", "--data-dir", dir_.path()});
   EXPECT_EQ(bad_age.exit_code, 2);
   EXPECT_NE(bad_age.err.find("--retention-age"), std::string::npos) << bad_age.err;
 
   ASSERT_TRUE(daemon_.Start()) << daemon_.log();
-  RunResult busy = Run({GPUSPYD_BIN, "--listen", daemon_.address(), "--unix", "", "--data-dir",
+  RunResult busy = testing::Run({GPUSPYD_BIN, "--listen", daemon_.address(), "--unix", "", "--data-dir",
                         dir_.path() + "/other"},
                        {}, std::chrono::seconds(20));
   EXPECT_EQ(busy.exit_code, 1);

@@ -2,6 +2,7 @@
 // makes these rare after warm-up; many per step means it is being defeated (empty_cache(),
 // fragmentation, changing shapes), and cudaFree synchronizes the device.
 #include <map>
+#include <vector>
 
 #include "collector/analysis/detectors/detectors.h"
 
@@ -23,6 +24,7 @@ bool IsAllocatorApi(std::string_view name) {
 std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
   uint64_t calls = 0;
   int64_t call_ns = 0;
+  std::vector<Interval> spans;
   std::map<std::string, uint64_t> by_name;
   for (const ApiEvent& a : ctx.events.apis) {
     if (!ctx.InWindow(a.start_ns, a.end_ns)) continue;
@@ -30,19 +32,31 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
     if (!IsAllocatorApi(name)) continue;
     ++calls;
     call_ns += a.end_ns - a.start_ns;
+    spans.push_back({a.start_ns, a.end_ns});
     by_name[std::string(name)]++;
   }
   const auto& b = ctx.breakdown;
   const uint64_t ops = b.alloc_count() + b.free_count();
   if (calls < kMinAllocatorCalls && ops < kMinMemoryOps) return std::nullopt;
 
+  // Only allocator time that leaves the GPU idle is lost (cudaFree first waits for the GPU to
+  // finish, and that wait overlaps useful GPU work).
+  std::vector<Interval> gpu;
+  for (const auto& k : ctx.events.kernels) gpu.push_back({k.start_ns, k.end_ns});
+  for (const auto& m : ctx.events.memcpys) gpu.push_back({m.start_ns, m.end_ns});
+  for (const auto& m : ctx.events.memsets) gpu.push_back({m.start_ns, m.end_ns});
+  const IntervalSet idle = IntervalSet::Union(std::move(gpu)).GapsWithin(ctx.window());
+  const int64_t lost = IntervalSet::Union(std::move(spans)).Clip(ctx.window()).Intersect(idle).TotalLength();
+
   v1::Finding f;
   f.set_detector("alloc_churn");
   f.set_title(std::to_string(b.alloc_count()) + " device allocations and " +
               std::to_string(b.free_count()) + " frees in one step (" + FormatMs(call_ns) +
               " in allocator calls)");
-  f.set_lost_ns(call_ns);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(call_ns)));
+  f.set_lost_ns(lost);
+  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
+  AddEvidence(&f, "allocator_calls", std::to_string(calls) + " = " + FormatMs(call_ns));
+  AddEvidence(&f, "gpu_idle_in_allocator", FormatMs(lost));
   AddEvidence(&f, "allocated", FormatBytes(b.alloc_bytes()));
   AddEvidence(&f, "freed", FormatBytes(b.free_bytes()));
   for (const auto& [name, n] : by_name) AddEvidence(&f, "api", name + " x" + std::to_string(n));

@@ -22,8 +22,10 @@ struct StepContext {
   const v1::StepBreakdown& breakdown;
 
   Interval window() const { return {step.start_ns, step.end_ns}; }
+  // Spans must overlap the window; point events (start == end) must lie inside it. A span that
+  // ends exactly where the step starts belongs to the previous step.
   bool InWindow(int64_t start, int64_t end) const {
-    return end >= step.start_ns && start < step.end_ns;
+    return start < step.end_ns && (end > step.start_ns || (start == end && start >= step.start_ns));
   }
   double ShareOfWall(int64_t ns) const {
     return breakdown.wall_ns() > 0 ? static_cast<double>(ns) / breakdown.wall_ns() : 0.0;

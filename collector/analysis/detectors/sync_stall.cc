@@ -4,17 +4,16 @@
 #include <map>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "collector/analysis/api_classifier.h"
+#include "collector/analysis/blocking_calls.h"
 #include "collector/analysis/detectors/detectors.h"
 
 namespace gpuspy::analysis {
 namespace {
 
-// Host blocked for at least this share of the step...
+// Host blocked for at least this share of the step, or this many blocking calls...
 constexpr double kMinBlockedShare = 0.10;
-// ...or this many blocking calls whose aftermath idles the GPU for kMinLostShare of the step.
 constexpr int kManyBlockingCalls = 10;
+// ...and the GPU idles because of them for at least this share of the step.
 constexpr double kMinLostShare = 0.05;
 
 struct ApiStat {
@@ -54,41 +53,27 @@ std::string HintFor(const std::string& api) {
 
 std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   const Interval w = ctx.window();
-  // Copies that are synchronous in effect: non-async, or async with pageable host memory.
-  absl::flat_hash_set<uint64_t> blocking_copies;
-  for (const MemcpyEvent& m : ctx.events.memcpys) {
-    if (!ctx.InWindow(m.start_ns, m.end_ns)) continue;
-    const bool pageable = m.src_kind == MemoryKind::kPageable || m.dst_kind == MemoryKind::kPageable;
-    if (!m.async || (pageable && m.copy_kind != CopyKind::kDtoD)) {
-      blocking_copies.insert(m.correlation_id);
-    }
-  }
   std::vector<Interval> blocked;
   std::map<std::string, ApiStat> by_api;
   absl::flat_hash_map<uint32_t, int> by_thread;
   std::map<std::string, int> call_sites;
-  for (const ApiEvent& a : ctx.events.apis) {
-    if (!ctx.InWindow(a.start_ns, a.end_ns)) continue;
-    const std::string_view name = ctx.strings.Get(a.name);
-    if (!IsBlockingApi(name) && !blocking_copies.contains(a.correlation_id)) continue;
-    blocked.push_back({std::max(a.start_ns, w.start_ns), std::min(a.end_ns, w.end_ns)});
-    ApiStat& s = by_api[BaseName(name)];
-    s.count++;
-    s.total_ns += a.end_ns - a.start_ns;
-    by_thread[a.thread_id]++;
-    if (a.call_site != 0) call_sites[std::string(ctx.strings.Get(a.call_site))]++;
-  }
-  if (blocked.empty()) {
-    // API tracing off: fall back to CUPTI's synchronization records.
-    for (const SyncEvent& y : ctx.events.syncs) {
-      if (!ctx.InWindow(y.start_ns, y.end_ns) || y.sync_kind == SyncKind::kStreamWaitEvent) continue;
-      blocked.push_back({y.start_ns, y.end_ns});
-      ApiStat& s = by_api[y.sync_kind == SyncKind::kContext ? "cudaDeviceSynchronize"
-                          : y.sync_kind == SyncKind::kEvent ? "cudaEventSynchronize"
-                                                            : "cudaStreamSynchronize"];
-      s.count++;
-      s.total_ns += y.end_ns - y.start_ns;
+  for (const BlockingCall& c : FindBlockingCalls(ctx.events, ctx.strings, w)) {
+    // Allocator calls block too, but they are alloc_churn's evidence, not a sync pattern.
+    if (c.allocator) continue;
+    blocked.push_back(c.span);
+    std::string name;
+    if (c.api != nullptr) {
+      name = BaseName(ctx.strings.Get(c.api->name));
+      by_thread[c.api->thread_id]++;
+      if (c.api->call_site != 0) call_sites[std::string(ctx.strings.Get(c.api->call_site))]++;
+    } else {
+      name = c.sync_kind == SyncKind::kContext ? "cudaDeviceSynchronize"
+             : c.sync_kind == SyncKind::kEvent ? "cudaEventSynchronize"
+                                               : "cudaStreamSynchronize";
     }
+    ApiStat& s = by_api[name];
+    s.count++;
+    s.total_ns += c.span.length();
   }
   if (blocked.empty()) return std::nullopt;
 
@@ -114,9 +99,11 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   const int64_t blocked_ns = blocked_set.TotalLength();
   int calls = 0;
   for (const auto& [name, s] : by_api) calls += s.count;
+  // A GPU-bound loop also waits in its one .item() per step, but the GPU is busy meanwhile and
+  // nothing is lost: only blocking that leaves the GPU idle counts.
   const bool heavy = ctx.ShareOfWall(blocked_ns) >= kMinBlockedShare;
-  const bool frequent = calls >= kManyBlockingCalls && ctx.ShareOfWall(lost) >= kMinLostShare;
-  if (!heavy && !frequent) return std::nullopt;
+  const bool frequent = calls >= kManyBlockingCalls;
+  if ((!heavy && !frequent) || ctx.ShareOfWall(lost) < kMinLostShare) return std::nullopt;
 
   auto top = std::max_element(by_api.begin(), by_api.end(), [](const auto& a, const auto& b) {
     return a.second.total_ns < b.second.total_ns;

@@ -1,0 +1,29 @@
+// Host calls that wait for the GPU, found once and used by both the breakdown and the
+// sync-stall detector so the two always agree.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "collector/analysis/intervals.h"
+#include "model/events.h"
+#include "model/string_table.h"
+
+namespace gpuspy::analysis {
+
+struct BlockingCall {
+  const ApiEvent* api = nullptr;  // null when found from a SYNCHRONIZATION record alone
+  Interval span;                  // clipped to the window
+  SyncKind sync_kind = SyncKind::kUnknown;
+  bool allocator = false;         // cudaFree/cuMemFree: blocking, but alloc_churn's business
+};
+
+// API calls overlapping `window` that block the host: by name (IsBlockingApi), and copy calls
+// whose copy is synchronous or touches pageable host memory (cudaMemcpyAsync to pageable memory
+// is synchronous). When no API records exist (API tracing off), SYNCHRONIZATION records other
+// than cudaStreamWaitEvent stand in.
+std::vector<BlockingCall> FindBlockingCalls(const EventColumns& events, const StringTable& strings,
+                                            Interval window);
+
+}  // namespace gpuspy::analysis

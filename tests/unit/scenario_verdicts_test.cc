@@ -1,0 +1,144 @@
+// Ground truth for the detectors: every synthetic pathology must get its verdict on every
+// steady step, warm-up steps must be called warm-up, and healthy steps must not be accused.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "collector/analysis/step_report.h"
+#include "collector/analysis/step_series.h"
+#include "tools/replay/synthetic_workload.h"
+
+namespace gpuspy {
+namespace {
+
+using analysis::StepAnalysis;
+using synthetic::Scenario;
+
+// Analyzes one synthetic rank the way the collector does: per-step reports from the step's
+// NVTX window, then the cross-step pass.
+std::vector<StepAnalysis> Analyze(const synthetic::SyntheticRank& rank) {
+  EventColumns all;
+  for (const auto& s : rank.steps) all.Append(s);
+  analysis::StepSegmenter segmenter;
+  std::vector<analysis::StepWindow> windows = segmenter.FindSteps(all, rank.strings);
+  std::vector<StepAnalysis> out;
+  for (const auto& w : windows) {
+    StepAnalysis a;
+    a.report = analysis::BuildStepReport(all, rank.strings, w, 1);
+    a.kernel_names = analysis::DistinctKernelNames(all, rank.strings, w);
+    out.push_back(std::move(a));
+  }
+  analysis::AnalyzeStepSeries(&out);
+  return out;
+}
+
+class ScenarioVerdicts : public ::testing::TestWithParam<Scenario> {};
+
+TEST_P(ScenarioVerdicts, EveryStepGetsTheExpectedPrimaryBottleneck) {
+  synthetic::SyntheticOptions o;
+  o.scenario = GetParam();
+  o.steps = 8;
+  o.seed = 11;
+  const synthetic::SyntheticRank rank = synthetic::GenerateRank(o, 0);
+  const std::vector<StepAnalysis> steps = Analyze(rank);
+  ASSERT_EQ(steps.size(), 8u);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const v1::StepReport& r = steps[i].report;
+    EXPECT_EQ(r.step().number(), static_cast<int64_t>(i));
+    EXPECT_EQ(r.primary_bottleneck(), rank.expected_primary[i])
+        << synthetic::ScenarioName(o.scenario) << " step " << i << ": "
+        << (r.findings().empty() ? std::string("no findings") : r.findings(0).title());
+    EXPECT_EQ(r.steady_state(), i >= 2);
+    if (r.primary_bottleneck() != "none" && !r.findings().empty()) {
+      EXPECT_FALSE(r.findings(0).fix_hint().empty());
+      EXPECT_FALSE(r.findings(0).evidence().empty());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllScenarios, ScenarioVerdicts,
+                         ::testing::ValuesIn(synthetic::AllScenarios()),
+                         [](const auto& info) { return synthetic::ScenarioName(info.param); });
+
+TEST(ScenarioVerdicts, HealthyStepsAreNotAccusedOfAnything) {
+  synthetic::SyntheticOptions o;
+  o.scenario = Scenario::kHealthy;
+  o.steps = 8;
+  const auto steps = Analyze(synthetic::GenerateRank(o, 0));
+  for (size_t i = 2; i < steps.size(); ++i) {
+    for (const auto& f : steps[i].report.findings()) {
+      EXPECT_EQ(f.detector(), "gpu_bound") << "step " << i << ": " << f.title();
+    }
+  }
+}
+
+TEST(ScenarioVerdicts, DifferentSeedsSameVerdicts) {
+  for (uint64_t seed : {1, 2, 3}) {
+    synthetic::SyntheticOptions o;
+    o.scenario = Scenario::kLaunchStorm;
+    o.steps = 6;
+    o.seed = seed;
+    const auto rank = synthetic::GenerateRank(o, 0);
+    const auto steps = Analyze(rank);
+    for (size_t i = 2; i < steps.size(); ++i) {
+      EXPECT_EQ(steps[i].report.primary_bottleneck(), "launch_storm") << "seed " << seed;
+    }
+  }
+}
+
+TEST(ScenarioVerdicts, SlowRankIsTheStragglerAndOnlyIt) {
+  synthetic::SyntheticOptions o;
+  o.scenario = Scenario::kHealthy;
+  o.steps = 8;
+  o.ranks = 3;
+  o.slow_rank = 1;
+  std::vector<std::vector<StepAnalysis>> ranks;
+  for (int r = 0; r < 3; ++r) ranks.push_back(Analyze(synthetic::GenerateRank(o, r)));
+  std::vector<std::vector<StepAnalysis>*> ptrs;
+  for (auto& r : ranks) ptrs.push_back(&r);
+  analysis::AnalyzeRanks(ptrs);
+  for (int r = 0; r < 3; ++r) {
+    for (size_t i = 2; i < ranks[r].size(); ++i) {
+      const std::string primary = ranks[r][i].report.primary_bottleneck();
+      if (r == 1) {
+        EXPECT_EQ(primary, "straggler") << "step " << i;
+      } else {
+        EXPECT_NE(primary, "straggler") << "rank " << r << " step " << i;
+      }
+    }
+  }
+}
+
+TEST(ScenarioVerdicts, GeneratorIsDeterministicAndCoversEveryEventKind) {
+  synthetic::SyntheticOptions o;
+  o.scenario = Scenario::kAllocChurn;
+  o.steps = 5;
+  o.ranks = 2;
+  const auto a = synthetic::GenerateRank(o, 1);
+  const auto b = synthetic::GenerateRank(o, 1);
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) EXPECT_TRUE(a.steps[i] == b.steps[i]);
+  EventColumns all;
+  for (const auto& s : a.steps) all.Append(s);
+  EXPECT_FALSE(all.kernels.empty());
+  EXPECT_FALSE(all.memcpys.empty());
+  EXPECT_FALSE(all.memsets.empty());
+  EXPECT_FALSE(all.syncs.empty());
+  EXPECT_FALSE(all.memory.empty());
+  EXPECT_FALSE(all.apis.empty());
+  EXPECT_FALSE(all.nvtx_ranges.empty());
+  EXPECT_FALSE(all.nvtx_marks.empty());
+  EXPECT_FALSE(all.overheads.empty());
+  // Every kernel has its launch call, with the same correlation id, that ends before it starts.
+  std::map<uint64_t, const ApiEvent*> launches;
+  for (const auto& api : all.apis) launches[api.correlation_id] = &api;
+  for (const auto& k : all.kernels) {
+    auto it = launches.find(k.correlation_id);
+    ASSERT_NE(it, launches.end());
+    EXPECT_EQ(a.strings.Get(it->second->name), "cudaLaunchKernel");
+    EXPECT_LE(it->second->end_ns, k.start_ns);
+  }
+}
+
+}  // namespace
+}  // namespace gpuspy

@@ -1,0 +1,377 @@
+#include "viewer/cli/commands.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "viewer/cli/format.h"
+#include "viewer/cli/query_client.h"
+#include "viewer/cli/table.h"
+
+namespace gpuspy::cli {
+namespace {
+
+void PrintJson(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
+  std::cout << json;
+  if (json.empty() || json.back() != '\n') std::cout << "\n";
+}
+
+// process id -> "rank N" (or "pid P@host" when the launcher gave no rank).
+std::map<uint64_t, std::string> ProcessLabels(QueryClient& q, const std::string& job) {
+  std::map<uint64_t, std::string> labels;
+  v1::ListJobsResponse jobs;
+  if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &jobs)) return labels;
+  for (const auto& j : jobs.jobs()) {
+    if (j.job_id() != job) continue;
+    for (const auto& p : j.processes()) {
+      const auto& id = p.identity();
+      labels[p.process_id()] = id.rank() >= 0 ? std::to_string(id.rank())
+                                              : absl::StrCat("pid ", id.pid());
+    }
+  }
+  return labels;
+}
+
+std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t process_id) {
+  auto it = labels.find(process_id);
+  return it == labels.end() ? absl::StrCat("p", process_id) : it->second;
+}
+
+}  // namespace
+
+int Jobs(const GlobalOptions& g) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::ListJobsResponse resp;
+  if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  if (resp.jobs().empty()) {
+    std::cout << "no jobs yet: run a program under gpuspy (gpuspy run -- python train.py)\n";
+    return 0;
+  }
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  Table t({"JOB", ">PROCESSES", "RANKS", "HOSTS", "GPUS", ">EVENTS", ">STEPS", "STATE", "LAST SEEN"});
+  for (const auto& j : resp.jobs()) {
+    std::set<int> ranks;
+    std::set<std::string> hosts, gpus;
+    int connected = 0;
+    for (const auto& p : j.processes()) {
+      if (p.identity().rank() >= 0) ranks.insert(p.identity().rank());
+      hosts.insert(p.identity().host());
+      for (const auto& d : p.identity().devices()) gpus.insert(d.name());
+      connected += p.state() == "connected";
+    }
+    std::string rank_text = ranks.empty() ? "-"
+                            : ranks.size() == 1
+                                ? std::to_string(*ranks.begin())
+                                : std::to_string(*ranks.begin()) + "-" + std::to_string(*ranks.rbegin());
+    std::string gpu_text = gpus.empty() ? "-" : *gpus.begin();
+    if (gpus.size() > 1) gpu_text += " +" + std::to_string(gpus.size() - 1);
+    t.Add({j.job_id(), std::to_string(j.processes_size()), rank_text,
+           std::to_string(hosts.size()), gpu_text, std::to_string(j.event_count()),
+           std::to_string(j.step_count()),
+           connected > 0 ? "live (" + std::to_string(connected) + ")" : "finished",
+           Ago(j.last_seen_unix_ns(), now)});
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+int Steps(const GlobalOptions& g, const std::string& job, uint64_t process) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::ListStepsRequest req;
+  req.set_job_id(job);
+  req.set_process_id(process);
+  v1::ListStepsResponse resp;
+  if (!q.Call(&v1::Query::Stub::ListSteps, req, &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  const auto labels = ProcessLabels(q, job);
+  Table t({">RANK", ">STEP", ">START (ns)", ">WALL ms", "SOURCE"});
+  for (const auto& s : resp.steps()) {
+    t.Add({Label(labels, s.process_id()), std::to_string(s.number()), std::to_string(s.start_ns()),
+           Ms(s.end_ns() - s.start_ns()), s.source()});
+  }
+  if (t.empty()) {
+    std::cout << "no steps found for job '" << job
+              << "' (no NVTX ranges matched the collector's --step-pattern)\n";
+    return 0;
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+int Report(const GlobalOptions& g, const ReportOptions& r) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::GetStepReportRequest req;
+  req.set_job_id(r.job);
+  req.set_process_id(r.process);
+  if (r.all) {
+    req.set_all(true);
+  } else if (r.step >= 0) {
+    req.set_step(r.step);
+  } else {
+    req.set_last(r.last > 0 ? r.last : 10);
+  }
+  v1::GetStepReportResponse resp;
+  if (!q.Call(&v1::Query::Stub::GetStepReport, req, &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  if (resp.reports().empty()) {
+    std::cout << "no steps found for job '" << r.job << "'\n";
+    return 0;
+  }
+  const auto labels = ProcessLabels(q, r.job);
+  // By rank, then step: the server answers in process order, which is arrival order.
+  std::vector<const v1::StepReport*> ordered;
+  for (const auto& rep : resp.reports()) ordered.push_back(&rep);
+  auto rank_key = [&](const v1::StepReport* rep) {
+    const std::string l = Label(labels, rep->step().process_id());
+    return std::make_pair(l.size(), l);
+  };
+  std::stable_sort(ordered.begin(), ordered.end(), [&](const auto* a, const auto* b) {
+    if (rank_key(a) != rank_key(b)) return rank_key(a) < rank_key(b);
+    return a->step().number() < b->step().number();
+  });
+  Table t({">RANK", ">STEP", ">WALL ms", ">GPU BUSY", ">KERNELS", ">COPIED", ">SYNC-BLOCKED ms",
+           "PRIMARY BOTTLENECK", ">LOST ms", "STEADY"});
+  for (const v1::StepReport* rp : ordered) {
+    const v1::StepReport& rep = *rp;
+    const auto& b = rep.breakdown();
+    const int64_t lost = rep.findings().empty() ? 0 : rep.findings(0).lost_ns();
+    t.Add({Label(labels, rep.step().process_id()), std::to_string(rep.step().number()),
+           Ms(b.wall_ns()), Percent(b.gpu_busy_ns(), b.wall_ns()), std::to_string(b.kernel_count()),
+           Bytes(b.memcpy_bytes()), Ms(b.host_sync_blocked_ns()), rep.primary_bottleneck(),
+           Ms(lost), rep.steady_state() ? "yes" : "no"});
+  }
+  t.Print(std::cout);
+  for (const v1::StepReport* rp : ordered) {
+    const v1::StepReport& rep = *rp;
+    const auto& b = rep.breakdown();
+    std::cout << "\nrank " << Label(labels, rep.step().process_id()) << " step "
+              << rep.step().number() << ": " << Ms(b.wall_ns()) << " ms, GPU busy "
+              << Percent(b.gpu_busy_ns(), b.wall_ns()) << " (kernels " << Ms(b.kernel_ns())
+              << " ms, copies " << Ms(b.memcpy_ns()) << " ms), GPU idle " << Ms(b.gpu_idle_ns())
+              << " ms = sync " << Ms(b.idle_sync_blocked_ns()) << " + launch "
+              << Ms(b.idle_launch_bound_ns()) << " + host " << Ms(b.idle_host_other_ns()) << "\n";
+    if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
+    for (const auto& f : rep.findings()) {
+      std::cout << "  [" << f.severity() << "] " << f.detector() << ": " << f.title();
+      if (f.lost_ns() > 0) std::cout << " (~" << Ms(f.lost_ns()) << " ms lost)";
+      std::cout << "\n";
+      std::string evidence;
+      for (const auto& e : f.evidence()) {
+        evidence += (evidence.empty() ? "" : "; ") + e.key() + "=" + e.value();
+      }
+      if (!evidence.empty()) std::cout << "      evidence: " << evidence << "\n";
+      if (!f.fix_hint().empty()) std::cout << "      fix: " << f.fix_hint() << "\n";
+    }
+    if (!rep.top_kernels().empty()) {
+      const auto& k = rep.top_kernels(0);
+      std::cout << "  top kernel: " << k.name().substr(0, 100) << " x" << k.count() << " = "
+                << Ms(k.total_ns()) << " ms" << (k.tensor_cores() ? " (tensor cores)" : "") << "\n";
+    }
+  }
+  return 0;
+}
+
+int Summary(const GlobalOptions& g, const std::string& job) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::GetJobSummaryRequest req;
+  req.set_job_id(job);
+  v1::GetJobSummaryResponse resp;
+  if (!q.Call(&v1::Query::Stub::GetJobSummary, req, &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  const auto& s = resp.summary();
+  std::cout << "job " << s.job_id() << ": " << s.process_count() << " processes, " << s.step_count()
+            << " steps (" << s.steady_step_count() << " steady), " << s.event_count() << " events\n"
+            << "median step " << Ms(s.median_step_wall_ns()) << " ms, GPU busy "
+            << static_cast<int>(s.median_gpu_busy_fraction() * 100 + 0.5) << "%\n";
+  if (!s.bottlenecks().empty()) {
+    std::cout << "\n";
+    Table t({"PRIMARY BOTTLENECK", ">STEPS", ">MEDIAN LOST ms"});
+    for (const auto& b : s.bottlenecks()) {
+      t.Add({b.detector(), std::to_string(b.steps()), Ms(b.median_lost_ns())});
+    }
+    t.Print(std::cout);
+  }
+  if (!s.top_kernels().empty()) {
+    std::cout << "\n";
+    Table t({"TOP KERNEL", ">COUNT", ">TOTAL ms", ">MEDIAN", "TENSOR CORES"});
+    for (const auto& k : s.top_kernels()) {
+      t.Add({k.name().substr(0, 80), std::to_string(k.count()), Ms(k.total_ns()),
+             Duration(k.median_ns()), k.tensor_cores() ? "yes" : "no"});
+    }
+    t.Print(std::cout);
+  }
+  return 0;
+}
+
+int Events(const GlobalOptions& g, const EventsOptions& e) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::GetEventsRequest req;
+  req.set_job_id(e.job);
+  req.set_process_id(e.process);
+  req.set_from_ns(e.from_ns);
+  req.set_to_ns(e.to_ns);
+  req.set_limit(e.limit);
+  v1::GetEventsResponse resp;
+  if (!q.Call(&v1::Query::Stub::GetEvents, req, &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  for (const auto& p : resp.processes()) {
+    std::cout << "# process " << p.process_id() << ": " << p.events_size() << " events\n";
+    for (const auto& ev : p.events()) {
+      std::string line;
+      switch (ev.kind_case()) {
+        case v1::Event::kKernel:
+          line = std::to_string(ev.kernel().start_ns()) + "  " +
+                 Duration(ev.kernel().end_ns() - ev.kernel().start_ns()) + "  kernel  stream " +
+                 std::to_string(ev.kernel().stream().stream_id()) + "  " + ev.kernel().name();
+          break;
+        case v1::Event::kMemcpy:
+          line = std::to_string(ev.memcpy().start_ns()) + "  " +
+                 Duration(ev.memcpy().end_ns() - ev.memcpy().start_ns()) + "  memcpy  " +
+                 v1::CopyKind_Name(ev.memcpy().copy_kind()) + " " + Bytes(ev.memcpy().bytes()) +
+                 (ev.memcpy().async() ? " async" : " sync");
+          break;
+        case v1::Event::kMemset:
+          line = std::to_string(ev.memset().start_ns()) + "  " +
+                 Duration(ev.memset().end_ns() - ev.memset().start_ns()) + "  memset  " +
+                 Bytes(ev.memset().bytes());
+          break;
+        case v1::Event::kSync:
+          line = std::to_string(ev.sync().start_ns()) + "  " +
+                 Duration(ev.sync().end_ns() - ev.sync().start_ns()) + "  sync    " +
+                 v1::SyncKind_Name(ev.sync().sync_kind());
+          break;
+        case v1::Event::kMemory:
+          line = std::to_string(ev.memory().timestamp_ns()) + "  -  memory  " +
+                 v1::MemoryOpKind_Name(ev.memory().op()) + " " + Bytes(ev.memory().bytes());
+          break;
+        case v1::Event::kApi:
+          line = std::to_string(ev.api().start_ns()) + "  " +
+                 Duration(ev.api().end_ns() - ev.api().start_ns()) + "  api     " +
+                 ev.api().name() + "  tid " + std::to_string(ev.api().thread_id());
+          break;
+        case v1::Event::kNvtxRange:
+          line = std::to_string(ev.nvtx_range().start_ns()) + "  " +
+                 Duration(ev.nvtx_range().end_ns() - ev.nvtx_range().start_ns()) + "  nvtx    " +
+                 ev.nvtx_range().message();
+          break;
+        case v1::Event::kNvtxMark:
+          line = std::to_string(ev.nvtx_mark().timestamp_ns()) + "  -  mark    " +
+                 ev.nvtx_mark().message();
+          break;
+        case v1::Event::kOverhead:
+          line = std::to_string(ev.overhead().start_ns()) + "  " +
+                 Duration(ev.overhead().end_ns() - ev.overhead().start_ns()) + "  overhead " +
+                 ev.overhead().kind();
+          break;
+        case v1::Event::KIND_NOT_SET:
+          continue;
+      }
+      std::cout << line << "\n";
+    }
+  }
+  if (resp.truncated()) {
+    std::cout << "# truncated at " << e.limit << " events: narrow --from/--to or raise --limit\n";
+  }
+  return 0;
+}
+
+int Stats(const GlobalOptions& g) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::GetStatsResponse resp;
+  if (!q.Call(&v1::Query::Stub::GetStats, v1::GetStatsRequest(), &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  const auto& s = resp.stats();
+  Table t({"COUNTER", ">VALUE"});
+  const auto* d = s.GetDescriptor();
+  const auto* r = s.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    t.Add({d->field(i)->name(), std::to_string(r->GetUInt64(s, d->field(i)))});
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+namespace {
+
+// libgpuspy.so: $GPUSPY_LIB, else next to this binary's install or build location.
+std::string FindShim() {
+  if (const char* env = std::getenv("GPUSPY_LIB"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path dir = exe.parent_path();
+  for (const auto& candidate : {dir / "../lib/libgpuspy.so", dir / "../../lib/libgpuspy.so",
+                                dir / "libgpuspy.so", dir / "../lib/gpuspy/libgpuspy.so"}) {
+    if (std::filesystem::exists(candidate, ec)) {
+      return std::filesystem::weakly_canonical(candidate, ec).string();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& command) {
+  if (command.empty()) {
+    std::fprintf(stderr, "gpuspy run: nothing to run (usage: gpuspy run -- CMD ARGS...)\n");
+    return 2;
+  }
+  const std::string shim = FindShim();
+  if (shim.empty()) {
+    std::fprintf(stderr,
+                 "gpuspy run: cannot find libgpuspy.so next to the gpuspy binary; set GPUSPY_LIB "
+                 "to its path\n");
+    return 1;
+  }
+  std::string preload = shim;
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
+    preload += std::string(":") + existing;
+  }
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  setenv("GPUSPY_COLLECTOR", g.collector.c_str(), 1);
+  if (!job.empty()) setenv("GPUSPY_JOB", job.c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "gpuspy run: cannot run %s: %s\n", argv[0], std::strerror(errno));
+  return 127;
+}
+
+}  // namespace gpuspy::cli

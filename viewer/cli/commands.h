@@ -1,0 +1,42 @@
+// The gpuspy CLI's commands. Each returns the process exit code and prints either a human view
+// or (with --json) the Query response as JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuspy::cli {
+
+struct GlobalOptions {
+  std::string collector;
+  bool json = false;
+  double timeout_s = 10;
+};
+
+struct ReportOptions {
+  std::string job;
+  int64_t step = -1;
+  uint32_t last = 0;
+  bool all = false;
+  uint64_t process = 0;
+};
+
+struct EventsOptions {
+  std::string job;
+  uint64_t process = 0;
+  int64_t from_ns = 0;
+  int64_t to_ns = 0;
+  uint32_t limit = 1000;
+};
+
+int Jobs(const GlobalOptions& g);
+int Steps(const GlobalOptions& g, const std::string& job, uint64_t process);
+int Report(const GlobalOptions& g, const ReportOptions& r);
+int Summary(const GlobalOptions& g, const std::string& job);
+int Events(const GlobalOptions& g, const EventsOptions& e);
+int Stats(const GlobalOptions& g);
+// Replaces this process with `command` under gpuspy (LD_PRELOAD); returns only on failure.
+int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& command);
+
+}  // namespace gpuspy::cli

@@ -1,0 +1,58 @@
+#include "viewer/cli/format.h"
+
+#include <cstdio>
+
+namespace gpuspy::cli {
+
+std::string Ms(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", ns / 1e6);
+  return buf;
+}
+
+std::string Duration(int64_t ns) {
+  char buf[32];
+  if (ns < 1000) {
+    std::snprintf(buf, sizeof(buf), "%lld ns", static_cast<long long>(ns));
+  } else if (ns < 1'000'000) {
+    std::snprintf(buf, sizeof(buf), "%.1f us", ns / 1e3);
+  } else if (ns < 1'000'000'000) {
+    std::snprintf(buf, sizeof(buf), "%.2f ms", ns / 1e6);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2f s", ns / 1e9);
+  }
+  return buf;
+}
+
+std::string Bytes(uint64_t b) {
+  char buf[32];
+  if (b >= (1ull << 30)) {
+    std::snprintf(buf, sizeof(buf), "%.1f GiB", b / 1073741824.0);
+  } else if (b >= (1ull << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", b / 1048576.0);
+  } else if (b >= (1ull << 10)) {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(b));
+  }
+  return buf;
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", 100.0 * part / whole);
+  return buf;
+}
+
+std::string Ago(int64_t unix_ns, int64_t now) {
+  if (unix_ns <= 0) return "-";
+  const int64_t s = (now - unix_ns) / 1'000'000'000;
+  if (s < 0) return "now";
+  if (s < 120) return std::to_string(s) + "s ago";
+  if (s < 7200) return std::to_string(s / 60) + "m ago";
+  if (s < 172800) return std::to_string(s / 3600) + "h ago";
+  return std::to_string(s / 86400) + "d ago";
+}
+
+}  // namespace gpuspy::cli

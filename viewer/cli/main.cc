@@ -1,0 +1,77 @@
+// gpuspy: the command-line front end of the collector's Query service, plus `gpuspy run`.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "viewer/cli/commands.h"
+
+int main(int argc, char** argv) {
+  gpuspy::cli::GlobalOptions g;
+  g.collector = "127.0.0.1:7070";
+  if (const char* env = std::getenv("GPUSPY_COLLECTOR"); env != nullptr && *env != '\0') {
+    g.collector = env;
+  }
+  CLI::App app{"gpuspy: per-step GPU bottleneck reports for PyTorch/CUDA jobs"};
+  app.require_subcommand(1);
+  app.add_option("--collector", g.collector,
+                 "gpuspyd address: host:port or unix:/path (default $GPUSPY_COLLECTOR or "
+                 "127.0.0.1:7070)");
+  app.add_flag("--json", g.json, "Print the answer as JSON (for scripts)");
+  app.add_option("--timeout", g.timeout_s, "Seconds to wait for gpuspyd")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+
+  auto* jobs = app.add_subcommand("jobs", "List jobs with their processes, ranks, hosts and state");
+
+  std::string job;
+  uint64_t process = 0;
+  auto* steps = app.add_subcommand("steps", "List the steps found for a job");
+  steps->add_option("--job", job, "Job id")->required();
+  steps->add_option("--process", process, "Only this process id");
+
+  gpuspy::cli::ReportOptions r;
+  auto* report = app.add_subcommand(
+      "report", "Per-step report: where the time went, the bottleneck, evidence and a fix");
+  report->add_option("--job", r.job, "Job id")->required();
+  auto* step_opt = report->add_option("--step", r.step, "One step number");
+  auto* last_opt = report->add_option("--last", r.last, "The last K steps (default 10)");
+  auto* all_opt = report->add_flag("--all", r.all, "Every step");
+  step_opt->excludes(last_opt)->excludes(all_opt);
+  last_opt->excludes(all_opt);
+  report->add_option("--process", r.process, "Only this process id");
+
+  auto* summary = app.add_subcommand("summary", "Steady-state summary of a job");
+  summary->add_option("--job", job, "Job id")->required();
+
+  gpuspy::cli::EventsOptions e;
+  auto* events = app.add_subcommand("events", "Raw events of a time window");
+  events->add_option("--job", e.job, "Job id")->required();
+  events->add_option("--process", e.process, "Only this process id");
+  events->add_option("--from", e.from_ns, "Window start (ns, CUPTI clock)");
+  events->add_option("--to", e.to_ns, "Window end (ns)");
+  events->add_option("--limit", e.limit, "At most this many events")->capture_default_str();
+
+  auto* stats = app.add_subcommand("stats", "The collector's own counters");
+
+  std::string run_job;
+  std::vector<std::string> command;
+  auto* run = app.add_subcommand("run", "Run a command with gpuspy injected (no code changes)");
+  run->add_option("--job", run_job, "Job id to report (default: from SLURM/torchrun/env)");
+  run->add_option("command", command, "The command, after --")->required();
+  run->prefix_command();  // everything after the first positional belongs to the command
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*jobs) return gpuspy::cli::Jobs(g);
+  if (*steps) return gpuspy::cli::Steps(g, job, process);
+  if (*report) return gpuspy::cli::Report(g, r);
+  if (*summary) return gpuspy::cli::Summary(g, job);
+  if (*events) return gpuspy::cli::Events(g, e);
+  if (*stats) return gpuspy::cli::Stats(g);
+  if (*run) {
+    std::vector<std::string> rest = run->remaining();
+    command.insert(command.end(), rest.begin(), rest.end());
+    return gpuspy::cli::Run(g, run_job, command);
+  }
+  return 2;
+}

@@ -1,0 +1,40 @@
+#include "viewer/cli/query_client.h"
+
+#include <cstdio>
+
+namespace gpuspy::cli {
+
+QueryClient::QueryClient(const std::string& address, double timeout_s)
+    : address_(address), timeout_s_(timeout_s) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(512 << 20);  // raw event windows can be large
+  stub_ = v1::Query::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+}
+
+std::chrono::system_clock::time_point QueryClient::Deadline() const {
+  return std::chrono::system_clock::now() +
+         std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000));
+}
+
+void QueryClient::PrintError(const grpc::Status& st) const {
+  switch (st.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+      std::fprintf(stderr, "gpuspy: cannot reach gpuspyd at %s (%s)\n", address_.c_str(),
+                   st.error_message().c_str());
+      break;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      std::fprintf(stderr, "gpuspy: cannot reach gpuspyd at %s (no answer within %.0fs)\n",
+                   address_.c_str(), timeout_s_);
+      break;
+    case grpc::StatusCode::NOT_FOUND:
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      std::fprintf(stderr, "gpuspy: %s\n", st.error_message().c_str());
+      break;
+    default:
+      std::fprintf(stderr, "gpuspy: gpuspyd at %s answered error %d: %s\n", address_.c_str(),
+                   static_cast<int>(st.error_code()), st.error_message().c_str());
+  }
+}
+
+}  // namespace gpuspy::cli

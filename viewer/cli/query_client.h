@@ -1,0 +1,39 @@
+// The CLI's connection to gpuspyd's Query service, with its errors turned into one clear line.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gpuspy/v1/services.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace gpuspy::cli {
+
+class QueryClient {
+ public:
+  QueryClient(const std::string& address, double timeout_s);
+
+  // Calls `method` on the stub with a deadline; on failure prints "gpuspy: ..." to stderr and
+  // returns false.
+  template <typename Request, typename Response, typename Method>
+  bool Call(Method method, const Request& request, Response* response) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    grpc::Status st = (stub_.get()->*method)(&ctx, request, response);
+    if (st.ok()) return true;
+    PrintError(st);
+    return false;
+  }
+
+  v1::Query::Stub* stub() { return stub_.get(); }
+
+ private:
+  std::chrono::system_clock::time_point Deadline() const;
+  void PrintError(const grpc::Status& status) const;
+
+  std::string address_;
+  double timeout_s_;
+  std::unique_ptr<v1::Query::Stub> stub_;
+};
+
+}  // namespace gpuspy::cli

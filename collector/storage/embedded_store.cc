@@ -9,7 +9,10 @@
 
 #include <atomic>
 #include <filesystem>
+#include <cstdio>
+#include <iterator>
 #include <map>
+#include <set>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -25,9 +28,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kSchemaVersion = 1;
+// Schema history. Each step runs in one transaction with its PRAGMA user_version bump, so a data
+// dir is always at exactly one version; an older dir is brought forward step by step on open.
+constexpr int kSchemaVersion = 2;
 
-constexpr char kSchema[] = R"sql(
+// v1: the original layout.
+constexpr char kSchemaV1[] = R"sql(
 CREATE TABLE IF NOT EXISTS processes(
   process_id INTEGER PRIMARY KEY AUTOINCREMENT,
   process_key TEXT UNIQUE NOT NULL,
@@ -73,6 +79,18 @@ CREATE TABLE IF NOT EXISTS steps(
   PRIMARY KEY(process_id, number)) WITHOUT ROWID;
 )sql";
 
+// v2: segments record their file (relative to the data dir) and whether they are sealed (no
+// longer written; every segment but the newest).
+constexpr char kSchemaV2[] = R"sql(
+ALTER TABLE segments ADD COLUMN path TEXT NOT NULL DEFAULT '';
+ALTER TABLE segments ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+UPDATE segments SET path = printf('segments/seg-%08d.gseg', segment_id);
+UPDATE segments SET sealed = 1 WHERE segment_id < (SELECT MAX(segment_id) FROM segments);
+)sql";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
+static_assert(std::size(kMigrations) == kSchemaVersion);
+
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
 
 #define RETURN_IF_ERROR(expr)                  \
@@ -108,12 +126,16 @@ class EmbeddedStore final : public Store {
   absl::Status Flush() override;
 
  private:
-  std::string SegmentPath(uint64_t id) const {
-    return absl::StrFormat("%s/segments/seg-%08d.gseg", options_.data_dir, id);
-  }
+  static std::string SegmentName(uint64_t id) { return absl::StrFormat("seg-%08d.gseg", id); }
+  std::string SegmentDir() const { return options_.data_dir + "/segments"; }
+  std::string SegmentPath(uint64_t id) const { return SegmentDir() + "/" + SegmentName(id); }
   absl::Status Migrate();
   absl::Status Recover();
   absl::Status StartSegment(uint64_t id);
+  // Seals the active segment (synced, so Flush() need only sync the active one) and starts the
+  // next one.
+  absl::Status RollSegment();
+  absl::Status RemoveOrphanSegments();
   absl::Status EvictSegment(uint64_t id);
   absl::StatusOr<std::vector<ProcessRecord>> QueryProcesses(const std::string& where,
                                                             const std::string& arg, int64_t id);
@@ -124,6 +146,7 @@ class EmbeddedStore final : public Store {
   std::unique_ptr<SqliteDb> db_;
   std::unique_ptr<SegmentWriter> active_;
   uint64_t active_id_ = 0;
+  bool fresh_index_ = false;  // the index was created by this Open (user_version was 0)
   std::map<uint64_t, int> read_fds_;
   StoreStats stats_;
 };
@@ -134,26 +157,94 @@ absl::Status EmbeddedStore::Migrate() {
   absl::StatusOr<bool> row = (*v)->Step();
   if (!row.ok()) return row.status();
   const int64_t version = *row ? (*v)->Int(0) : 0;
+  v->reset();
   if (version > kSchemaVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the data dir was written by a newer gpuspyd (schema ", version, " > ", kSchemaVersion, ")"));
   }
-  RETURN_IF_ERROR(db_->Exec(kSchema));
-  return db_->Exec(absl::StrCat("PRAGMA user_version=", kSchemaVersion));
+  fresh_index_ = version == 0;
+  for (int64_t next = version + 1; next <= kSchemaVersion; ++next) {
+    RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+    absl::Status st = db_->Exec(kMigrations[next - 1]);
+    if (st.ok()) st = db_->Exec(absl::StrCat("PRAGMA user_version=", next));
+    if (st.ok()) st = db_->Exec("COMMIT");
+    if (!st.ok()) {
+      (void)db_->Exec("ROLLBACK");
+      return absl::InternalError(
+          absl::StrCat("migrating the index to schema ", next, ": ", st.message()));
+    }
+    if (version > 0) spdlog::info("storage: index migrated to schema {}", next);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status EmbeddedStore::StartSegment(uint64_t id) {
+  const bool existed = fs::exists(SegmentPath(id));
   absl::StatusOr<std::unique_ptr<SegmentWriter>> w = SegmentWriter::Open(SegmentPath(id));
   if (!w.ok()) return w.status();
+  // A new file's directory entry must be durable before anything in it is acknowledged.
+  if (!existed) RETURN_IF_ERROR(SyncDirectory(SegmentDir()));
   absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
-      "INSERT OR IGNORE INTO segments(segment_id, bytes, created, last_write) VALUES(?,?,?,?)");
+      "INSERT OR IGNORE INTO segments(segment_id, path, bytes, created, last_write, sealed) "
+      "VALUES(?,?,?,?,?,0)");
   if (!ins.ok()) return ins.status();
   const int64_t now = NowNs();
-  (*ins)->Bind(1, static_cast<int64_t>(id)).Bind(2, static_cast<int64_t>((*w)->size()))
-      .Bind(3, now).Bind(4, now);
+  (*ins)->Bind(1, static_cast<int64_t>(id)).Bind(2, "segments/" + SegmentName(id))
+      .Bind(3, static_cast<int64_t>((*w)->size())).Bind(4, now).Bind(5, now);
   RETURN_IF_ERROR((*ins)->Run());
   active_ = std::move(*w);
   active_id_ = id;
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedStore::RollSegment() {
+  RETURN_IF_ERROR(active_->Sync());
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> seal =
+      db_->Prepare("UPDATE segments SET sealed = 1, bytes = ? WHERE segment_id = ?");
+  if (!seal.ok()) return seal.status();
+  (*seal)->Bind(1, static_cast<int64_t>(active_->size())).Bind(2, static_cast<int64_t>(active_id_));
+  RETURN_IF_ERROR((*seal)->Run());
+  return StartSegment(active_id_ + 1);
+}
+
+// Segment files the index does not know: left by a crash between an eviction's index commit and
+// its unlink, or between creating a new segment file and registering it (nothing in such a file
+// was ever acknowledged). Neither holds anything readable, so they go.
+absl::Status EmbeddedStore::RemoveOrphanSegments() {
+  std::set<uint64_t> known;
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare("SELECT segment_id FROM segments");
+    if (!q.ok()) return q.status();
+    absl::StatusOr<bool> row = (*q)->Step();
+    for (; row.ok() && *row; row = (*q)->Step()) known.insert(static_cast<uint64_t>((*q)->Int(0)));
+    if (!row.ok()) return row.status();
+  }
+  std::error_code ec;
+  std::vector<fs::path> orphans;
+  for (const auto& entry : fs::directory_iterator(SegmentDir(), ec)) {
+    unsigned long long id = 0;
+    char tail = 0;
+    const std::string name = entry.path().filename().string();
+    if (std::sscanf(name.c_str(), "seg-%llu.gse%c", &id, &tail) != 2 || tail != 'g' ||
+        name != SegmentName(id)) {
+      continue;  // not ours
+    }
+    if (known.count(id) == 0) orphans.push_back(entry.path());
+  }
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot list ", SegmentDir(), ": ", ec.message()));
+  if (!orphans.empty() && fresh_index_) {
+    // Segments without their index: most likely index.sqlite was deleted or the data dir is
+    // half-copied. Their contents cannot be decoded without the index (dictionaries live there),
+    // but deleting someone's data silently is worse than refusing to start.
+    return absl::FailedPreconditionError(absl::StrCat(
+        options_.data_dir, " holds ", orphans.size(), " segment file(s) but no index; move them "
+        "away (or remove the data dir) to start a new store"));
+  }
+  for (const fs::path& p : orphans) {
+    spdlog::warn("storage: removing {}: no index entry (left by an interrupted eviction or roll)",
+                 p.string());
+    fs::remove(p, ec);
+  }
   return absl::OkStatus();
 }
 
@@ -174,6 +265,7 @@ absl::Status EmbeddedStore::Recover() {
       RETURN_IF_ERROR(EvictSegment(id));
     }
   }
+  RETURN_IF_ERROR(RemoveOrphanSegments());
   uint64_t active = 1;
   {
     absl::StatusOr<std::unique_ptr<SqliteStatement>> max =
@@ -201,7 +293,17 @@ absl::Status EmbeddedStore::Recover() {
       db_->Prepare("UPDATE segments SET bytes = ? WHERE segment_id = ?");
   if (!upd.ok()) return upd.status();
   (*upd)->Bind(1, static_cast<int64_t>(active_->size())).Bind(2, static_cast<int64_t>(active));
-  return (*upd)->Run();
+  RETURN_IF_ERROR((*upd)->Run());
+  if (active_->size() < indexed_end) {
+    // The file lost acknowledged bytes (power loss without --fsync=batch, or outside damage).
+    // Appending here would put new records where index rows still point, so writing moves on to
+    // a fresh segment; reads of the lost records fail their check and are counted as corrupt.
+    spdlog::error("storage: {} is {} bytes but its index reaches byte {}; the missing records are "
+                  "lost, continuing in a new segment",
+                  active_->path(), active_->size(), indexed_end);
+    return RollSegment();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status EmbeddedStore::Open() {
@@ -326,20 +428,27 @@ absl::StatusOr<v1::Dictionary> EmbeddedStore::LoadDictionary(uint64_t process_id
 absl::Status EmbeddedStore::AppendBatch(const StoredBatch& b) {
   std::lock_guard lock(mu_);
   {
-    absl::StatusOr<std::unique_ptr<SqliteStatement>> dup =
-        db_->Prepare("SELECT 1 FROM batches WHERE process_id = ? AND sequence = ?");
-    if (!dup.ok()) return dup.status();
-    (*dup)->Bind(1, static_cast<int64_t>(b.process_id)).Bind(2, static_cast<int64_t>(b.sequence));
-    absl::StatusOr<bool> row = (*dup)->Step();
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> check = db_->Prepare(
+        "SELECT EXISTS(SELECT 1 FROM processes WHERE process_id = ?1), "
+        "EXISTS(SELECT 1 FROM batches WHERE process_id = ?1 AND sequence = ?2)");
+    if (!check.ok()) return check.status();
+    (*check)->Bind(1, static_cast<int64_t>(b.process_id)).Bind(2, static_cast<int64_t>(b.sequence));
+    absl::StatusOr<bool> row = (*check)->Step();
     if (!row.ok()) return row.status();
-    if (*row) {
+    if (!*row || (*check)->Int(0) == 0) {
+      return absl::NotFoundError(absl::StrCat("no process ", b.process_id));
+    }
+    if ((*check)->Int(1) != 0) {
       return absl::AlreadyExistsError(
           absl::StrCat("process ", b.process_id, " batch ", b.sequence, " is already stored"));
     }
   }
   const uint64_t record = kSegmentHeaderBytes + b.payload.size();
   if (active_->size() > 0 && active_->size() + record > options_.segment_max_bytes) {
-    RETURN_IF_ERROR(StartSegment(active_id_ + 1));
+    if (absl::Status st = RollSegment(); !st.ok()) {
+      ++stats_.write_errors;
+      return st;
+    }
   }
   const uint64_t before = active_->size();
   absl::StatusOr<uint64_t> offset = active_->Append(b.process_id, b.sequence, b.payload);
@@ -473,15 +582,25 @@ absl::Status EmbeddedStore::EvictSegment(uint64_t id) {
     close(it->second);
     read_fds_.erase(it);
   }
+  // Index first, file second: a crash in between leaves an orphan file, removed on the next open.
+  RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
   for (const char* sql : {"DELETE FROM batches WHERE segment_id = ?",
                           "DELETE FROM segments WHERE segment_id = ?"}) {
     absl::StatusOr<std::unique_ptr<SqliteStatement>> del = db_->Prepare(sql);
-    if (!del.ok()) return del.status();
-    (*del)->Bind(1, static_cast<int64_t>(id));
-    RETURN_IF_ERROR((*del)->Run());
+    absl::Status st = del.status();
+    if (st.ok()) {
+      (*del)->Bind(1, static_cast<int64_t>(id));
+      st = (*del)->Run();
+    }
+    if (!st.ok()) {
+      (void)db_->Exec("ROLLBACK");
+      return st;
+    }
   }
+  RETURN_IF_ERROR(db_->Exec("COMMIT"));
   std::error_code ec;
   fs::remove(SegmentPath(id), ec);
+  if (ec) spdlog::warn("storage: cannot remove {}: {}", SegmentPath(id), ec.message());
   return absl::OkStatus();
 }
 
@@ -507,13 +626,16 @@ absl::StatusOr<uint64_t> EmbeddedStore::EnforceRetention(const RetentionPolicy& 
     }
     if (!row.ok()) return row.status();
   }
-  // The active segment is never evicted while it is being written (that would drop the newest
-  // data); one that has been idle past the age limit is sealed first so it can go.
+  // The active segment is never evicted for size, even when it is the only one and over
+  // max_bytes: it holds the newest data, which is what users look at, and it is bounded by
+  // segment_max_bytes anyway, so the byte limit holds to within one segment (size max_bytes at
+  // several segments). Once it has been idle past max_age, though, nothing new is arriving and
+  // everything in it is expired: it is sealed (a fresh, empty segment takes over) and evicted.
   const bool active_expired = policy.max_age_ns > 0 && active_->size() > 0 && !segs.empty() &&
                               segs.back().id == active_id_ &&
                               segs.back().last_write < now - policy.max_age_ns;
   if (active_expired) {
-    RETURN_IF_ERROR(StartSegment(active_id_ + 1));
+    RETURN_IF_ERROR(RollSegment());
   }
   uint64_t evicted = 0;
   for (const Seg& s : segs) {

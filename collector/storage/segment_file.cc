@@ -40,7 +40,10 @@ absl::Status WriteError(const std::string& path, int err) {
 absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Open(const std::string& path) {
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+    const int err = errno;
+    const std::string msg = absl::StrCat("cannot open ", path, ": ", std::strerror(err));
+    if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
+    return absl::UnavailableError(msg);
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
@@ -54,6 +57,10 @@ SegmentWriter::~SegmentWriter() { close(fd_); }
 
 absl::StatusOr<uint64_t> SegmentWriter::Append(uint64_t process_id, uint64_t sequence,
                                                const std::string& payload) {
+  if (payload.size() > UINT32_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch of ", payload.size(), " bytes does not fit a segment record"));
+  }
   Header h{kSegmentRecordMagic, static_cast<uint32_t>(payload.size()), Crc(payload), 0, process_id,
            sequence};
   std::string record(reinterpret_cast<const char*>(&h), sizeof(h));
@@ -87,6 +94,18 @@ absl::Status SegmentWriter::Sync() {
   if (fdatasync(fd_) != 0) {
     return absl::InternalError(absl::StrCat("fdatasync ", path_, ": ", std::strerror(errno)));
   }
+  return absl::OkStatus();
+}
+
+absl::Status SyncDirectory(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("cannot open ", dir, ": ", std::strerror(errno)));
+  }
+  const int rc = fsync(fd);
+  const int err = errno;
+  close(fd);
+  if (rc != 0) return absl::InternalError(absl::StrCat("fsync ", dir, ": ", std::strerror(err)));
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -22,8 +23,12 @@ class SegmentWriter {
   static absl::StatusOr<std::unique_ptr<SegmentWriter>> Open(const std::string& path);
   ~SegmentWriter();
 
+  // Opens (creating if missing) the segment at `path`. A file that cannot be created for lack of
+  // space or quota -> ResourceExhausted, other failures -> Unavailable.
   // Appends one record; returns its offset. On any failure the file is cut back to its previous
-  // size, so a failed append leaves no partial record. ENOSPC/EFBIG/EDQUOT -> ResourceExhausted.
+  // size, so a failed append leaves no partial record. ENOSPC/EFBIG/EDQUOT -> ResourceExhausted,
+  // other errors -> Internal; the message names the file and the errno text. Payloads must fit
+  // the header's u32 length (InvalidArgument otherwise). Short writes are continued.
   absl::StatusOr<uint64_t> Append(uint64_t process_id, uint64_t sequence, const std::string& payload);
   // Cuts the file back to `bytes` (drops records that were written but never indexed).
   absl::Status Truncate(uint64_t bytes);
@@ -37,6 +42,9 @@ class SegmentWriter {
   int fd_;
   uint64_t size_;
 };
+
+// fsyncs a directory, so that files created in it survive a power loss.
+absl::Status SyncDirectory(const std::string& dir);
 
 // Reads and verifies the record at `offset` whose payload is `length` bytes. DataLoss when the
 // header or checksum does not match (or the record is cut short); NotFound when the file is gone.

@@ -114,6 +114,9 @@ void EventPipeline::Run() {
     }
   }
   Drain(true);
+  // Say goodbye properly so the collector records a clean close, not a vanished process.
+  if (connected_) sink_->Disconnect();
+  connected_ = false;
   {
     std::lock_guard lock(done_mu_);
     done_ = true;

@@ -38,6 +38,8 @@ __attribute__((constructor)) static void gpuspy_shim_init(void) {
   char path[PATH_MAX];
   if (!stub_path(path, sizeof(path))) return;
   /* Never override a tool the user chose (nsys, another injector): they win, we stay out. */
-  setenv("CUDA_INJECTION64_PATH", path, 0);
-  setenv("NVTX_INJECTION64_PATH", path, 0);
+  const char* cuda = getenv("CUDA_INJECTION64_PATH");
+  if (cuda == NULL || *cuda == '\0') setenv("CUDA_INJECTION64_PATH", path, 1);
+  const char* nvtx = getenv("NVTX_INJECTION64_PATH");
+  if (nvtx == NULL || *nvtx == '\0') setenv("NVTX_INJECTION64_PATH", path, 1);
 }

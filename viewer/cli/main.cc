@@ -57,10 +57,18 @@ int main(int argc, char** argv) {
   std::vector<std::string> command;
   auto* run = app.add_subcommand("run", "Run a command with gpuspy injected (no code changes)");
   run->add_option("--job", run_job, "Job id to report (default: from SLURM/torchrun/env)");
-  run->add_option("command", command, "The command, after --")->required();
-  run->prefix_command();  // everything after the first positional belongs to the command
+  run->footer("Example: gpuspy run --job bert -- python train.py --lr 3e-4");
 
-  CLI11_PARSE(app, argc, argv);
+  // Everything after the first `--` is the command for `gpuspy run`; CLI11 sees what precedes it.
+  int cli_argc = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      cli_argc = i;
+      command.assign(argv + i + 1, argv + argc);
+      break;
+    }
+  }
+  CLI11_PARSE(app, cli_argc, argv);
 
   if (*jobs) return gpuspy::cli::Jobs(g);
   if (*steps) return gpuspy::cli::Steps(g, job, process);
@@ -69,8 +77,6 @@ int main(int argc, char** argv) {
   if (*events) return gpuspy::cli::Events(g, e);
   if (*stats) return gpuspy::cli::Stats(g);
   if (*run) {
-    std::vector<std::string> rest = run->remaining();
-    command.insert(command.end(), rest.begin(), rest.end());
     return gpuspy::cli::Run(g, run_job, command);
   }
   return 2;

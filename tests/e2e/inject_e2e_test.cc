@@ -1,0 +1,261 @@
+// The real injection path without a GPU: LD_PRELOAD=libgpuspy.so on a program that drives the
+// fake CUDA/CUPTI (tests/fake_cuda), a real gpuspyd, and queries of what arrived.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy {
+namespace {
+
+using testing::Process;
+using testing::RunResult;
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct KindCounts {
+  std::map<std::string, int> by_kind;  // "kernel", "runtime_api", ...
+  std::vector<std::string> kernel_names;
+  bool launches_correlate = true;
+  int processes = 0;
+  v1::ProcessIdentity identity;
+};
+
+class InjectE2E : public ::testing::Test {
+ protected:
+  void StartDaemon(int port = 0) {
+    const std::string port_file = dir_.path() + "/port" + std::to_string(++starts_);
+    daemon_ = std::make_unique<Process>(
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
+                                 "--unix", "", "--data-dir", dir_.path() + "/store", "--port-file",
+                                 port_file, "--log-level", "warn"},
+        dir_.path() + "/gpuspyd.log");
+    port_ = testing::WaitForPortFile(port_file);
+    ASSERT_GT(port_, 0) << testing::ReadFile(dir_.path() + "/gpuspyd.log");
+  }
+  std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  // Environment that injects gpuspy the way `gpuspy run` does, with the fake CUPTI.
+  std::vector<std::string> Env(const std::string& job, const std::string& collector = "") {
+    return {"LD_PRELOAD=" + std::string(SHIM_LIB),
+            "GPUSPY_CUPTI_PATH=" + std::string(FAKE_CUPTI_LIB),
+            "GPUSPY_COLLECTOR=" + (collector.empty() ? Address() : collector),
+            "GPUSPY_JOB=" + job,
+            "GPUSPY_FLUSH_MS=20",
+            "GPUSPY_SPILL_DIR=" + dir_.path() + "/spill",
+            "GPUSPY_LOG=info"};
+  }
+
+  nlohmann::json Expect(const std::string& path) {
+    return nlohmann::json::parse(testing::ReadFile(path));
+  }
+
+  KindCounts Collected(const std::string& job) {
+    auto stub = v1::Query::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+    KindCounts out;
+    {
+      grpc::ClientContext ctx;
+      v1::ListJobsResponse jobs;
+      EXPECT_TRUE(stub->ListJobs(&ctx, {}, &jobs).ok());
+      for (const auto& j : jobs.jobs()) {
+        if (j.job_id() != job) continue;
+        out.processes = j.processes_size();
+        if (!j.processes().empty()) out.identity = j.processes(0).identity();
+      }
+    }
+    if (out.processes == 0) return out;
+    grpc::ClientContext ctx;
+    v1::GetEventsRequest req;
+    req.set_job_id(job);
+    req.set_limit(1'000'000);
+    v1::GetEventsResponse resp;
+    EXPECT_TRUE(stub->GetEvents(&ctx, req, &resp).ok());
+    for (const auto& p : resp.processes()) {
+      std::map<uint64_t, std::string> api_by_corr;
+      for (const auto& e : p.events()) {
+        if (e.has_api()) api_by_corr[e.api().correlation_id()] = e.api().name();
+      }
+      for (const auto& e : p.events()) {
+        switch (e.kind_case()) {
+          case v1::Event::kKernel: {
+            out.by_kind["kernels"]++;
+            out.kernel_names.push_back(e.kernel().name());
+            auto it = api_by_corr.find(e.kernel().correlation_id());
+            if (it == api_by_corr.end() ||
+                (it->second.find("aunch") == std::string::npos)) {
+              out.launches_correlate = false;
+            }
+            break;
+          }
+          case v1::Event::kApi:
+            out.by_kind[e.api().domain() == v1::API_DOMAIN_DRIVER ? "driver_api" : "runtime_api"]++;
+            break;
+          case v1::Event::kMemcpy: out.by_kind["memcpy"]++; break;
+          case v1::Event::kMemset: out.by_kind["memset"]++; break;
+          case v1::Event::kSync: out.by_kind["sync"]++; break;
+          case v1::Event::kMemory:
+            out.by_kind[e.memory().op() == v1::MEMORY_OP_ALLOC ? "alloc" : "free"]++;
+            break;
+          case v1::Event::kNvtxRange: out.by_kind["nvtx_ranges"]++; break;
+          case v1::Event::kNvtxMark: out.by_kind["nvtx_marks"]++; break;
+          default: break;
+        }
+      }
+    }
+    return out;
+  }
+
+  void ExpectExactly(const nlohmann::json& expect, const KindCounts& got) {
+    for (const char* kind : {"kernels", "runtime_api", "driver_api", "memcpy", "memset", "sync",
+                             "alloc", "free", "nvtx_ranges", "nvtx_marks"}) {
+      const int want = expect[kind].get<int>();
+      auto it = got.by_kind.find(kind);
+      EXPECT_EQ(it == got.by_kind.end() ? 0 : it->second, want) << kind;
+    }
+    std::vector<std::string> want_names = expect["kernel_names"].get<std::vector<std::string>>();
+    std::vector<std::string> got_names = got.kernel_names;
+    std::sort(want_names.begin(), want_names.end());
+    std::sort(got_names.begin(), got_names.end());
+    EXPECT_EQ(got_names, want_names);
+    EXPECT_TRUE(got.launches_correlate) << "a kernel without its launch call";
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Process> daemon_;
+  int port_ = 0;
+  int starts_ = 0;
+};
+
+TEST_F(InjectE2E, CapturesExactlyWhatTheProgramDid) {
+  StartDaemon();
+  const std::string expect = dir_.path() + "/expect.json";
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "5", "--kernels", "20", "--expect", expect},
+                             Env("exact"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const KindCounts got = Collected("exact");
+  ASSERT_EQ(got.processes, 1);
+  ExpectExactly(Expect(expect), got);
+  EXPECT_EQ(got.identity.job_id(), "exact");
+  ASSERT_EQ(got.identity.devices_size(), 1);
+  EXPECT_EQ(got.identity.devices(0).name(), "Fake H100");
+  EXPECT_EQ(got.identity.devices(0).sm_count(), 132u);
+  EXPECT_EQ(got.identity.source(), "inject");
+  // Steps come from the program's ProfilerStep NVTX ranges.
+  RunResult steps = testing::Run({GPUSPY_BIN, "--collector", Address(), "--json", "steps", "--job", "exact"});
+  ASSERT_EQ(steps.exit_code, 0) << steps.err;
+  EXPECT_EQ(nlohmann::json::parse(steps.out)["steps"].size(), 5u);
+}
+
+TEST_F(InjectE2E, NonCudaProcessesLoadNothingButTheShim) {
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--no-cuda", "--print-maps"}, Env("none", "127.0.0.1:1"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("libgpuspy.so"), std::string::npos);
+  EXPECT_EQ(r.out.find("libgpuspy_inject"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("libgpuspy_core"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  RunResult t = testing::Run({"/bin/true"}, Env("none", "127.0.0.1:1"));
+  EXPECT_EQ(t.exit_code, 0);
+  EXPECT_TRUE(t.err.empty()) << t.err;
+}
+
+TEST_F(InjectE2E, CollectorDownAtStartThenUpLosesNothing) {
+  const int port = FreePort();
+  const std::string expect = dir_.path() + "/expect.json";
+  Process app({FAKE_TRAIN_BIN, "--steps", "25", "--kernels", "10", "--sleep-us", "150000", "--expect", expect},
+              dir_.path() + "/app.log", Env("late", "127.0.0.1:" + std::to_string(port)));
+  // Longer than the first connection attempt (2 s): the app runs on, spilling.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2600));
+  StartDaemon(port);
+  ASSERT_EQ(app.Stop(0, std::chrono::seconds(30)), 0) << testing::ReadFile(dir_.path() + "/app.log");
+  const std::string log = testing::ReadFile(dir_.path() + "/app.log");
+  EXPECT_NE(log.find("unreachable"), std::string::npos) << log;
+  EXPECT_EQ(log.find(" 0 spilled"), std::string::npos) << "nothing was spilled: " << log;
+  ExpectExactly(Expect(expect), Collected("late"));
+}
+
+TEST_F(InjectE2E, BusyCuptiLeavesTheAppRunningAndSaysWhy) {
+  StartDaemon();
+  std::vector<std::string> env = Env("busy");
+  env.push_back("FAKE_CUPTI_BUSY=1");
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "2"}, env);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("CUPTI is already in use"), std::string::npos) << r.err;
+  EXPECT_EQ(Collected("busy").processes, 0);
+}
+
+TEST_F(InjectE2E, ForkedChildIsInertAndParentIsComplete) {
+  StartDaemon();
+  const std::string expect = dir_.path() + "/expect.json";
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "3", "--fork", "--expect", expect}, Env("fork"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const KindCounts got = Collected("fork");
+  EXPECT_EQ(got.processes, 1);
+  ExpectExactly(Expect(expect), got);
+}
+
+TEST_F(InjectE2E, ExecedChildIsProfiledAsItsOwnProcess) {
+  StartDaemon();
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "2", "--exec-child"}, Env("exec"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Collected("exec").processes, 2);
+}
+
+TEST_F(InjectE2E, CoreWorksAsTheInjectionLibraryDirectly) {
+  StartDaemon();
+  std::vector<std::string> env = Env("direct");
+  env[0] = "LD_PRELOAD=";
+  env.push_back("CUDA_INJECTION64_PATH=" + std::string(CORE_LIB));
+  const std::string expect = dir_.path() + "/expect.json";
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "2", "--expect", expect}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectExactly(Expect(expect), Collected("direct"));
+}
+
+TEST_F(InjectE2E, DisabledMeansNothingLoadsAndNothingIsSent) {
+  StartDaemon();
+  std::vector<std::string> env = Env("off");
+  env.push_back("GPUSPY_DISABLE=1");
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "2", "--print-maps"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("libgpuspy_core"), std::string::npos);
+  EXPECT_EQ(Collected("off").processes, 0);
+}
+
+TEST_F(InjectE2E, GpuspyRunInjectsTheCommand) {
+  StartDaemon();
+  std::vector<std::string> env = Env("");
+  env[0] = "LD_PRELOAD=";
+  env.push_back("GPUSPY_LIB=" + std::string(SHIM_LIB));
+  RunResult r = testing::Run({GPUSPY_BIN, "--collector", Address(), "run", "--job", "viarun", "--",
+                              FAKE_TRAIN_BIN, "--steps", "2"},
+                             env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Collected("viarun").processes, 1);
+  RunResult missing = testing::Run({GPUSPY_BIN, "run", "--", "/nonexistent/program"}, env);
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("cannot run /nonexistent/program"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace gpuspy

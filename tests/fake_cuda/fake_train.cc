@@ -1,0 +1,146 @@
+// "The user's application": a small training loop on the fake CUDA. It knows nothing about
+// gpuspy. With --expect it writes what it did, so a test can check the collector got exactly that.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/fake_cuda/fake_cuda.h"
+
+namespace {
+
+const char* const kKernels[] = {
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+    "ampere_sgemm_128x64_tn",
+    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >",
+    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float const*, float const*, float const*, float*, float*, float*)",
+};
+
+struct Counts {
+  int kernels = 0, runtime_api = 0, driver_api = 0, memcpy = 0, memset = 0, sync = 0, alloc = 0,
+      free = 0, nvtx_ranges = 0, nvtx_marks = 0;
+  nlohmann::json ToJson() const {
+    return {{"kernels", kernels}, {"runtime_api", runtime_api}, {"driver_api", driver_api},
+            {"memcpy", memcpy},   {"memset", memset},           {"sync", sync},
+            {"alloc", alloc},     {"free", free},               {"nvtx_ranges", nvtx_ranges},
+            {"nvtx_marks", nvtx_marks}};
+  }
+};
+
+void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
+  const std::string range = "ProfilerStep#" + std::to_string(step);
+  fake_nvtx_range_push(range.c_str());
+  fake_cuda_memcpy(FAKE_HTOD, FAKE_PAGEABLE, 4 << 20, /*async=*/0, 7);
+  c.memcpy++, c.runtime_api++;
+  for (int k = 0; k < kernels; ++k) {
+    const char* name = kKernels[k % 5];
+    fake_cuda_launch_kernel(name, 80, 256, 7, 20000 + 1000 * (k % 7));
+    names.push_back(name);
+    c.kernels++, c.runtime_api++;
+  }
+  fake_cuda_launch_kernel_nvcc13("my_custom_kernel(float*, int)", 7, 15000);
+  names.push_back("my_custom_kernel(float*, int)");
+  c.kernels++, c.runtime_api++;
+  fake_cu_launch_kernel_ex("triton_poi_fused_add_0", 7, 8000);
+  names.push_back("triton_poi_fused_add_0");
+  c.kernels++, c.driver_api++;
+  fake_cuda_memset(1 << 20, 0, 7);
+  c.memset++, c.runtime_api++;
+  fake_cuda_memcpy(FAKE_DTOH, FAKE_PAGEABLE, 4, /*async=*/1, 7);  // loss.item()
+  c.memcpy++, c.runtime_api++;
+  fake_cuda_stream_synchronize(7);
+  c.sync++, c.runtime_api++;
+  fake_nvtx_mark("logged");
+  c.nvtx_marks++;
+  fake_nvtx_range_pop();
+  c.nvtx_ranges++;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 5, kernels = 20, sleep_us = 0;
+  bool no_cuda = false, fork_child = false, exec_child = false, print_maps = false;
+  std::string expect;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--steps") steps = std::atoi(next().c_str());
+    else if (a == "--kernels") kernels = std::atoi(next().c_str());
+    else if (a == "--sleep-us") sleep_us = std::atoi(next().c_str());
+    else if (a == "--no-cuda") no_cuda = true;
+    else if (a == "--fork") fork_child = true;
+    else if (a == "--exec-child") exec_child = true;
+    else if (a == "--print-maps") print_maps = true;
+    else if (a == "--expect") expect = next();
+    else {
+      std::fprintf(stderr, "fake_train: unknown flag %s\n", a.c_str());
+      return 2;
+    }
+  }
+  Counts c;
+  std::vector<std::string> names;
+  if (!no_cuda) {
+    std::vector<uint64_t> blocks;
+    for (int i = 0; i < 3; ++i) {
+      blocks.push_back(fake_cuda_malloc(64ull << 20));
+      c.alloc++, c.runtime_api++;
+    }
+    for (int s = 0; s < steps; ++s) {
+      Step(s, kernels, c, names);
+      if (sleep_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+      if (s == 0 && fork_child) {
+        // A child that does CUDA work after fork() without exec: must not break, and gpuspy's
+        // copy in it must stay inert.
+        if (fork() == 0) {
+          Counts child;
+          std::vector<std::string> ignored;
+          Step(100, 3, child, ignored);
+          _exit(0);
+        }
+        int status = 0;
+        wait(&status);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 3;
+      }
+      if (s == 0 && exec_child) {
+        // fork+exec: the new program is a fresh process and is injected on its own.
+        if (fork() == 0) {
+          execl(argv[0], argv[0], "--steps", "2", "--kernels", "3", static_cast<char*>(nullptr));
+          _exit(127);
+        }
+        int status = 0;
+        wait(&status);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 4;
+      }
+    }
+    for (uint64_t b : blocks) {
+      fake_cuda_free(b);
+      c.free++, c.runtime_api++;
+    }
+    fake_cuda_context_destroy();
+  }
+  if (print_maps) {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      if (line.find("gpuspy") != std::string::npos) std::printf("%s\n", line.c_str());
+    }
+  }
+  if (!expect.empty()) {
+    nlohmann::json j = c.ToJson();
+    j["steps"] = steps;
+    j["kernel_names"] = names;
+    std::ofstream(expect) << j.dump(2);
+  }
+  return 0;
+}

@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
-#include <regex>
-
 #include "absl/container/flat_hash_map.h"
+#include "re2/re2.h"
 
 namespace gpuspy::analysis {
 
 StepSegmenter::StepSegmenter(const std::string& pattern) : pattern_(pattern) {
-  try {
-    std::regex probe(pattern_);
-    valid_ = true;
-  } catch (const std::regex_error&) {
-    valid_ = false;
-  }
+  valid_ = RE2(pattern_, RE2::Quiet).ok();
 }
 
 std::vector<StepWindow> StepSegmenter::FindSteps(const EventColumns& events,
@@ -23,21 +17,21 @@ std::vector<StepWindow> StepSegmenter::FindSteps(const EventColumns& events,
                                                  int64_t first_ordinal) const {
   std::vector<StepWindow> steps;
   if (!valid_) return steps;
-  const std::regex re(pattern_);
+  // RE2: linear time whatever the user's pattern, no exceptions.
+  const RE2 re(pattern_, RE2::Quiet);
   // A job has a handful of distinct range messages and millions of ranges: match each message
   // once. nullopt = not a step; -1 = a step without a number.
   absl::flat_hash_map<StringRef, std::optional<int64_t>> verdicts;
   auto verdict = [&](StringRef message) -> std::optional<int64_t> {
     auto [it, inserted] = verdicts.try_emplace(message);
     if (!inserted) return it->second;
-    const std::string text(strings.Get(message));
-    std::smatch m;
-    if (std::regex_match(text, m, re)) {
+    const std::string_view text = strings.Get(message);
+    const re2::StringPiece input(text.data(), text.size());
+    std::string digits;
+    const bool numbered = re.NumberOfCapturingGroups() >= 1;
+    if (numbered ? RE2::FullMatch(input, re, &digits) : RE2::FullMatch(input, re)) {
       int64_t number = -1;
-      if (m.size() > 1 && m[1].matched) {
-        const std::string digits = m[1].str();
-        std::from_chars(digits.data(), digits.data() + digits.size(), number);
-      }
+      if (!digits.empty()) std::from_chars(digits.data(), digits.data() + digits.size(), number);
       it->second = number;
     }
     return it->second;

@@ -27,7 +27,7 @@ struct StepWindow {
 
 class StepSegmenter {
  public:
-  // `pattern` is an ECMAScript regex matched against the whole range message.
+  // `pattern` is an RE2 regex matched against the whole range message.
   explicit StepSegmenter(const std::string& pattern = kDefaultStepPattern);
 
   // Steps found among `events.nvtx_ranges`, ordered by start. Ranges matching without a

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "codec/expanded_events.h"
 #include "collector/analysis/job_summary.h"
+#include "collector/analysis/period_detector.h"
 #include "collector/analysis/step_report.h"
 
 namespace gpuspy::collector {
@@ -86,7 +87,7 @@ absl::StatusOr<v1::ListJobsResponse> QueryEngine::ListJobs() {
                                    : std::min(job.first_seen_unix_ns(), p.first_seen_unix_ns));
     job.set_last_seen_unix_ns(std::max(job.last_seen_unix_ns(), p.last_seen_unix_ns));
     job.set_event_count(job.event_count() + p.event_count);
-    absl::StatusOr<std::vector<StepRecord>> steps = store_->ListSteps(p.process_id);
+    absl::StatusOr<std::vector<StepRecord>> steps = StepsOf(p);
     if (!steps.ok()) return steps.status();
     job.set_step_count(job.step_count() + steps->size());
   }
@@ -101,7 +102,7 @@ absl::StatusOr<v1::ListStepsResponse> QueryEngine::ListSteps(const v1::ListSteps
   if (!processes.ok()) return processes.status();
   v1::ListStepsResponse out;
   for (const ProcessRecord& p : *processes) {
-    absl::StatusOr<std::vector<StepRecord>> steps = store_->ListSteps(p.process_id);
+    absl::StatusOr<std::vector<StepRecord>> steps = StepsOf(p);
     if (!steps.ok()) return steps.status();
     std::sort(steps->begin(), steps->end(),
               [](const StepRecord& a, const StepRecord& b) { return a.number < b.number; });
@@ -136,9 +137,37 @@ absl::StatusOr<v1::StepReport> QueryEngine::ReportStep(const ProcessRecord& proc
   return report;
 }
 
+absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord& process) {
+  absl::StatusOr<std::vector<StepRecord>> stored = store_->ListSteps(process.process_id);
+  if (!stored.ok() || !stored->empty()) return stored;
+  {
+    std::lock_guard lock(cache_mu_);
+    auto it = detected_steps_.find(process.process_id);
+    if (it != detected_steps_.end() && it->second.max_sequence == process.max_sequence &&
+        it->second.batch_count == process.batch_count) {
+      return it->second.steps;
+    }
+  }
+  absl::StatusOr<WindowEvents> all = reader_.Read(process.process_id, 0, 0);
+  if (!all.ok()) return all.status();
+  std::vector<analysis::StepWindow> windows;
+  {
+    std::shared_lock lock(all->dictionary->mu);
+    windows = analysis::DetectPeriodicSteps(all->events, all->dictionary->dict.strings());
+  }
+  if (windows.empty()) windows = analysis::FixedWindows(all->events, analysis::kDefaultWindowNs);
+  std::vector<StepRecord> steps;
+  for (const auto& w : windows) {
+    steps.push_back({process.process_id, w.number, w.start_ns, w.end_ns, w.source});
+  }
+  std::lock_guard lock(cache_mu_);
+  detected_steps_[process.process_id] = {process.max_sequence, process.batch_count, steps};
+  return steps;
+}
+
 absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
     const ProcessRecord& process) {
-  absl::StatusOr<std::vector<StepRecord>> steps = store_->ListSteps(process.process_id);
+  absl::StatusOr<std::vector<StepRecord>> steps = StepsOf(process);
   if (!steps.ok()) return steps.status();
   {
     std::lock_guard lock(cache_mu_);

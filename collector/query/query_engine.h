@@ -40,6 +40,9 @@ class QueryEngine {
   void FillProcessInfo(const ProcessRecord& record, v1::ProcessInfo* out) const;
   absl::StatusOr<v1::StepReport> ReportStep(const ProcessRecord& process, const StepRecord& step,
                                             std::vector<std::string>* kernel_names);
+  // The process's steps: its NVTX steps when it has any, else steps detected from the kernel
+  // sequence's period, else fixed windows. Detected steps are cached until new batches arrive.
+  absl::StatusOr<std::vector<StepRecord>> StepsOf(const ProcessRecord& process);
   // Per-step reports of one process before cross-step analysis; cached until new batches arrive.
   absl::StatusOr<std::vector<analysis::StepAnalysis>> BaseAnalyses(const ProcessRecord& process);
   // Every step of every process of `processes` with cross-step and cross-rank findings applied.
@@ -52,8 +55,14 @@ class QueryEngine {
     size_t step_count = 0;
     std::vector<analysis::StepAnalysis> steps;
   };
+  struct CachedSteps {
+    uint64_t max_sequence = 0;
+    uint64_t batch_count = 0;
+    std::vector<StepRecord> steps;
+  };
   std::mutex cache_mu_;
   std::map<uint64_t, CachedAnalyses> cache_;
+  std::map<uint64_t, CachedSteps> detected_steps_;
 
   Store* store_;
   EventReader reader_;

@@ -655,8 +655,11 @@ StoreStats EmbeddedStore::Stats() {
   std::lock_guard lock(mu_);
   StoreStats s = stats_;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(options_.data_dir + "/segments", ec)) {
-    s.bytes_on_disk += entry.file_size(ec);
+  for (const auto& entry : fs::directory_iterator(SegmentDir(), ec)) {
+    if (entry.path().extension() != ".gseg") continue;
+    const auto size = entry.file_size(ec);
+    if (ec) continue;  // evicted under us? (not while we hold mu_, but be safe)
+    s.bytes_on_disk += size;
     ++s.segments;
   }
   for (const char* f : {"/index.sqlite", "/index.sqlite-wal"}) {

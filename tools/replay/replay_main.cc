@@ -90,6 +90,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1000))->capture_default_str();
   app.add_option("--slow-rank", options.slow_rank, "Make this rank a straggler (-1: none)")
       ->capture_default_str();
+  bool no_nvtx = false;
+  app.add_flag("--no-nvtx", no_nvtx, "Emit no ProfilerStep ranges (steps must be found by period)");
   app.add_option("--seed", options.seed, "Random seed (same seed, same events)")->capture_default_str();
   std::vector<std::string> names;
   for (Scenario s : gpuspy::synthetic::AllScenarios()) names.push_back(gpuspy::synthetic::ScenarioName(s));
@@ -101,6 +103,7 @@ int main(int argc, char** argv) {
                  "Write every sent event as JSON lines {\"rank\": R, \"event\": {...}}");
   CLI11_PARSE(app, argc, argv);
   gpuspy::synthetic::ParseScenario(scenario, &options.scenario);
+  options.nvtx_steps = !no_nvtx;
 
   std::vector<gpuspy::synthetic::SyntheticRank> ranks;
   for (int r = 0; r < options.ranks; ++r) ranks.push_back(gpuspy::synthetic::GenerateRank(options, r));

@@ -373,7 +373,7 @@ SyntheticRank GenerateRank(const SyntheticOptions& o, int rank) {
     t.Item();  // loss.item()
     t.Mark(absl::StrCat("step ", step, " done"));
     if (step % 4 == 0) t.Overhead(20 * kUs);
-    t.Range(absl::StrCat("ProfilerStep#", step), start, t.host(), 0);
+    if (o.nvtx_steps) t.Range(absl::StrCat("ProfilerStep#", step), start, t.host(), 0);
     host = t.host();
     out.expected_primary.push_back(warmup ? "warmup" : ExpectedPrimary(o.scenario));
   }

@@ -40,6 +40,7 @@ struct SyntheticOptions {
   uint64_t seed = 1;
   std::string job_id = "synthetic";
   int64_t start_ns = 1'700'000'000'000'000'000;  // CUPTI-like absolute timestamps
+  bool nvtx_steps = true;     // false: no ProfilerStep ranges (a job run without a profiler)
 };
 
 struct SyntheticRank {

@@ -1,0 +1,516 @@
+// The embedded store beyond storage_test.cc: the segment record format on its own, schema
+// versioning, window edges, age retention across segments, the recovery cases (complete but
+// unindexed tail, a segment shorter than its index, orphan files, a lost index), stats, fsync
+// mode, and appends racing reads and retention.
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "collector/storage/segment_file.h"
+#include "collector/storage/store.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy::collector {
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
+
+v1::ProcessIdentity Identity(const std::string& key, const std::string& job) {
+  v1::ProcessIdentity id;
+  id.set_process_key(key);
+  id.set_job_id(job);
+  return id;
+}
+
+StoredBatch Batch(uint64_t process, uint64_t seq, int64_t min_ns, int64_t max_ns,
+                  size_t payload_bytes = 100) {
+  StoredBatch b;
+  b.process_id = process;
+  b.sequence = seq;
+  b.min_ns = min_ns;
+  b.max_ns = max_ns;
+  b.event_count = 3;
+  b.payload = std::string(payload_bytes, static_cast<char>('A' + seq % 26));
+  return b;
+}
+
+std::vector<uint64_t> Sequences(const std::vector<StoredBatch>& batches) {
+  std::vector<uint64_t> out;
+  for (const StoredBatch& b : batches) out.push_back(b.sequence);
+  return out;
+}
+
+// Runs `sql` against the index directly (the store must be closed).
+void Sql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err != nullptr ? err : "") << " in " << sql;
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+int64_t SqlInt(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+  int64_t v = -1;
+  if (stmt != nullptr && sqlite3_step(stmt) == SQLITE_ROW) v = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return v;
+}
+
+// ---- segment files on their own -----------------------------------------------------------
+
+class SegmentFileTest : public ::testing::Test {
+ protected:
+  testing::TempDir dir_;
+  std::string path_ = dir_.path() + "/seg.gseg";
+};
+
+TEST_F(SegmentFileTest, AppendReturnsOffsetsAndReadVerifiesEveryField) {
+  auto w = SegmentWriter::Open(path_);
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto a = (*w)->Append(7, 1, "hello");
+  auto b = (*w)->Append(7, 2, std::string(1000, 'x'));
+  auto c = (*w)->Append(8, 1, "");
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(*a, 0u);
+  EXPECT_EQ(*b, kSegmentHeaderBytes + 5);
+  EXPECT_EQ(*c, *b + kSegmentHeaderBytes + 1000);
+  EXPECT_EQ((*w)->size(), *c + kSegmentHeaderBytes);
+  EXPECT_EQ(fs::file_size(path_), (*w)->size());
+
+  const int fd = open(path_.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(*ReadSegmentRecord(fd, path_, *a, 5, 7, 1), "hello");
+  EXPECT_EQ(*ReadSegmentRecord(fd, path_, *b, 1000, 7, 2), std::string(1000, 'x'));
+  EXPECT_EQ(*ReadSegmentRecord(fd, path_, *c, 0, 8, 1), "");
+  // Anything that does not match the index is data loss, never someone else's bytes.
+  EXPECT_EQ(ReadSegmentRecord(fd, path_, *a, 5, 7, 2).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReadSegmentRecord(fd, path_, *a, 5, 9, 1).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReadSegmentRecord(fd, path_, *a, 4, 7, 1).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReadSegmentRecord(fd, path_, *a + 1, 5, 7, 1).status().code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ReadSegmentRecord(fd, path_, (*w)->size(), 5, 7, 1).status().code(),
+            absl::StatusCode::kDataLoss);
+  close(fd);
+}
+
+TEST_F(SegmentFileTest, FlippedPayloadByteFailsTheChecksum) {
+  auto w = SegmentWriter::Open(path_);
+  ASSERT_TRUE((*w)->Append(1, 1, "payload-bytes").ok());
+  {
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(kSegmentHeaderBytes + 3);
+    f.put('?');
+  }
+  const int fd = open(path_.c_str(), O_RDONLY);
+  auto r = ReadSegmentRecord(fd, path_, 0, 13, 1, 1);
+  close(fd);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("checksum"), std::string_view::npos);
+  EXPECT_NE(r.status().message().find(path_), std::string_view::npos);
+}
+
+TEST_F(SegmentFileTest, ReopenContinuesAtTheEndAndTruncateCuts) {
+  uint64_t end = 0;
+  {
+    auto w = SegmentWriter::Open(path_);
+    ASSERT_TRUE((*w)->Append(1, 1, "one").ok());
+    end = (*w)->size();
+    ASSERT_TRUE((*w)->Append(1, 2, "two").ok());
+    ASSERT_TRUE((*w)->Sync().ok());
+  }
+  auto w = SegmentWriter::Open(path_);
+  EXPECT_EQ((*w)->size(), end + kSegmentHeaderBytes + 3);
+  ASSERT_TRUE((*w)->Truncate(end).ok());
+  EXPECT_EQ(fs::file_size(path_), end);
+  auto off = (*w)->Append(1, 3, "three");
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(*off, end);
+}
+
+// EFBIG from RLIMIT_FSIZE stands in for a full disk; in a child so the test process keeps its
+// limits.
+TEST_F(SegmentFileTest, FailedWriteIsResourceExhaustedNamesTheFileAndLeavesNoPartialRecord) {
+  auto w = SegmentWriter::Open(path_);
+  ASSERT_TRUE((*w)->Append(1, 1, std::string(500, 'a')).ok());
+  const uint64_t before = (*w)->size();
+  const pid_t child = fork();
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{before + 64, RLIM_INFINITY};  // room for part of the next record only
+    setrlimit(RLIMIT_FSIZE, &lim);
+    absl::StatusOr<uint64_t> r = (*w)->Append(1, 2, std::string(4000, 'b'));
+    if (r.status().code() != absl::StatusCode::kResourceExhausted) _exit(10);
+    if (r.status().message().find(path_) == std::string_view::npos) _exit(11);
+    if (r.status().message().find("File too large") == std::string_view::npos) _exit(12);
+    if (fs::file_size(path_) != before || (*w)->size() != before) _exit(13);
+    lim.rlim_cur = RLIM_INFINITY;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    absl::StatusOr<uint64_t> again = (*w)->Append(1, 2, std::string(4000, 'b'));
+    if (!again.ok() || *again != before) _exit(14);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// ---- the store -------------------------------------------------------------------------------
+
+class EmbeddedStoreTest : public ::testing::Test {
+ protected:
+  absl::StatusOr<std::unique_ptr<Store>> TryOpen(uint64_t segment_bytes = 1 << 20,
+                                                 bool fsync_each_batch = false) {
+    EmbeddedStoreOptions o;
+    o.data_dir = data_;
+    o.segment_max_bytes = segment_bytes;
+    o.fsync_each_batch = fsync_each_batch;
+    return OpenEmbeddedStore(o);
+  }
+  std::unique_ptr<Store> Open(uint64_t segment_bytes = 1 << 20, bool fsync_each_batch = false) {
+    auto s = TryOpen(segment_bytes, fsync_each_batch);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  std::vector<fs::path> Segments() const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(data_ + "/segments")) {
+      if (e.path().extension() == ".gseg") out.push_back(e.path());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::string Index() const { return data_ + "/index.sqlite"; }
+
+  testing::TempDir dir_;
+  std::string data_ = dir_.path() + "/data";
+};
+
+TEST_F(EmbeddedStoreTest, IndexIsAtTheCurrentSchemaVersion) {
+  { auto store = Open(); }
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 2);
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_table_info('segments') "
+                            "WHERE name IN ('path', 'sealed')"),
+            2);
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_index_list('processes') "
+                            "WHERE name = 'processes_by_job'"),
+            1);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(Index().c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+TEST_F(EmbeddedStoreTest, VersionOneDataDirIsMigratedAndStaysReadable) {
+  uint64_t id = 0;
+  {
+    auto store = Open(/*segment_bytes=*/1024);
+    id = *store->UpsertProcess(Identity("p", "j"), 1);
+    for (uint64_t seq = 1; seq <= 6; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 400)).ok());
+  }
+  ASSERT_GE(Segments().size(), 3u);
+  // Turn it back into what schema 1 wrote.
+  Sql(Index(), "ALTER TABLE segments DROP COLUMN path; ALTER TABLE segments DROP COLUMN sealed; "
+               "PRAGMA user_version=1;");
+  ASSERT_EQ(SqlInt(Index(), "PRAGMA user_version"), 1);
+  {
+    auto store = Open(1024);
+    EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));
+    EXPECT_TRUE(store->AppendBatch(Batch(id, 7, 7, 7, 400)).ok());
+  }
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 2);
+  // Every segment but the newest is sealed; paths are filled in.
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE sealed = 0"), 1);
+  EXPECT_EQ(SqlInt(Index(), "SELECT sealed FROM segments ORDER BY segment_id DESC LIMIT 1"), 0);
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE path NOT LIKE 'segments/seg-%.gseg'"),
+            0);
+}
+
+TEST_F(EmbeddedStoreTest, NewerSchemaIsRefused) {
+  { auto store = Open(); }
+  Sql(Index(), "PRAGMA user_version=99");
+  auto s = TryOpen();
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(EmbeddedStoreTest, TimeWindowEdges) {
+  auto store = Open();
+  auto id = *store->UpsertProcess(Identity("p", "j"), 1);
+  ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 100, 200)).ok());
+  ASSERT_TRUE(store->AppendBatch(Batch(id, 2, 300, 400)).ok());
+  // Overlap with [from, to): max_ns >= from and min_ns < to.
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 200, 300)), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 200, 301)), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 201, 300)), (std::vector<uint64_t>{}));
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 50, 100)), (std::vector<uint64_t>{}));
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 50, 101)), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 150, 160)), (std::vector<uint64_t>{1}));  // inside
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2}));
+  EXPECT_TRUE(store->ReadBatches(id + 1, 0, 0)->empty());  // another process has nothing
+}
+
+TEST_F(EmbeddedStoreTest, AgeRetentionEvictsOnlySegmentsIdleTooLongOldestFirst) {
+  // 4 records of 932 bytes fit a 4096-byte segment.
+  auto store = Open(/*segment_bytes=*/4096);
+  auto id = *store->UpsertProcess(Identity("p", "j"), 1);
+  for (uint64_t seq = 1; seq <= 8; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 900)).ok());
+  ASSERT_EQ(Segments().size(), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const int64_t cutoff = NowNs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (uint64_t seq = 9; seq <= 12; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 900)).ok());
+  ASSERT_EQ(Segments().size(), 3u);
+  const int64_t now = NowNs();
+  auto evicted = store->EnforceRetention({0, /*max_age_ns=*/now - cutoff}, now);
+  ASSERT_TRUE(evicted.ok()) << evicted.status();
+  EXPECT_EQ(*evicted, 2u);
+  EXPECT_EQ(Segments().size(), 1u);
+  auto left = store->ReadBatches(id, 0, 0);
+  EXPECT_EQ(Sequences(*left), (std::vector<uint64_t>{9, 10, 11, 12}));
+  EXPECT_EQ(left->back().payload, Batch(id, 12, 0, 0, 900).payload);
+  // Nothing else is old enough: a second pass is a no-op.
+  EXPECT_EQ(*store->EnforceRetention({0, now - cutoff}, now), 0u);
+  EXPECT_EQ(store->Stats().segments_evicted, 2u);
+}
+
+TEST_F(EmbeddedStoreTest, ByteRetentionNeverEvictsTheOnlyActiveSegment) {
+  auto store = Open();
+  auto id = *store->UpsertProcess(Identity("p", "j"), 1);
+  for (uint64_t seq = 1; seq <= 5; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 1000)).ok());
+  EXPECT_EQ(*store->EnforceRetention({/*max_bytes=*/100, 0}, NowNs()), 0u);
+  EXPECT_EQ(store->ReadBatches(id, 0, 0)->size(), 5u);
+}
+
+TEST_F(EmbeddedStoreTest, CompleteButUnindexedRecordIsCutOnReopen) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(Identity("p", "j"), 1);
+    for (uint64_t seq = 1; seq <= 3; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq)).ok());
+  }
+  const fs::path seg = Segments().back();
+  const uint64_t indexed = fs::file_size(seg);
+  {
+    // A crash between the segment write and the index commit: a whole, valid record that was
+    // never acknowledged.
+    auto w = SegmentWriter::Open(seg.string());
+    ASSERT_TRUE((*w)->Append(id, 4, "never acknowledged").ok());
+  }
+  ASSERT_GT(fs::file_size(seg), indexed);
+  auto store = Open();
+  EXPECT_EQ(fs::file_size(seg), indexed);
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2, 3}));
+  // The sender retries sequence 4: it is accepted, and what reads back is the retry.
+  StoredBatch retry = Batch(id, 4, 4, 4);
+  ASSERT_TRUE(store->AppendBatch(retry).ok());
+  auto all = store->ReadBatches(id, 0, 0);
+  ASSERT_EQ(all->size(), 4u);
+  EXPECT_EQ(all->back().payload, retry.payload);
+  EXPECT_EQ(store->GetProcess(id)->batch_count, 4u);
+}
+
+TEST_F(EmbeddedStoreTest, ActiveSegmentShorterThanItsIndexIsNotOverwritten) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(Identity("p", "j"), 1);
+    for (uint64_t seq = 1; seq <= 3; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq)).ok());
+  }
+  // Lost acknowledged bytes (e.g. power loss without fsync): the last record is cut in half.
+  fs::resize_file(Segments().back(), 2 * (kSegmentHeaderBytes + 100) + 40);
+  auto store = Open();
+  ASSERT_EQ(Segments().size(), 2u);  // writing moved on to a new segment
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(store->Stats().corrupt_records, 1u);
+  ASSERT_TRUE(store->AppendBatch(Batch(id, 4, 4, 4)).ok());
+  auto all = store->ReadBatches(id, 0, 0);
+  EXPECT_EQ(Sequences(*all), (std::vector<uint64_t>{1, 2, 4}));
+  EXPECT_EQ(all->back().payload, Batch(id, 4, 4, 4).payload);
+}
+
+TEST_F(EmbeddedStoreTest, OrphanSegmentFilesAreRemovedOnOpen) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(Identity("p", "j"), 1);
+    ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 1, 1)).ok());
+  }
+  { std::ofstream(data_ + "/segments/seg-00000099.gseg") << "left by an interrupted eviction"; }
+  { std::ofstream(data_ + "/segments/README.txt") << "not a segment"; }
+  auto store = Open();
+  EXPECT_FALSE(fs::exists(data_ + "/segments/seg-00000099.gseg"));
+  EXPECT_TRUE(fs::exists(data_ + "/segments/README.txt"));
+  EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(store->Stats().segments, 1u);  // foreign files are not segments
+}
+
+TEST_F(EmbeddedStoreTest, SegmentsWithoutTheirIndexRefuseToOpenAndAreKept) {
+  {
+    auto store = Open();
+    auto id = *store->UpsertProcess(Identity("p", "j"), 1);
+    ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 1, 1)).ok());
+  }
+  for (const char* f : {"/index.sqlite", "/index.sqlite-wal", "/index.sqlite-shm"}) {
+    fs::remove(data_ + f);
+  }
+  const auto before = fs::file_size(Segments().front());
+  auto s = TryOpen();
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
+  ASSERT_EQ(Segments().size(), 1u);
+  EXPECT_EQ(fs::file_size(Segments().front()), before);
+}
+
+TEST_F(EmbeddedStoreTest, BatchForUnknownProcessIsNotFoundAndWritesNothing) {
+  auto store = Open();
+  const auto before = fs::file_size(Segments().front());
+  EXPECT_EQ(store->AppendBatch(Batch(42, 1, 1, 1)).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(fs::file_size(Segments().front()), before);
+  EXPECT_EQ(store->Stats().batches, 0u);
+}
+
+TEST_F(EmbeddedStoreTest, StatsDescribeWhatIsOnDisk) {
+  auto store = Open(/*segment_bytes=*/2048);
+  auto id = *store->UpsertProcess(Identity("p", "j"), 1);
+  for (uint64_t seq = 1; seq <= 10; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 600)).ok());
+  StoreStats s = store->Stats();
+  EXPECT_EQ(s.batches, 10u);
+  EXPECT_EQ(s.segments, Segments().size());
+  uint64_t segment_bytes = 0;
+  for (const auto& p : Segments()) segment_bytes += fs::file_size(p);
+  EXPECT_EQ(segment_bytes, 10u * (kSegmentHeaderBytes + 600));
+  EXPECT_GT(s.bytes_on_disk, segment_bytes);  // plus the index
+  EXPECT_EQ(s.corrupt_records, 0u);
+  EXPECT_EQ(s.write_errors, 0u);
+  ASSERT_GT(*store->EnforceRetention({/*max_bytes=*/3000, 0}, NowNs()), 0u);
+  EXPECT_LT(store->Stats().batches, 10u);
+  EXPECT_LT(store->Stats().segments, s.segments);
+}
+
+TEST_F(EmbeddedStoreTest, FsyncEachBatchAcrossRollsAndFlushSurviveReopen) {
+  uint64_t id = 0;
+  {
+    auto store = Open(/*segment_bytes=*/1024, /*fsync_each_batch=*/true);
+    id = *store->UpsertProcess(Identity("p", "j"), 1);
+    for (uint64_t seq = 1; seq <= 9; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 300)).ok());
+    ASSERT_TRUE(store->Flush().ok());
+  }
+  EXPECT_GE(Segments().size(), 3u);
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE sealed = 0"), 1);
+  auto store = Open(1024, true);
+  auto all = store->ReadBatches(id, 0, 0);
+  ASSERT_EQ(all->size(), 9u);
+  for (const StoredBatch& b : *all) EXPECT_EQ(b.payload, Batch(id, b.sequence, 0, 0, 300).payload);
+  auto p = store->GetProcess(id);
+  EXPECT_EQ(p->event_count, 27u);
+  EXPECT_EQ(p->max_sequence, 9u);
+}
+
+TEST_F(EmbeddedStoreTest, LossCountersKeepTheLargestCumulativeValue) {
+  auto store = Open();
+  auto id = *store->UpsertProcess(Identity("p", "j"), 1);
+  StoredBatch b = Batch(id, 2, 1, 1);
+  b.loss = {10, 20, 30};
+  ASSERT_TRUE(store->AppendBatch(b).ok());
+  StoredBatch late = Batch(id, 1, 1, 1);  // arrives late with older counters
+  late.loss = {5, 25, 0};
+  ASSERT_TRUE(store->AppendBatch(late).ok());
+  auto p = store->GetProcess(id);
+  EXPECT_EQ(p->loss, (LossCounters{10, 25, 30}));
+  EXPECT_EQ(p->max_sequence, 2u);
+  EXPECT_EQ(p->sequence_gaps(), 0u);
+  ASSERT_TRUE(store->AppendBatch(Batch(id, 5, 1, 1)).ok());
+  EXPECT_EQ(store->GetProcess(id)->sequence_gaps(), 2u);  // 3 and 4 never came
+}
+
+// Writers, a reader and retention at once. Retention removes whole segments oldest first and
+// each process appends in sequence order, so what is left of a process is always a contiguous
+// run ending at its newest batch, and the counters still describe everything ever stored.
+TEST_F(EmbeddedStoreTest, AppendsReadsAndRetentionRaceSafely) {
+  auto store = Open(/*segment_bytes=*/16 * 1024);
+  std::vector<uint64_t> ids;
+  for (int p = 0; p < 4; ++p) ids.push_back(*store->UpsertProcess(Identity("p" + std::to_string(p), "j"), 1));
+  constexpr uint64_t kPerProcess = 150;
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      for (uint64_t id : ids) {
+        auto b = store->ReadBatches(id, 0, 0);
+        if (!b.ok()) {
+          ++failures;
+          continue;
+        }
+        for (size_t i = 1; b.ok() && i < b->size(); ++i) {
+          if ((*b)[i].sequence != (*b)[i - 1].sequence + 1) ++failures;
+        }
+        for (const StoredBatch& x : *b) {
+          if (x.payload != Batch(id, x.sequence, 0, 0, 200).payload) ++failures;
+        }
+      }
+      (void)store->Stats();
+    }
+  });
+  std::thread janitor([&] {
+    while (!done.load()) {
+      if (!store->EnforceRetention({/*max_bytes=*/64 * 1024, 0}, NowNs()).ok()) ++failures;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  std::vector<std::thread> writers;
+  for (uint64_t id : ids) {
+    writers.emplace_back([&, id] {
+      for (uint64_t seq = 1; seq <= kPerProcess; ++seq) {
+        if (!store->AppendBatch(Batch(id, seq, seq, seq, 200)).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& w : writers) w.join();
+  done = true;
+  reader.join();
+  janitor.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (uint64_t id : ids) {
+    auto left = store->ReadBatches(id, 0, 0);
+    ASSERT_TRUE(left.ok());
+    // A writer that finished early may have had all of its segments evicted.
+    if (left->empty()) continue;
+    EXPECT_EQ(left->back().sequence, kPerProcess);
+    EXPECT_EQ(left->back().sequence - left->front().sequence + 1, left->size());
+  }
+  for (uint64_t id : ids) {
+    auto p = store->GetProcess(id);
+    EXPECT_EQ(p->batch_count, kPerProcess);
+    EXPECT_EQ(p->event_count, 3 * kPerProcess);
+  }
+  EXPECT_GT(store->Stats().segments_evicted, 0u);
+  EXPECT_EQ(store->Stats().corrupt_records, 0u);
+}
+
+}  // namespace
+}  // namespace gpuspy::collector

@@ -1,0 +1,88 @@
+// Steps without NVTX: the training loop's period is found from the kernel sequence.
+#include "collector/analysis/period_detector.h"
+
+#include <gtest/gtest.h>
+
+#include "collector/analysis/step_report.h"
+#include "tools/replay/synthetic_workload.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+synthetic::SyntheticRank Rank(synthetic::Scenario s, int steps, bool nvtx) {
+  synthetic::SyntheticOptions o;
+  o.scenario = s;
+  o.steps = steps;
+  o.nvtx_steps = nvtx;
+  return synthetic::GenerateRank(o, 0);
+}
+
+EventColumns All(const synthetic::SyntheticRank& r) {
+  EventColumns all;
+  for (const auto& s : r.steps) all.Append(s);
+  return all;
+}
+
+TEST(PeriodDetector, FindsOneStepPerIterationWithoutNvtx) {
+  for (auto scenario : {synthetic::Scenario::kHealthy, synthetic::Scenario::kSyncStall,
+                        synthetic::Scenario::kLaunchStorm}) {
+    const auto rank = Rank(scenario, 10, /*nvtx=*/false);
+    const EventColumns all = All(rank);
+    ASSERT_TRUE(all.nvtx_ranges.empty());
+    const auto steps = DetectPeriodicSteps(all, rank.strings);
+    // Without NVTX the phase of an iteration is a guess (where the host pauses longest), and the
+    // two warm-up iterations may split differently; the period itself must be right.
+    ASSERT_GE(steps.size(), 9u) << synthetic::ScenarioName(scenario);
+    ASSERT_LE(steps.size(), 11u) << synthetic::ScenarioName(scenario);
+    EXPECT_EQ(steps[0].source.rfind("period:", 0), 0u);
+    const auto truth = Rank(scenario, 10, /*nvtx=*/true);
+    const auto true_steps = StepSegmenter().FindSteps(All(truth), truth.strings);
+    ASSERT_EQ(true_steps.size(), 10u);
+    const int64_t true_steady = true_steps[5].end_ns - true_steps[5].start_ns;
+    for (size_t i = steps.size() - 5; i + 1 < steps.size(); ++i) {
+      const double ratio = static_cast<double>(steps[i].end_ns - steps[i].start_ns) / true_steady;
+      EXPECT_NEAR(ratio, 1.0, 0.15) << synthetic::ScenarioName(scenario) << " step " << i;
+    }
+    // Steps tile the run without overlapping.
+    for (size_t i = 1; i < steps.size(); ++i) EXPECT_EQ(steps[i].start_ns, steps[i - 1].end_ns);
+  }
+}
+
+TEST(PeriodDetector, VerdictsHoldOnDetectedSteps) {
+  const auto rank = Rank(synthetic::Scenario::kLaunchStorm, 8, /*nvtx=*/false);
+  const EventColumns all = All(rank);
+  const auto steps = DetectPeriodicSteps(all, rank.strings);
+  ASSERT_GE(steps.size(), 7u);
+  for (size_t i = 3; i + 1 < steps.size(); ++i) {
+    EXPECT_EQ(BuildStepReport(all, rank.strings, steps[i], 1).primary_bottleneck(), "launch_storm");
+  }
+}
+
+TEST(PeriodDetector, NoRepetitionNoPeriod) {
+  StringTable strings;
+  EventColumns ev;
+  for (int i = 0; i < 200; ++i) {
+    KernelEvent k;
+    k.start_ns = i * 1000;
+    k.end_ns = k.start_ns + 500;
+    k.name = strings.Intern("kernel_" + std::to_string(i));  // every kernel different
+    ev.kernels.push_back(k);
+  }
+  EXPECT_TRUE(DetectPeriodicSteps(ev, strings).empty());
+  EXPECT_TRUE(DetectPeriodicSteps(EventColumns{}, strings).empty());
+}
+
+TEST(PeriodDetector, FixedWindowsCoverTheActivityAndAreLabelled) {
+  EventColumns ev;
+  ev.kernels.push_back({0, 100, 1, 0, {}, {}, 0});
+  ev.kernels.push_back({2'400'000'000, 2'500'000'000, 2, 0, {}, {}, 0});
+  const auto w = FixedWindows(ev, 1'000'000'000);
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0].start_ns, 0);
+  EXPECT_EQ(w[2].end_ns, 2'500'000'000);
+  EXPECT_EQ(w[1].source, "window:1000ms");
+  EXPECT_EQ(w[2].number, 2);
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

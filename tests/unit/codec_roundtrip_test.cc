@@ -409,10 +409,12 @@ TEST(CodecDefinitions, ResendAllDefinitionsLetsAFreshDictionaryDecode) {
   EventGen gen(23, &producer);
   BatchEncoder encoder(&producer);
   ProcessDictionary original;
+  std::vector<EventColumns> inputs;
   std::set<uint32_t> signatures, streams, threads, apis;
   for (uint64_t seq = 1; seq <= 3; ++seq) {
+    inputs.push_back(gen.Make(20, BatchShape{}));
     v1::EventBatch batch;
-    encoder.Encode(gen.Make(20, BatchShape{}), seq, LossCounters{}, &batch);
+    encoder.Encode(inputs.back(), seq, LossCounters{}, &batch);
     ASSERT_TRUE(original.Apply(batch.dictionary()).ok());
     for (const auto& s : batch.dictionary().kernel_signatures()) signatures.insert(s.ref());
     for (const auto& s : batch.dictionary().streams()) streams.insert(s.ref());
@@ -420,11 +422,15 @@ TEST(CodecDefinitions, ResendAllDefinitionsLetsAFreshDictionaryDecode) {
     for (const auto& s : batch.dictionary().apis()) apis.insert(s.ref());
   }
 
+  {
+    v1::EventBatch again;
+    encoder.Encode(inputs[1], 4, LossCounters{}, &again);
+    ASSERT_FALSE(again.has_dictionary()) << "precondition: nothing new to define";
+  }
   encoder.ResendAllDefinitions();
-  // The batch after the reconnect uses only already-known values (a subset of what was seen).
-  StringTable scratch;
-  EventGen same(23, &scratch);
-  const EventColumns input = same.Make(5, BatchShape{});
+  // The batch after the reconnect uses only already-known values (the second batch again), so
+  // without the re-send it would carry no definitions at all.
+  const EventColumns& input = inputs[1];
   v1::EventBatch resent;
   encoder.Encode(input, 4, LossCounters{}, &resent);
   const v1::EventBatch wire = Reparse(resent);
@@ -547,8 +553,8 @@ TEST(ExpandedEvents, StartAndEndOfEachKind) {
 TEST(ExpandedEvents, TiesKeepEventKindOrderAndAppendKeepsEarlierOutput) {
   StringTable t;
   EventColumns ev;
-  // Same start for every kind, inserted in reverse kind order within EventColumns fields
-  // cannot be expressed (columns are fixed), so check that ties come out in Event's kind order.
+  // Same start for four kinds: ties come out in Event's kind order (kernel, memory, api,
+  // overhead), whatever order the columns were filled in.
   ev.overheads.push_back({100, 110, t.Intern("o"), 1});
   ev.apis.push_back({100, 110, 1, ApiDomain::kRuntime, 1, t.Intern("cudaMemcpy"), 1, 0});
   ev.kernels.push_back({100, 110, 1, t.Intern("k"), {}, {}, 0});
@@ -600,8 +606,8 @@ class PyTorchLikeWorkload {
         ev.apis.push_back(
             {host_ns_, host_ns_ + api_dur, corr, ApiDomain::kRuntime, 211, launch_, 31337, 0});
         const int which = std::uniform_int_distribution<int>(0, 39)(rng_);
-        const int64_t dur = 3'000 + which * 400 +
-                            std::uniform_int_distribution<int64_t>(0, 1'500)(rng_);
+        const int64_t dur = 1'500 + which * 80 +
+                            std::uniform_int_distribution<int64_t>(0, 1'000)(rng_);
         const int64_t start = std::max(gpu_ns_, host_ns_ + 4'000);
         gpu_ns_ = start + dur;
         ev.kernels.push_back({start, gpu_ns_, corr, kernel_names_[which], {0, 1, 7},

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds and runs the benchmarks; prints their table and writes bench/results/<date>.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh build >/dev/null
+mkdir -p bench/results
+out="bench/results/$(date +%Y-%m-%d).md"
+json=$(mktemp)
+build/bench/analysis_bench --benchmark_min_time=0.2 --benchmark_out="$json" --benchmark_out_format=json | tee /dev/stderr >/dev/null
+python3 - "$json" "$out" <<'PY'
+import json, sys, platform, datetime
+data = json.load(open(sys.argv[1]))
+ctx = data["context"]
+lines = [f"# gpuspy benchmarks — {datetime.date.today()}", "",
+         f"Machine: {ctx.get('num_cpus')} CPUs @ {ctx.get('mhz_per_cpu')} MHz, {platform.platform()}; "
+         f"build: {ctx.get('library_build_type')}", "",
+         "| benchmark | label | time/iter | items/s | counters |", "|---|---|---|---|---|"]
+for b in data["benchmarks"]:
+    counters = {k: v for k, v in b.items() if k in ("events_per_step", "time_per_1k_events", "wire_bytes_per_event")}
+    cs = ", ".join(f"{k}={v:,.1f}" for k, v in counters.items())
+    ips = b.get("items_per_second")
+    lines.append(f"| {b['name']} | {b.get('label','')} | {b['real_time']:.1f} {b['time_unit']} | "
+                 f"{ips/1e6:.1f} M/s | {cs} |" if ips else f"| {b['name']} | {b.get('label','')} | {b['real_time']:.1f} {b['time_unit']} | | {cs} |")
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
+rm -f "$json"
+echo "written: $out"

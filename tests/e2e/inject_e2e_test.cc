@@ -242,6 +242,17 @@ TEST_F(InjectE2E, DisabledMeansNothingLoadsAndNothingIsSent) {
   EXPECT_EQ(Collected("off").processes, 0);
 }
 
+TEST_F(InjectE2E, ApplicationWithItsOwnGrpcRunsUnharmedAndGpuspyStepsAside) {
+  StartDaemon();
+  std::vector<std::string> env = Env("foreign");
+  env[0] = "LD_PRELOAD=" + std::string(SHIM_LIB) + ":" + std::string(FOREIGN_GRPC_LIB);
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "2", "--print-maps"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("degraded: the application exports grpc_init"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("libgpuspy_core"), std::string::npos) << r.out;
+  EXPECT_EQ(Collected("foreign").processes, 0);
+}
+
 TEST_F(InjectE2E, GpuspyRunInjectsTheCommand) {
   StartDaemon();
   std::vector<std::string> env = Env("");

@@ -48,6 +48,7 @@ absl::Status ProcessDictionary::Apply(const v1::Dictionary& defs) {
     if (!st.ok()) return st;
   }
   for (const auto& d : defs.threads()) {
+    if (absl::Status st = require_string("thread", d.name_ref()); !st.ok()) return st;
     absl::Status st =
         DefineRef(threads_, "thread", d.ref(), d.os_thread_id(), std::equal_to<uint32_t>());
     if (!st.ok()) return st;

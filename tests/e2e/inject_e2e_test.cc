@@ -38,6 +38,7 @@ struct KindCounts {
   std::map<std::string, int> by_kind;  // "kernel", "runtime_api", ...
   std::vector<std::string> kernel_names;
   bool launches_correlate = true;
+  int graph_kernels = 0;
   int processes = 0;
   v1::ProcessIdentity identity;
 };
@@ -101,6 +102,7 @@ class InjectE2E : public ::testing::Test {
           case v1::Event::kKernel: {
             out.by_kind["kernels"]++;
             out.kernel_names.push_back(e.kernel().name());
+            out.graph_kernels += e.kernel().graph_id() != 0;
             auto it = api_by_corr.find(e.kernel().correlation_id());
             if (it == api_by_corr.end() ||
                 (it->second.find("aunch") == std::string::npos)) {
@@ -161,6 +163,7 @@ TEST_F(InjectE2E, CapturesExactlyWhatTheProgramDid) {
   EXPECT_EQ(got.identity.devices(0).name(), "Fake H100");
   EXPECT_EQ(got.identity.devices(0).sm_count(), 132u);
   EXPECT_EQ(got.identity.source(), "inject");
+  EXPECT_EQ(got.graph_kernels, 5 * 3);  // CUDA graph nodes keep their graph id
   // Steps come from the program's ProfilerStep NVTX ranges.
   RunResult steps = testing::Run({GPUSPY_BIN, "--collector", Address(), "--json", "steps", "--job", "exact"});
   ASSERT_EQ(steps.exit_code, 0) << steps.err;

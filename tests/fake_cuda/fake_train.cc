@@ -54,6 +54,9 @@ void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
   fake_cu_launch_kernel_ex("triton_poi_fused_add_0", 7, 8000);
   names.push_back("triton_poi_fused_add_0");
   c.kernels++, c.driver_api++;
+  fake_cuda_graph_launch(3, 7, 5000);  // a captured CUDA graph: 3 kernel nodes, one launch call
+  for (int g = 0; g < 3; ++g) names.push_back("graph_node_kernel");
+  c.kernels += 3, c.runtime_api++;
   fake_cuda_memset(1 << 20, 0, 7);
   c.memset++, c.runtime_api++;
   fake_cuda_memcpy(FAKE_DTOH, FAKE_PAGEABLE, 4, /*async=*/1, 7);  // loss.item()

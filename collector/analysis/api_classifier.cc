@@ -21,10 +21,17 @@ constexpr std::array<absl::string_view, 20> kBlocking = {
     "cuMemFree",             "cuMemcpyDtoH",          "cuMemcpyHtoD",
     "cuMemcpy",              "cudaMemcpyPeer"};
 
-absl::string_view StripVersion(absl::string_view name) {
+absl::string_view StripPerThread(absl::string_view name) {
   for (absl::string_view suffix : {"_ptsz", "_ptds"}) {
     if (absl::EndsWith(name, suffix)) name.remove_suffix(suffix.size());
   }
+  return name;
+}
+
+// The suffixes come in either order: CUPTI's runtime names put the per-thread marker first
+// ("cudaStreamSynchronize_ptsz_v7000"), the driver's the version ("cuMemcpyDtoH_v2_ptds").
+absl::string_view StripVersion(absl::string_view name) {
+  name = StripPerThread(name);
   // "_v2", "_v3020", "_v13000": an underscore, a 'v' and digits at the end.
   size_t pos = name.rfind("_v");
   if (pos != absl::string_view::npos && pos + 2 < name.size()) {
@@ -32,7 +39,7 @@ absl::string_view StripVersion(absl::string_view name) {
     for (size_t i = pos + 2; i < name.size(); ++i) digits &= name[i] >= '0' && name[i] <= '9';
     if (digits) name = name.substr(0, pos);
   }
-  return name;
+  return StripPerThread(name);
 }
 
 }  // namespace

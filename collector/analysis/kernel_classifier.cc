@@ -11,8 +11,10 @@ namespace gpuspy::analysis {
 namespace {
 
 // Substrings (lower-case) that library kernel names carry when the math runs on tensor cores.
-constexpr std::array<absl::string_view, 10> kTensorCoreMarkers = {
-    "hmma", "wgmma", "gmma", "tensorop", "xmma", "s1688", "s16816", "h1688", "h16816", "i8816"};
+// Volta's HMMA kernels are "h884"/"s884" (8x8x4 MMA: half or float accumulate).
+constexpr std::array<absl::string_view, 12> kTensorCoreMarkers = {
+    "hmma",  "wgmma",  "gmma",  "tensorop", "xmma", "s1688",
+    "s16816", "h1688", "h16816", "i8816",  "h884", "s884"};
 // Reduced-precision types only imply tensor cores inside GEMM/conv kernels (an elementwise
 // "cast_bf16" kernel does not use them).
 constexpr std::array<absl::string_view, 3> kTensorCoreTypes = {"bf16", "f16", "tf32"};
@@ -28,13 +30,23 @@ bool ContainsAny(absl::string_view text, absl::Span<const absl::string_view> nee
   return false;
 }
 
+// A GEMM/conv kernel by name; "conv" inside "convert" (dtype conversion kernels) is not one.
+bool IsMathKernel(absl::string_view lower) {
+  for (absl::string_view n : kMathKernels) {
+    for (size_t pos = lower.find(n); pos != absl::string_view::npos; pos = lower.find(n, pos + 1)) {
+      if (n != "conv" || !absl::StartsWith(lower.substr(pos), "convert")) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 KernelClass ClassifyKernel(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
   if (absl::StrContains(lower, "nccl")) return KernelClass::kCommunication;
   if (ContainsAny(lower, kTensorCoreMarkers)) return KernelClass::kTensorCoreMath;
-  if (ContainsAny(lower, kMathKernels) && ContainsAny(lower, kTensorCoreTypes)) {
+  if (IsMathKernel(lower) && ContainsAny(lower, kTensorCoreTypes)) {
     return KernelClass::kTensorCoreMath;
   }
   if (ContainsAny(lower, kSimtFp32Markers)) return KernelClass::kSimtFp32Gemm;

@@ -8,7 +8,7 @@ namespace gpuspy::analysis {
 
 enum class KernelClass {
   kOther,
-  kTensorCoreMath,  // GEMM/conv on tensor cores: hmma, wgmma, s1688/s16816, tensorop, xmma, gmma
+  kTensorCoreMath,  // GEMM/conv on tensor cores: hmma, wgmma, h884, s1688, tensorop, xmma, gmma
   kSimtFp32Gemm,    // FP32 GEMM/conv on CUDA cores: sgemm/scudnn without a tensor-core marker
   kCommunication,   // NCCL collectives
 };

@@ -46,19 +46,14 @@ absl::Status IngestClient::Connect(const std::string& address, const v1::Process
   v1::ClientMessage hello;
   *hello.mutable_hello()->mutable_identity() = identity;
   if (!stream_->Write(hello)) return StreamEnded();
-  // Read the Welcome with a bound: a wedged server must not hang the caller.
-  auto reply = std::async(std::launch::async, [this] {
-    v1::ServerMessage m;
-    const bool ok = stream_->Read(&m);
-    return std::make_pair(ok, m);
-  });
-  if (reply.wait_until(deadline) != std::future_status::ready) {
-    context_->TryCancel();
-    reply.wait();
-    return absl::DeadlineExceededError(absl::StrCat("gpuspyd at ", address, " did not welcome us"));
+  // A wedged server must not hang the caller.
+  v1::ServerMessage message;
+  if (absl::Status st = ReadWithDeadline(deadline, &message); !st.ok()) {
+    if (absl::IsDeadlineExceeded(st)) {
+      return absl::DeadlineExceededError(absl::StrCat("gpuspyd at ", address, " did not welcome us"));
+    }
+    return st;
   }
-  auto [ok, message] = reply.get();
-  if (!ok) return StreamEnded();
   if (!message.has_welcome()) {
     return absl::InternalError("gpuspyd answered Hello with something other than Welcome");
   }
@@ -76,29 +71,41 @@ absl::Status IngestClient::Send(const v1::EventBatch& batch) {
 
 absl::Status IngestClient::WaitForAcks(uint64_t sequence, absl::Duration timeout) {
   if (stream_ == nullptr || closed_) return absl::FailedPreconditionError("not connected");
-  const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
+  const auto deadline = std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout);
   while (highest_ack_ < sequence) {
-    // Synchronous streams have no read timeout: read on a helper task, cancel if it overruns.
-    auto reply = std::async(std::launch::async, [this] {
-      v1::ServerMessage m;
-      const bool ok = stream_->Read(&m);
-      return std::make_pair(ok, m);
-    });
-    if (reply.wait_until(deadline) != std::future_status::ready) {
-      context_->TryCancel();
-      reply.wait();
-      (void)stream_->Finish();
-      closed_ = true;
-      return absl::DeadlineExceededError(
-          absl::StrCat("no acknowledgement for batch ", sequence, " from ", address_));
+    v1::ServerMessage message;
+    if (absl::Status st = ReadWithDeadline(deadline, &message); !st.ok()) {
+      if (absl::IsDeadlineExceeded(st)) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("no acknowledgement for batch ", sequence, " from ", address_));
+      }
+      return st;
     }
-    auto [ok, message] = reply.get();
-    if (!ok) return StreamEnded();
     if (message.has_ack()) {
       highest_ack_ = std::max(highest_ack_, message.ack().sequence());
       if (message.ack().duplicate()) ++duplicates_;
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status IngestClient::ReadWithDeadline(std::chrono::system_clock::time_point deadline,
+                                            v1::ServerMessage* out) {
+  auto reply = std::async(std::launch::async, [this] {
+    v1::ServerMessage m;
+    const bool ok = stream_->Read(&m);
+    return std::make_pair(ok, m);
+  });
+  if (reply.wait_until(deadline) != std::future_status::ready) {
+    context_->TryCancel();
+    reply.wait();
+    (void)stream_->Finish();
+    closed_ = true;
+    return absl::DeadlineExceededError("read timed out");
+  }
+  auto [ok, message] = reply.get();
+  if (!ok) return StreamEnded();
+  *out = std::move(message);
   return absl::OkStatus();
 }
 

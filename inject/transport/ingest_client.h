@@ -3,6 +3,7 @@
 // output: callers decide what to log.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,6 +47,11 @@ class IngestClient {
 
  private:
   absl::Status StreamEnded();
+  // Reads one server message, giving up (and cancelling the stream) at `deadline`: synchronous
+  // gRPC streams have no read timeout of their own. DeadlineExceeded on timeout; the stream's
+  // final status when it ended.
+  absl::Status ReadWithDeadline(std::chrono::system_clock::time_point deadline,
+                                v1::ServerMessage* out);
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Ingest::Stub> stub_;

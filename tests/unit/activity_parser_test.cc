@@ -14,37 +14,9 @@ namespace {
 static_assert(sizeof(CUpti_ActivityAPI) == 40);
 static_assert(offsetof(CUpti_ActivityKernel10, correlationId) < sizeof(CUpti_ActivityKernel10));
 
-// Test framing: records back to back, each padded to 8 bytes, size known from the kind.
-size_t RecordSize(CUpti_ActivityKind kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
-    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
-    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
-    case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
-    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return sizeof(CUpti_ActivityMemoryPool3);
-    default: return 0;
-  }
-}
-
+// Records sit back to back, each padded to 8 bytes, as CUPTI lays them out; they are walked with
+// cuptiActivityGetNextRecord of the fake CUPTI (tests/fake_cuda), which sizes them by kind.
 size_t Padded(size_t n) { return (n + 7) / 8 * 8; }
-
-CUptiResult CUPTIAPI TestGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
-  size_t offset = 0;
-  if (*record != nullptr) {
-    offset = reinterpret_cast<uint8_t*>(*record) - buffer + Padded(RecordSize((*record)->kind));
-  }
-  if (offset >= valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-  *record = reinterpret_cast<CUpti_Activity*>(buffer + offset);
-  return RecordSize((*record)->kind) == 0 ? CUPTI_ERROR_INVALID_KIND : CUPTI_SUCCESS;
-}
 
 CUptiResult CUPTIAPI TestCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
                                       const char** name) {
@@ -82,7 +54,7 @@ class BufferBuilder {
 class ActivityParserTest : public ::testing::Test {
  protected:
   ActivityParserTest() {
-    api_.ActivityGetNextRecord = &TestGetNextRecord;
+    api_.ActivityGetNextRecord = &cuptiActivityGetNextRecord;
     api_.GetCallbackName = &TestCallbackName;
   }
   // Records must be filled before parsing (BufferBuilder storage may move on Add).

@@ -21,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "collector/storage/segment_file.h"
 #include "collector/storage/store.h"
+#include "tests/support/store_fixtures.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::collector {
@@ -31,22 +32,12 @@ namespace fs = std::filesystem;
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
 
 v1::ProcessIdentity Identity(const std::string& key, const std::string& job) {
-  v1::ProcessIdentity id;
-  id.set_process_key(key);
-  id.set_job_id(job);
-  return id;
+  return gpuspy::testing::TestIdentity(key, job);
 }
 
 StoredBatch Batch(uint64_t process, uint64_t seq, int64_t min_ns, int64_t max_ns,
                   size_t payload_bytes = 100) {
-  StoredBatch b;
-  b.process_id = process;
-  b.sequence = seq;
-  b.min_ns = min_ns;
-  b.max_ns = max_ns;
-  b.event_count = 3;
-  b.payload = std::string(payload_bytes, static_cast<char>('A' + seq % 26));
-  return b;
+  return gpuspy::testing::TestBatch(process, seq, min_ns, max_ns, payload_bytes, 3);
 }
 
 std::vector<uint64_t> Sequences(const std::vector<StoredBatch>& batches) {

@@ -93,14 +93,16 @@ TEST_F(HandBuiltStep, StepIdentityIsCopied) {
 }
 
 TEST_F(HandBuiltStep, KernelTimeIsTheUnionAcrossStreams) {
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.wall_ns(), 1'000 * us);
   EXPECT_EQ(b.kernel_ns(), 300 * us);
   EXPECT_EQ(b.kernel_count(), 12u);
 }
 
 TEST_F(HandBuiltStep, CopyFiguresCountOnlyTheWindowAndTheUncoveredPart) {
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.memcpy_ns(), 100 * us);
   EXPECT_EQ(b.memcpy_htod_ns(), 100 * us);
   EXPECT_EQ(b.memcpy_dtoh_ns(), 0);  // the DtoH copy lies before the window
@@ -113,7 +115,8 @@ TEST_F(HandBuiltStep, CopyFiguresCountOnlyTheWindowAndTheUncoveredPart) {
 }
 
 TEST_F(HandBuiltStep, BusyAndIdleSplitTheWall) {
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.gpu_busy_ns(), 350 * us);
   EXPECT_EQ(b.gpu_idle_ns(), 650 * us);
   EXPECT_EQ(b.gpu_idle_ns(), b.wall_ns() - b.gpu_busy_ns());
@@ -122,7 +125,8 @@ TEST_F(HandBuiltStep, BusyAndIdleSplitTheWall) {
 }
 
 TEST_F(HandBuiltStep, IdleIsAttributedToSyncLaunchAndOther) {
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.host_sync_blocked_ns(), 400 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns(), 400 * us);
   EXPECT_EQ(b.launch_api_ns(), 45 * us);
@@ -135,7 +139,8 @@ TEST_F(HandBuiltStep, IdleIsAttributedToSyncLaunchAndOther) {
 TEST_F(HandBuiltStep, KernelMedianAndP90UseNearestRank) {
   // Durations 1..10us, 190us, 200us: sorted index round(0.5 * 11) = 6 -> 7us,
   // round(0.9 * 11) = 10 -> 190us.
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.kernel_median_ns(), 7 * us);
   EXPECT_EQ(b.kernel_p90_ns(), 190 * us);
 }
@@ -198,7 +203,8 @@ TEST_F(HandBuiltStep, ExplainsTheIdleWithAFinding) {
 TEST_F(StepReportTest, OnlyTheWindowPartOfAStraddlingKernelCounts) {
   Kernel("k", 900, 1'100);
   Kernel("k", -100, 50);
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.kernel_ns(), 150 * us);
   EXPECT_EQ(b.gpu_busy_ns(), 150 * us);
   EXPECT_EQ(b.gpu_idle_ns(), 850 * us);
@@ -213,7 +219,8 @@ TEST_F(StepReportTest, ShortGapsBetweenGpuWorkAreLaunchBound) {
   Kernel("k", 210, 300);
   Kernel("k", 320, 400);
   Kernel("k", 500, 600);
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.gpu_idle_ns(), 1'000 * us - 370 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 30 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns(), 0);
@@ -222,7 +229,8 @@ TEST_F(StepReportTest, ShortGapsBetweenGpuWorkAreLaunchBound) {
 
 TEST_F(StepReportTest, GapAtTheWindowEdgeIsNotLaunchBoundEvenWhenShort) {
   Kernel("k", 10, 990);  // idle [0,10) and [990,1000): short, but at the edges
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.gpu_idle_ns(), 20 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 0);
   EXPECT_EQ(b.idle_host_other_ns(), 20 * us);
@@ -233,7 +241,8 @@ TEST_F(StepReportTest, SyncTakesPrecedenceOverLaunchForTheSameIdleTime) {
   Kernel("k", 0, 100);
   Api("cudaDeviceSynchronize", 100, 300);
   Api("cudaLaunchKernel", 250, 350);
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.idle_sync_blocked_ns(), 200 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 50 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_host_other_ns(),
@@ -244,7 +253,8 @@ TEST_F(StepReportTest, CommunicationKernelsAreBusyButNotCompute) {
   Kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 100, 400, kStream13);
   Kernel("ampere_sgemm_128x64_tn", 300, 500, kStream7);
   ev_.memsets.push_back({600 * us, 650 * us, ++corr_, kStream7, MemoryKind::kDevice, true, 64, 0});
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.communication_ns(), 300 * us);
   EXPECT_EQ(b.compute_busy_ns(), 250 * us);
   EXPECT_EQ(b.memset_ns(), 50 * us);
@@ -258,7 +268,8 @@ TEST_F(StepReportTest, PageableCopyCallBlocksTheHost) {
                       strings_.Intern("cudaMemcpyAsync"), kThread, 0});
   ev_.memcpys.push_back({350 * us, 400 * us, 555, kStream7, CopyKind::kDtoH, MemoryKind::kDevice,
                          MemoryKind::kPageable, true, 1u << 20, 0, 0});
-  const auto& b = Build().breakdown();
+  const v1::StepReport report = Build();
+  const auto& b = report.breakdown();
   EXPECT_EQ(b.host_sync_blocked_ns(), 300 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns(), 250 * us);
   EXPECT_EQ(b.memcpy_dtoh_ns(), 50 * us);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "collector/storage/store.h"
+#include "tests/support/store_fixtures.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::collector {
@@ -18,25 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-v1::ProcessIdentity Identity(const std::string& key, const std::string& job) {
-  v1::ProcessIdentity id;
-  id.set_process_key(key);
-  id.set_job_id(job);
-  id.set_host("h");
-  id.set_pid(1);
-  return id;
-}
+using gpuspy::testing::TestIdentity;
 
 StoredBatch Batch(uint64_t process, uint64_t seq, int64_t min_ns, int64_t max_ns,
                   size_t payload_bytes = 100) {
-  StoredBatch b;
-  b.process_id = process;
-  b.sequence = seq;
-  b.min_ns = min_ns;
-  b.max_ns = max_ns;
-  b.event_count = 10;
-  b.payload = std::string(payload_bytes, static_cast<char>('a' + seq % 26));
-  return b;
+  return gpuspy::testing::TestBatch(process, seq, min_ns, max_ns, payload_bytes, 10);
 }
 
 class StorageTest : public ::testing::Test {
@@ -60,7 +47,7 @@ class StorageTest : public ::testing::Test {
 
 TEST_F(StorageTest, BatchesRoundTripAndUpdateProcessCounters) {
   auto store = Open();
-  auto id = store->UpsertProcess(Identity("p1", "job"), 100);
+  auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);
   ASSERT_TRUE(id.ok());
   StoredBatch b1 = Batch(*id, 1, 1000, 2000);
   b1.loss.cupti_dropped_records = 5;
@@ -83,7 +70,7 @@ TEST_F(StorageTest, BatchesRoundTripAndUpdateProcessCounters) {
 
 TEST_F(StorageTest, DuplicateSequenceIsAlreadyExistsAndChangesNothing) {
   auto store = Open();
-  auto id = store->UpsertProcess(Identity("p1", "job"), 100);
+  auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);
   ASSERT_TRUE(store->AppendBatch(Batch(*id, 1, 0, 10)).ok());
   absl::Status st = store->AppendBatch(Batch(*id, 1, 0, 10));
   EXPECT_EQ(st.code(), absl::StatusCode::kAlreadyExists);
@@ -93,12 +80,12 @@ TEST_F(StorageTest, DuplicateSequenceIsAlreadyExistsAndChangesNothing) {
 
 TEST_F(StorageTest, SameProcessKeyIsTheSameProcess) {
   auto store = Open();
-  auto a = store->UpsertProcess(Identity("p1", "job"), 100);
-  auto b = store->UpsertProcess(Identity("p2", "job"), 100);
-  auto again = store->UpsertProcess(Identity("p1", "job"), 200);
+  auto a = store->UpsertProcess(TestIdentity("p1", "job"), 100);
+  auto b = store->UpsertProcess(TestIdentity("p2", "job"), 100);
+  auto again = store->UpsertProcess(TestIdentity("p1", "job"), 200);
   EXPECT_NE(*a, *b);
   EXPECT_EQ(*a, *again);
-  ASSERT_TRUE(store->UpsertProcess(Identity("p3", "other"), 100).ok());
+  ASSERT_TRUE(store->UpsertProcess(TestIdentity("p3", "other"), 100).ok());
   EXPECT_EQ(store->ListProcesses("job")->size(), 2u);
   EXPECT_EQ(store->ListProcesses("other")->size(), 1u);
   EXPECT_EQ(store->ListProcesses("")->size(), 3u);
@@ -107,7 +94,7 @@ TEST_F(StorageTest, SameProcessKeyIsTheSameProcess) {
 
 TEST_F(StorageTest, TimeWindowSelectsOverlappingBatches) {
   auto store = Open();
-  auto id = store->UpsertProcess(Identity("p1", "job"), 100);
+  auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);
   ASSERT_TRUE(store->AppendBatch(Batch(*id, 1, 0, 100)).ok());
   ASSERT_TRUE(store->AppendBatch(Batch(*id, 2, 100, 200)).ok());
   ASSERT_TRUE(store->AppendBatch(Batch(*id, 3, 200, 300)).ok());
@@ -122,7 +109,7 @@ TEST_F(StorageTest, EverythingSurvivesReopen) {
   uint64_t id = 0;
   {
     auto store = Open();
-    id = *store->UpsertProcess(Identity("p1", "job"), 100);
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
     v1::Dictionary d;
     auto* s = d.add_strings();
     s->set_ref(1);
@@ -162,7 +149,7 @@ TEST_F(StorageTest, UpsertStepsReplacesByNumber) {
 
 TEST_F(StorageTest, SegmentsRollAtTheirSizeLimit) {
   auto store = Open(/*segment_bytes=*/4096);
-  auto id = store->UpsertProcess(Identity("p1", "job"), 100);
+  auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);
   for (uint64_t seq = 1; seq <= 40; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(*id, seq, seq, seq, 900)).ok());
   EXPECT_GE(Segments().size(), 9u);
   for (const auto& seg : Segments()) EXPECT_LE(fs::file_size(seg), 4096u);
@@ -171,7 +158,7 @@ TEST_F(StorageTest, SegmentsRollAtTheirSizeLimit) {
 
 TEST_F(StorageTest, RetentionByBytesEvictsOldestAndKeepsNewest) {
   auto store = Open(/*segment_bytes=*/4096);
-  auto id = store->UpsertProcess(Identity("p1", "job"), 100);
+  auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);
   for (uint64_t seq = 1; seq <= 40; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(*id, seq, seq, seq, 900)).ok());
   auto evicted = store->EnforceRetention({/*max_bytes=*/12000, 0}, 0);
   ASSERT_TRUE(evicted.ok());
@@ -190,7 +177,7 @@ TEST_F(StorageTest, RetentionByBytesEvictsOldestAndKeepsNewest) {
 
 TEST_F(StorageTest, RetentionByAgeSealsAnIdleActiveSegment) {
   auto store = Open();
-  auto id = store->UpsertProcess(Identity("p1", "job"), 100);
+  auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);
   ASSERT_TRUE(store->AppendBatch(Batch(*id, 1, 1, 2)).ok());
   const int64_t far_future = absl::ToUnixNanos(absl::Now()) + 3600LL * 1'000'000'000;
   auto evicted = store->EnforceRetention({0, /*max_age_ns=*/1'000'000'000}, far_future);
@@ -205,7 +192,7 @@ TEST_F(StorageTest, CorruptRecordIsSkippedAndCountedOthersStayReadable) {
   uint64_t id = 0;
   {
     auto store = Open();
-    id = *store->UpsertProcess(Identity("p1", "job"), 100);
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
     for (uint64_t seq = 1; seq <= 3; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq)).ok());
   }
   {
@@ -227,7 +214,7 @@ TEST_F(StorageTest, UnacknowledgedTailIsCutOnReopen) {
   uint64_t id = 0;
   {
     auto store = Open();
-    id = *store->UpsertProcess(Identity("p1", "job"), 100);
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
     for (uint64_t seq = 1; seq <= 3; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq)).ok());
   }
   const auto seg = Segments().front();
@@ -249,7 +236,7 @@ TEST_F(StorageTest, MissingSegmentFileDropsOnlyItsBatches) {
   uint64_t id = 0;
   {
     auto store = Open(/*segment_bytes=*/1024);
-    id = *store->UpsertProcess(Identity("p1", "job"), 100);
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
     for (uint64_t seq = 1; seq <= 10; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 400)).ok());
   }
   fs::remove(Segments().front());
@@ -265,7 +252,7 @@ TEST_F(StorageTest, MissingSegmentFileDropsOnlyItsBatches) {
 // full disk, without touching the test process's own limits.
 TEST_F(StorageTest, FullDiskRefusesTheBatchAndKeepsEverythingElse) {
   auto store = Open();
-  auto id = store->UpsertProcess(Identity("p1", "job"), 100);
+  auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);
   ASSERT_TRUE(store->AppendBatch(Batch(*id, 1, 1, 2, 1000)).ok());
   const uint64_t seg_size = fs::file_size(Segments().front());
   const pid_t child = fork();
@@ -296,7 +283,7 @@ TEST_F(StorageTest, FullDiskRefusesTheBatchAndKeepsEverythingElse) {
 TEST_F(StorageTest, ConcurrentAppendsAndReadsStayConsistent) {
   auto store = Open(/*segment_bytes=*/64 * 1024);
   std::vector<uint64_t> ids;
-  for (int p = 0; p < 4; ++p) ids.push_back(*store->UpsertProcess(Identity("p" + std::to_string(p), "job"), 1));
+  for (int p = 0; p < 4; ++p) ids.push_back(*store->UpsertProcess(TestIdentity("p" + std::to_string(p), "job"), 1));
   std::atomic<bool> done{false};
   std::thread reader([&] {
     while (!done.load()) {

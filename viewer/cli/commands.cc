@@ -164,7 +164,7 @@ int Report(const GlobalOptions& g, const ReportOptions& r) {
     const int64_t lost = rep.findings().empty() ? 0 : rep.findings(0).lost_ns();
     t.Add({Label(labels, rep.step().process_id()), std::to_string(rep.step().number()),
            Ms(b.wall_ns()), Percent(b.gpu_busy_ns(), b.wall_ns()), std::to_string(b.kernel_count()),
-           Bytes(b.memcpy_bytes()), Ms(b.host_sync_blocked_ns()), rep.primary_bottleneck(),
+           FormatBytes(b.memcpy_bytes()), Ms(b.host_sync_blocked_ns()), rep.primary_bottleneck(),
            Ms(lost), rep.steady_state() ? "yes" : "no"});
   }
   t.Print(std::cout);
@@ -226,7 +226,7 @@ int Summary(const GlobalOptions& g, const std::string& job) {
     Table t({"TOP KERNEL", ">COUNT", ">TOTAL ms", ">MEDIAN", "TENSOR CORES"});
     for (const auto& k : s.top_kernels()) {
       t.Add({k.name().substr(0, 80), std::to_string(k.count()), Ms(k.total_ns()),
-             Duration(k.median_ns()), k.tensor_cores() ? "yes" : "no"});
+             FormatDuration(k.median_ns()), k.tensor_cores() ? "yes" : "no"});
     }
     t.Print(std::cout);
   }
@@ -254,37 +254,37 @@ int Events(const GlobalOptions& g, const EventsOptions& e) {
       switch (ev.kind_case()) {
         case v1::Event::kKernel:
           line = std::to_string(ev.kernel().start_ns()) + "  " +
-                 Duration(ev.kernel().end_ns() - ev.kernel().start_ns()) + "  kernel  stream " +
+                 FormatDuration(ev.kernel().end_ns() - ev.kernel().start_ns()) + "  kernel  stream " +
                  std::to_string(ev.kernel().stream().stream_id()) + "  " + ev.kernel().name();
           break;
         case v1::Event::kMemcpy:
           line = std::to_string(ev.memcpy().start_ns()) + "  " +
-                 Duration(ev.memcpy().end_ns() - ev.memcpy().start_ns()) + "  memcpy  " +
-                 v1::CopyKind_Name(ev.memcpy().copy_kind()) + " " + Bytes(ev.memcpy().bytes()) +
+                 FormatDuration(ev.memcpy().end_ns() - ev.memcpy().start_ns()) + "  memcpy  " +
+                 v1::CopyKind_Name(ev.memcpy().copy_kind()) + " " + FormatBytes(ev.memcpy().bytes()) +
                  (ev.memcpy().async() ? " async" : " sync");
           break;
         case v1::Event::kMemset:
           line = std::to_string(ev.memset().start_ns()) + "  " +
-                 Duration(ev.memset().end_ns() - ev.memset().start_ns()) + "  memset  " +
-                 Bytes(ev.memset().bytes());
+                 FormatDuration(ev.memset().end_ns() - ev.memset().start_ns()) + "  memset  " +
+                 FormatBytes(ev.memset().bytes());
           break;
         case v1::Event::kSync:
           line = std::to_string(ev.sync().start_ns()) + "  " +
-                 Duration(ev.sync().end_ns() - ev.sync().start_ns()) + "  sync    " +
+                 FormatDuration(ev.sync().end_ns() - ev.sync().start_ns()) + "  sync    " +
                  v1::SyncKind_Name(ev.sync().sync_kind());
           break;
         case v1::Event::kMemory:
           line = std::to_string(ev.memory().timestamp_ns()) + "  -  memory  " +
-                 v1::MemoryOpKind_Name(ev.memory().op()) + " " + Bytes(ev.memory().bytes());
+                 v1::MemoryOpKind_Name(ev.memory().op()) + " " + FormatBytes(ev.memory().bytes());
           break;
         case v1::Event::kApi:
           line = std::to_string(ev.api().start_ns()) + "  " +
-                 Duration(ev.api().end_ns() - ev.api().start_ns()) + "  api     " +
+                 FormatDuration(ev.api().end_ns() - ev.api().start_ns()) + "  api     " +
                  ev.api().name() + "  tid " + std::to_string(ev.api().thread_id());
           break;
         case v1::Event::kNvtxRange:
           line = std::to_string(ev.nvtx_range().start_ns()) + "  " +
-                 Duration(ev.nvtx_range().end_ns() - ev.nvtx_range().start_ns()) + "  nvtx    " +
+                 FormatDuration(ev.nvtx_range().end_ns() - ev.nvtx_range().start_ns()) + "  nvtx    " +
                  ev.nvtx_range().message();
           break;
         case v1::Event::kNvtxMark:
@@ -293,7 +293,7 @@ int Events(const GlobalOptions& g, const EventsOptions& e) {
           break;
         case v1::Event::kOverhead:
           line = std::to_string(ev.overhead().start_ns()) + "  " +
-                 Duration(ev.overhead().end_ns() - ev.overhead().start_ns()) + "  overhead " +
+                 FormatDuration(ev.overhead().end_ns() - ev.overhead().start_ns()) + "  overhead " +
                  ev.overhead().kind();
           break;
         case v1::Event::KIND_NOT_SET:

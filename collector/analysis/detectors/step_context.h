@@ -12,6 +12,7 @@
 #include "gpuspy/v1/report.pb.h"
 #include "model/events.h"
 #include "model/string_table.h"
+#include "model/units.h"
 
 namespace gpuspy::analysis {
 
@@ -40,9 +41,6 @@ const std::vector<StepDetector>& AllStepDetectors();
 
 // Small helpers for building findings with uniform formatting.
 void AddEvidence(v1::Finding* f, const std::string& key, const std::string& value);
-std::string FormatMs(int64_t ns);     // "12.3 ms"
-std::string FormatUs(int64_t ns);     // "8.1 us"
-std::string FormatBytes(uint64_t b);  // "512.0 MiB"
 std::string FormatPercent(double fraction);  // "37%"
 // Severity from the share of the step the finding costs: >=25% critical, >=5% warning, else info.
 std::string SeverityFor(double share_of_wall);

@@ -68,7 +68,8 @@ class Decoder {
   absl::Status Run(EventColumns* out) {
     for (auto step : {&Decoder::Kernels, &Decoder::Memcpys, &Decoder::Memsets, &Decoder::Syncs,
                       &Decoder::Memory, &Decoder::Apis, &Decoder::NvtxRanges,
-                      &Decoder::NvtxMarks, &Decoder::Overheads}) {
+                      &Decoder::NvtxMarks, &Decoder::Overheads, &Decoder::GraphLaunches,
+                      &Decoder::ExternalCorrelations, &Decoder::MemoryPools}) {
       if (absl::Status st = (this->*step)(); !st.ok()) return st;
     }
     out->Append(ev_);
@@ -341,6 +342,81 @@ class Decoder {
     return absl::OkStatus();
   }
 
+  absl::Status GraphLaunches() {
+    const auto& c = b_.graph_launches();
+    const int n = c.start_delta_ns_size();
+    absl::Status st = ColumnCheck("graph_launches", n)
+                          .Required("duration_ns", c.duration_ns())
+                          .Required("correlation_delta", c.correlation_delta())
+                          .Required("stream_ref", c.stream_ref())
+                          .Required("graph_id", c.graph_id())
+                          .status();
+    if (!st.ok()) return st;
+    Accumulator start(b_.base_time_ns()), corr(0);
+    ev_.graph_launches.resize(n);
+    for (int i = 0; i < n; ++i) {
+      GraphLaunchEvent& e = ev_.graph_launches[i];
+      e.start_ns = start.Add(c.start_delta_ns(i));
+      e.end_ns = EndOf(e.start_ns, c.duration_ns(i));
+      e.correlation_id = static_cast<uint64_t>(corr.Add(c.correlation_delta(i)));
+      if (st = Stream("graph_launches.stream_ref", i, c.stream_ref(i), &e.stream); !st.ok()) {
+        return st;
+      }
+      e.graph_id = c.graph_id(i);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ExternalCorrelations() {
+    const auto& c = b_.external_correlations();
+    const int n = c.correlation_delta_size();
+    absl::Status st = ColumnCheck("external_correlations", n)
+                          .Required("external_kind", c.external_kind())
+                          .Required("external_id_delta", c.external_id_delta())
+                          .status();
+    if (!st.ok()) return st;
+    Accumulator corr(0), ext(0);
+    ev_.external_correlations.resize(n);
+    for (int i = 0; i < n; ++i) {
+      ExternalCorrelationEvent& e = ev_.external_correlations[i];
+      e.correlation_id = static_cast<uint64_t>(corr.Add(c.correlation_delta(i)));
+      e.external_kind = c.external_kind(i);
+      e.external_id = static_cast<uint64_t>(ext.Add(c.external_id_delta(i)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status MemoryPools() {
+    const auto& c = b_.memory_pools();
+    const int n = c.timestamp_delta_ns_size();
+    absl::Status st = ColumnCheck("memory_pools", n)
+                          .Required("correlation_delta", c.correlation_delta())
+                          .Required("device_id", c.device_id())
+                          .Required("packed_kinds", c.packed_kinds())
+                          .Required("address_delta", c.address_delta())
+                          .Required("size", c.size())
+                          .Required("release_threshold", c.release_threshold())
+                          .Required("utilized_bytes", c.utilized_bytes())
+                          .status();
+    if (!st.ok()) return st;
+    Accumulator ts(b_.base_time_ns()), corr(0), addr(0);
+    ev_.memory_pools.resize(n);
+    for (int i = 0; i < n; ++i) {
+      MemoryPoolEvent& e = ev_.memory_pools[i];
+      e.timestamp_ns = ts.Add(c.timestamp_delta_ns(i));
+      e.correlation_id = static_cast<uint64_t>(corr.Add(c.correlation_delta(i)));
+      e.device_id = c.device_id(i);
+      if (!UnpackPoolKinds(c.packed_kinds(i), &e)) {
+        return BadValue("memory_pools.packed_kinds", i, c.packed_kinds(i));
+      }
+      e.address = static_cast<uint64_t>(addr.Add(c.address_delta(i)));
+      e.size = c.size(i);
+      e.release_threshold = c.release_threshold(i);
+      e.utilized_bytes = c.utilized_bytes(i);
+    }
+    return absl::OkStatus();
+  }
+
   const v1::EventBatch& b_;
   const ProcessDictionary& d_;
   EventColumns ev_;
@@ -358,7 +434,9 @@ size_t CountEvents(const v1::EventBatch& b) {
          b.memsets().start_delta_ns_size() + b.syncs().start_delta_ns_size() +
          b.memory().timestamp_delta_ns_size() + b.apis().start_delta_ns_size() +
          b.nvtx_ranges().start_delta_ns_size() + b.nvtx_marks().timestamp_delta_ns_size() +
-         b.overheads().start_delta_ns_size();
+         b.overheads().start_delta_ns_size() + b.graph_launches().start_delta_ns_size() +
+         b.external_correlations().correlation_delta_size() +
+         b.memory_pools().timestamp_delta_ns_size();
 }
 
 }  // namespace gpuspy

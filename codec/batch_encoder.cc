@@ -231,6 +231,40 @@ void BatchEncoder::Encode(const EventColumns& ev, uint64_t sequence, const LossC
       c->add_thread_ref(ThreadRef(e.thread_id));
     }
   }
+  if (!ev.graph_launches.empty()) {
+    auto* c = out->mutable_graph_launches();
+    DeltaColumn start(base), corr(0);
+    for (const auto& e : ev.graph_launches) {
+      c->add_start_delta_ns(start.Next(e.start_ns));
+      c->add_duration_ns(Duration(e.start_ns, e.end_ns));
+      c->add_correlation_delta(corr.Next(static_cast<int64_t>(e.correlation_id)));
+      c->add_stream_ref(StreamRef(e.stream));
+      c->add_graph_id(e.graph_id);
+    }
+  }
+  if (!ev.external_correlations.empty()) {
+    auto* c = out->mutable_external_correlations();
+    DeltaColumn corr(0), ext(0);
+    for (const auto& e : ev.external_correlations) {
+      c->add_correlation_delta(corr.Next(static_cast<int64_t>(e.correlation_id)));
+      c->add_external_kind(e.external_kind);
+      c->add_external_id_delta(ext.Next(static_cast<int64_t>(e.external_id)));
+    }
+  }
+  if (!ev.memory_pools.empty()) {
+    auto* c = out->mutable_memory_pools();
+    DeltaColumn ts(base), corr(0), addr(0);
+    for (const auto& e : ev.memory_pools) {
+      c->add_timestamp_delta_ns(ts.Next(e.timestamp_ns));
+      c->add_correlation_delta(corr.Next(static_cast<int64_t>(e.correlation_id)));
+      c->add_device_id(e.device_id);
+      c->add_packed_kinds(PackPoolKinds(e));
+      c->add_address_delta(addr.Next(static_cast<int64_t>(e.address)));
+      c->add_size(e.size);
+      c->add_release_threshold(e.release_threshold);
+      c->add_utilized_bytes(e.utilized_bytes);
+    }
+  }
   if (loss.total() > 0) {
     auto* l = out->mutable_loss();
     l->set_cupti_dropped_records(loss.cupti_dropped_records);

@@ -119,6 +119,32 @@ void ToExpandedEvents(const EventColumns& ev, const StringTable& t, std::vector<
     o->set_kind(Str(t, e.kind));
     o->set_thread_id(e.thread_id);
   }
+  for (const auto& e : ev.graph_launches) {
+    auto* g = out->emplace_back().mutable_graph_launch();
+    g->set_start_ns(e.start_ns);
+    g->set_end_ns(e.end_ns);
+    g->set_correlation_id(e.correlation_id);
+    SetStream(e.stream, g->mutable_stream());
+    g->set_graph_id(e.graph_id);
+  }
+  for (const auto& e : ev.external_correlations) {
+    auto* x = out->emplace_back().mutable_external_correlation();
+    x->set_correlation_id(e.correlation_id);
+    x->set_external_kind(e.external_kind);
+    x->set_external_id(e.external_id);
+  }
+  for (const auto& e : ev.memory_pools) {
+    auto* m = out->emplace_back().mutable_memory_pool();
+    m->set_timestamp_ns(e.timestamp_ns);
+    m->set_correlation_id(e.correlation_id);
+    m->set_device_id(e.device_id);
+    m->set_op(static_cast<v1::MemoryPoolOp>(e.op));
+    m->set_managed(e.managed);
+    m->set_address(e.address);
+    m->set_size(e.size);
+    m->set_release_threshold(e.release_threshold);
+    m->set_utilized_bytes(e.utilized_bytes);
+  }
   std::stable_sort(out->begin() + first, out->end(),
                    [](const v1::Event& a, const v1::Event& b) { return StartOf(a) < StartOf(b); });
 }
@@ -134,6 +160,9 @@ int64_t StartOf(const v1::Event& e) {
     case v1::Event::kNvtxRange: return e.nvtx_range().start_ns();
     case v1::Event::kNvtxMark: return e.nvtx_mark().timestamp_ns();
     case v1::Event::kOverhead: return e.overhead().start_ns();
+    case v1::Event::kGraphLaunch: return e.graph_launch().start_ns();
+    case v1::Event::kExternalCorrelation: return 0;
+    case v1::Event::kMemoryPool: return e.memory_pool().timestamp_ns();
     case v1::Event::KIND_NOT_SET: return 0;
   }
   return 0;
@@ -150,6 +179,9 @@ int64_t EndOf(const v1::Event& e) {
     case v1::Event::kNvtxRange: return e.nvtx_range().end_ns();
     case v1::Event::kNvtxMark: return e.nvtx_mark().timestamp_ns();
     case v1::Event::kOverhead: return e.overhead().end_ns();
+    case v1::Event::kGraphLaunch: return e.graph_launch().end_ns();
+    case v1::Event::kExternalCorrelation: return 0;
+    case v1::Event::kMemoryPool: return e.memory_pool().timestamp_ns();
     case v1::Event::KIND_NOT_SET: return 0;
   }
   return 0;
@@ -225,6 +257,25 @@ void FromExpandedEvent(const v1::Event& ev, StringTable* t, EventColumns* out) {
           OverheadEvent{o.start_ns(), o.end_ns(), t->Intern(o.kind()), o.thread_id()});
       break;
     }
+    case v1::Event::kGraphLaunch: {
+      const auto& g = ev.graph_launch();
+      out->graph_launches.push_back(GraphLaunchEvent{g.start_ns(), g.end_ns(), g.correlation_id(),
+                                                     GetStream(g.stream()), g.graph_id()});
+      break;
+    }
+    case v1::Event::kExternalCorrelation: {
+      const auto& x = ev.external_correlation();
+      out->external_correlations.push_back(
+          ExternalCorrelationEvent{x.correlation_id(), x.external_kind(), x.external_id()});
+      break;
+    }
+    case v1::Event::kMemoryPool: {
+      const auto& m = ev.memory_pool();
+      out->memory_pools.push_back(MemoryPoolEvent{
+          m.timestamp_ns(), m.correlation_id(), m.device_id(), static_cast<PoolOpKind>(m.op()),
+          m.managed(), m.address(), m.size(), m.release_threshold(), m.utilized_bytes()});
+      break;
+    }
     case v1::Event::KIND_NOT_SET:
       break;
   }
@@ -242,4 +293,5 @@ static_assert(static_cast<int>(SyncKind::kContext) == v1::SYNC_KIND_CONTEXT);
 static_assert(static_cast<int>(SyncKind::kStreamWaitEvent) == v1::SYNC_KIND_STREAM_WAIT_EVENT);
 static_assert(static_cast<int>(MemoryOpKind::kFree) == v1::MEMORY_OP_FREE);
 static_assert(static_cast<int>(ApiDomain::kDriver) == v1::API_DOMAIN_DRIVER);
+static_assert(static_cast<int>(PoolOpKind::kTrimmed) == v1::MEMORY_POOL_OP_TRIMMED);
 }  // namespace gpuspy

@@ -13,6 +13,7 @@ inline constexpr uint32_t kMaxMemoryKind = static_cast<uint32_t>(MemoryKind::kAr
 inline constexpr uint32_t kMaxSyncKind = static_cast<uint32_t>(SyncKind::kContext);
 inline constexpr uint32_t kMaxMemoryOpKind = static_cast<uint32_t>(MemoryOpKind::kFree);
 inline constexpr uint32_t kMaxApiDomain = static_cast<uint32_t>(ApiDomain::kDriver);
+inline constexpr uint32_t kMaxPoolOpKind = static_cast<uint32_t>(PoolOpKind::kTrimmed);
 
 // copy_kind | src_kind << 3 | dst_kind << 6 | async << 9
 inline uint32_t PackMemcpyKinds(const MemcpyEvent& e) {
@@ -54,6 +55,18 @@ inline bool UnpackMemoryKinds(uint32_t packed, MemoryEvent* e) {
   e->op = static_cast<MemoryOpKind>(op);
   e->memory_kind = static_cast<MemoryKind>(kind);
   e->from_pool = (packed >> 5) & 1;
+  return true;
+}
+
+// op | managed << 2
+inline uint32_t PackPoolKinds(const MemoryPoolEvent& e) {
+  return static_cast<uint32_t>(e.op) | static_cast<uint32_t>(e.managed) << 2;
+}
+inline bool UnpackPoolKinds(uint32_t packed, MemoryPoolEvent* e) {
+  const uint32_t op = packed & 3;
+  if (packed >> 3 || op > kMaxPoolOpKind) return false;
+  e->op = static_cast<PoolOpKind>(op);
+  e->managed = (packed >> 2) & 1;
   return true;
 }
 

@@ -23,6 +23,9 @@ void EventColumns::Append(const EventColumns& other) {
   AppendAll(nvtx_ranges, other.nvtx_ranges);
   AppendAll(nvtx_marks, other.nvtx_marks);
   AppendAll(overheads, other.overheads);
+  AppendAll(graph_launches, other.graph_launches);
+  AppendAll(external_correlations, other.external_correlations);
+  AppendAll(memory_pools, other.memory_pools);
 }
 
 std::pair<int64_t, int64_t> EventColumns::TimeRange() const {
@@ -41,6 +44,9 @@ std::pair<int64_t, int64_t> EventColumns::TimeRange() const {
   for (const auto& e : nvtx_ranges) span(e.start_ns, e.end_ns);
   for (const auto& e : nvtx_marks) span(e.timestamp_ns, e.timestamp_ns);
   for (const auto& e : overheads) span(e.start_ns, e.end_ns);
+  for (const auto& e : graph_launches) span(e.start_ns, e.end_ns);
+  for (const auto& e : memory_pools) span(e.timestamp_ns, e.timestamp_ns);
+  // External correlations carry no time of their own.
   if (lo > hi) return {0, 0};
   return {lo, hi};
 }

@@ -22,6 +22,7 @@ enum class SyncKind : uint8_t {
 };
 enum class MemoryOpKind : uint8_t { kUnknown = 0, kAlloc = 1, kFree = 2 };
 enum class ApiDomain : uint8_t { kUnknown = 0, kRuntime = 1, kDriver = 2 };
+enum class PoolOpKind : uint8_t { kUnknown = 0, kCreated = 1, kDestroyed = 2, kTrimmed = 3 };
 
 // Refs index the process dictionary (Dictionary below). 0 means "none".
 using StringRef = uint32_t;
@@ -140,6 +141,35 @@ struct OverheadEvent {
   friend bool operator==(const OverheadEvent&, const OverheadEvent&) = default;
 };
 
+struct GraphLaunchEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  StreamKey stream;
+  uint32_t graph_id = 0;
+  friend bool operator==(const GraphLaunchEvent&, const GraphLaunchEvent&) = default;
+};
+
+struct ExternalCorrelationEvent {
+  uint64_t correlation_id = 0;
+  uint32_t external_kind = 0;
+  uint64_t external_id = 0;
+  friend bool operator==(const ExternalCorrelationEvent&, const ExternalCorrelationEvent&) = default;
+};
+
+struct MemoryPoolEvent {
+  int64_t timestamp_ns = 0;
+  uint64_t correlation_id = 0;
+  uint32_t device_id = 0;
+  PoolOpKind op = PoolOpKind::kUnknown;
+  bool managed = false;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t release_threshold = 0;
+  uint64_t utilized_bytes = 0;
+  friend bool operator==(const MemoryPoolEvent&, const MemoryPoolEvent&) = default;
+};
+
 struct LossCounters {
   uint64_t cupti_dropped_records = 0;
   uint64_t queue_dropped_events = 0;
@@ -162,10 +192,14 @@ struct EventColumns {
   std::vector<NvtxRangeEvent> nvtx_ranges;
   std::vector<NvtxMarkEvent> nvtx_marks;
   std::vector<OverheadEvent> overheads;
+  std::vector<GraphLaunchEvent> graph_launches;
+  std::vector<ExternalCorrelationEvent> external_correlations;
+  std::vector<MemoryPoolEvent> memory_pools;
 
   size_t size() const {
     return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + memory.size() +
-           apis.size() + nvtx_ranges.size() + nvtx_marks.size() + overheads.size();
+           apis.size() + nvtx_ranges.size() + nvtx_marks.size() + overheads.size() +
+           graph_launches.size() + external_correlations.size() + memory_pools.size();
   }
   bool empty() const { return size() == 0; }
   void clear() { *this = EventColumns{}; }

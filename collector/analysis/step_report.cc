@@ -151,6 +151,13 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
     b->set_memcpy_count(b->memcpy_count() + 1);
     b->set_memcpy_bytes(b->memcpy_bytes() + m.bytes);
   }
+  // Whole-graph records (when enabled instead of per-node kernels) keep the GPU busy too.
+  for (const GraphLaunchEvent& g : ev.graph_launches) {
+    if (!Overlaps(g.start_ns, g.end_ns, w)) continue;
+    ++events_in_window;
+    kernels.push_back({g.start_ns, g.end_ns});
+    compute.push_back({g.start_ns, g.end_ns});
+  }
   for (const MemsetEvent& m : ev.memsets) {
     if (!Overlaps(m.start_ns, m.end_ns, w)) continue;
     ++events_in_window;

@@ -259,6 +259,39 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
           {Ns(o.start), Ns(o.end), strings_->Intern(OverheadName(o.overheadKind)), tid});
       return;
     }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      const auto& g = *reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+      out->graph_launches.push_back(
+          {Ns(g.start), Ns(g.end), g.correlationId, {g.deviceId, g.contextId, g.streamId}, g.graphId});
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+      const auto& x = *reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+      out->external_correlations.push_back(
+          {x.correlationId, static_cast<uint32_t>(x.externalKind), x.externalId});
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemoryPool3*>(record);
+      MemoryPoolEvent e;
+      e.timestamp_ns = Ns(m.timestamp);
+      e.correlation_id = m.correlationId;
+      e.device_id = m.deviceId;
+      e.op = m.memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED
+                 ? PoolOpKind::kCreated
+             : m.memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED
+                 ? PoolOpKind::kDestroyed
+             : m.memoryPoolOperationType == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED
+                 ? PoolOpKind::kTrimmed
+                 : PoolOpKind::kUnknown;
+      e.managed = m.isManagedPool != 0;
+      e.address = m.address;
+      e.size = m.size;
+      e.release_threshold = m.releaseThreshold;
+      e.utilized_bytes = m.utilizedSize;
+      out->memory_pools.push_back(e);
+      return;
+    }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
       const auto& d = *reinterpret_cast<const CUpti_ActivityDevice5*>(record);
       devices_.push_back({d.id, d.name != nullptr ? d.name : "", d.numMultiprocessors,

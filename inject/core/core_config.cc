@@ -48,6 +48,7 @@ void ReadKinds(CaptureKinds* kinds, std::string* warnings) {
     else if (name == "driver") k.driver = true;
     else if (name == "nvtx") k.nvtx = true;
     else if (name == "overhead") k.overhead = true;
+    else if (name == "graph") k.graph = true;
     else absl::StrAppend(warnings, "GPUSPY_KINDS: unknown kind '", name, "' ignored\n");
   }
   *kinds = k;

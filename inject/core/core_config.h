@@ -19,6 +19,9 @@ struct CaptureKinds {
   bool driver = true;
   bool nvtx = true;
   bool overhead = true;
+  // Whole-graph records instead of one record per graph node: off by default, since per-kernel
+  // detail is what the analysis needs (GPUSPY_KINDS=...,graph turns it on).
+  bool graph = false;
 };
 
 struct CoreConfig {

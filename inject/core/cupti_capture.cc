@@ -19,6 +19,8 @@ constexpr KindSwitch kKinds[] = {
     {&CaptureKinds::memset, CUPTI_ACTIVITY_KIND_MEMSET},
     {&CaptureKinds::sync, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
     {&CaptureKinds::memory, CUPTI_ACTIVITY_KIND_MEMORY2},
+    {&CaptureKinds::memory, CUPTI_ACTIVITY_KIND_MEMORY_POOL},
+    {&CaptureKinds::graph, CUPTI_ACTIVITY_KIND_GRAPH_TRACE},
     {&CaptureKinds::runtime, CUPTI_ACTIVITY_KIND_RUNTIME},
     {&CaptureKinds::driver, CUPTI_ACTIVITY_KIND_DRIVER},
     {&CaptureKinds::nvtx, CUPTI_ACTIVITY_KIND_MARKER},
@@ -66,8 +68,10 @@ absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cu
       !st.ok()) {
     return st;
   }
-  // Device and context records describe the hardware and map contexts to devices.
-  for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT}) {
+  // Device and context records describe the hardware and map contexts to devices; external
+  // correlations cost nothing unless a framework pushes ids (then they link ops to kernels).
+  for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT,
+                               CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
     if (api_.ActivityEnable(k) != CUPTI_SUCCESS) {
       Log(LogLevel::kDebug, "activity kind %d not available", static_cast<int>(k));
     }

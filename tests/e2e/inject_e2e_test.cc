@@ -121,6 +121,9 @@ class InjectE2E : public ::testing::Test {
             break;
           case v1::Event::kNvtxRange: out.by_kind["nvtx_ranges"]++; break;
           case v1::Event::kNvtxMark: out.by_kind["nvtx_marks"]++; break;
+          case v1::Event::kExternalCorrelation: out.by_kind["external_correlations"]++; break;
+          case v1::Event::kMemoryPool: out.by_kind["memory_pools"]++; break;
+          case v1::Event::kGraphLaunch: out.by_kind["graph_launches"]++; break;
           default: break;
         }
       }
@@ -130,7 +133,8 @@ class InjectE2E : public ::testing::Test {
 
   void ExpectExactly(const nlohmann::json& expect, const KindCounts& got) {
     for (const char* kind : {"kernels", "runtime_api", "driver_api", "memcpy", "memset", "sync",
-                             "alloc", "free", "nvtx_ranges", "nvtx_marks"}) {
+                             "alloc", "free", "nvtx_ranges", "nvtx_marks",
+                             "external_correlations", "memory_pools"}) {
       const int want = expect[kind].get<int>();
       auto it = got.by_kind.find(kind);
       EXPECT_EQ(it == got.by_kind.end() ? 0 : it->second, want) << kind;
@@ -168,6 +172,18 @@ TEST_F(InjectE2E, CapturesExactlyWhatTheProgramDid) {
   RunResult steps = testing::Run({GPUSPY_BIN, "--collector", Address(), "--json", "steps", "--job", "exact"});
   ASSERT_EQ(steps.exit_code, 0) << steps.err;
   EXPECT_EQ(nlohmann::json::parse(steps.out)["steps"].size(), 5u);
+}
+
+TEST_F(InjectE2E, GraphTraceReplacesNodeKernelsWhenAskedFor) {
+  StartDaemon();
+  std::vector<std::string> env = Env("graphs");
+  env.push_back("GPUSPY_KINDS=kernel,runtime,driver,graph");
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "3"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const KindCounts got = Collected("graphs");
+  EXPECT_EQ(got.by_kind.at("graph_launches"), 3);
+  EXPECT_EQ(got.graph_kernels, 0);
+  EXPECT_EQ(got.by_kind.count("memcpy"), 0u);  // not asked for
 }
 
 TEST_F(InjectE2E, NonCudaProcessesLoadNothingButTheShim) {

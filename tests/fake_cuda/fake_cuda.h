@@ -31,6 +31,10 @@ void fake_cuda_device_synchronize(void);
 void fake_nvtx_range_push(const char* message);
 void fake_nvtx_range_pop(void);
 void fake_nvtx_mark(const char* message);
+// A framework's id for the next CUDA call (CUPTI external correlation).
+void fake_cuda_push_external_id(uint64_t id);
+// A stream-ordered allocator pool is created (cudaMallocAsync's pool).
+void fake_cuda_mempool_create(uint64_t release_threshold);
 // Context teardown: CUPTI's resource callback (profilers flush there).
 void fake_cuda_context_destroy(void);
 

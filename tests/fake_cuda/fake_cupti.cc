@@ -35,6 +35,8 @@ size_t RecordSize(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
     case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return sizeof(CUpti_ActivityMemoryPool3);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return sizeof(CUpti_ActivityGraphTrace2);
     case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
@@ -394,6 +396,21 @@ void fake_cuda_graph_launch(uint32_t kernels, uint32_t stream, uint64_t gpu_ns_e
   const uint64_t end = start + 5000;
   S().host = end;
   const uint32_t corr = Api(false, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch", start, end);
+  if (S().kinds.contains(CUPTI_ACTIVITY_KIND_GRAPH_TRACE)) {
+    // Graph-level tracing replaces the per-node kernel records, as in CUPTI.
+    CUpti_ActivityGraphTrace2 g{};
+    g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+    g.correlationId = corr;
+    g.start = std::max(end + 3000, S().gpu_free[stream]);
+    g.end = g.start + kernels * gpu_ns_each;
+    g.deviceId = 0;
+    g.contextId = kContextId;
+    g.streamId = stream;
+    g.graphId = 7;
+    S().gpu_free[stream] = g.end;
+    Append(g);
+    return;
+  }
   for (uint32_t i = 0; i < kernels; ++i) {
     Kernel("graph_node_kernel", corr, end, 32, 256, stream, gpu_ns_each, 7);
   }
@@ -554,6 +571,31 @@ void fake_nvtx_range_pop(void) {
 void fake_nvtx_mark(const char* message) {
   std::lock_guard lock(S().mu);
   Marker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, S().marker_id++, message);
+}
+
+void fake_cuda_push_external_id(uint64_t id) {
+  std::lock_guard lock(S().mu);
+  CUpti_ActivityExternalCorrelation x{};
+  x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+  x.externalId = id;
+  x.correlationId = S().correlation;  // the next API call's
+  Append(x);
+}
+
+void fake_cuda_mempool_create(uint64_t release_threshold) {
+  fake_cuda_init();
+  std::lock_guard lock(S().mu);
+  CUpti_ActivityMemoryPool3 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+  m.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+  m.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+  m.deviceId = 0;
+  m.address = 0x7e0000000000;
+  m.size = 2ull << 30;
+  m.releaseThreshold = release_threshold;
+  m.timestamp = HostNow();
+  Append(m);
 }
 
 void fake_cuda_context_destroy(void) {

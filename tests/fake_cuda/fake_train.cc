@@ -28,12 +28,13 @@ const char* const kKernels[] = {
 
 struct Counts {
   int kernels = 0, runtime_api = 0, driver_api = 0, memcpy = 0, memset = 0, sync = 0, alloc = 0,
-      free = 0, nvtx_ranges = 0, nvtx_marks = 0;
+      free = 0, nvtx_ranges = 0, nvtx_marks = 0, external_correlations = 0, memory_pools = 0;
   nlohmann::json ToJson() const {
     return {{"kernels", kernels}, {"runtime_api", runtime_api}, {"driver_api", driver_api},
             {"memcpy", memcpy},   {"memset", memset},           {"sync", sync},
             {"alloc", alloc},     {"free", free},               {"nvtx_ranges", nvtx_ranges},
-            {"nvtx_marks", nvtx_marks}};
+            {"nvtx_marks", nvtx_marks}, {"external_correlations", external_correlations},
+            {"memory_pools", memory_pools}};
   }
 };
 
@@ -44,6 +45,10 @@ void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
   c.memcpy++, c.runtime_api++;
   for (int k = 0; k < kernels; ++k) {
     const char* name = kKernels[k % 5];
+    if (k == 0) {
+      fake_cuda_push_external_id(1000 + step);  // e.g. the aten op that launched it
+      c.external_correlations++;
+    }
     fake_cuda_launch_kernel(name, 80, 256, 7, 20000 + 1000 * (k % 7));
     names.push_back(name);
     c.kernels++, c.runtime_api++;
@@ -94,6 +99,8 @@ int main(int argc, char** argv) {
   Counts c;
   std::vector<std::string> names;
   if (!no_cuda) {
+    fake_cuda_mempool_create(1ull << 30);
+    c.memory_pools++;
     std::vector<uint64_t> blocks;
     for (int i = 0; i < 3; ++i) {
       blocks.push_back(fake_cuda_malloc(64ull << 20));

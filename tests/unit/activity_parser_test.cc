@@ -215,7 +215,13 @@ TEST_F(ActivityParserTest, SyncMemsetMemoryAndOverhead) {
     o.start = 1;
     o.end = 2;
   }
-  b.Add<CUpti_ActivityMemoryPool3>(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+  {
+    auto& pool = b.Add<CUpti_ActivityMemoryPool3>(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+    pool.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED;
+    pool.size = 1 << 30;
+    pool.utilizedSize = 1 << 20;
+    pool.releaseThreshold = 1 << 25;
+  }
   Parse(b);
   ASSERT_EQ(out_.syncs.size(), 1u);
   EXPECT_EQ(out_.syncs[0].sync_kind, SyncKind::kContext);
@@ -230,7 +236,41 @@ TEST_F(ActivityParserTest, SyncMemsetMemoryAndOverhead) {
   ASSERT_EQ(out_.overheads.size(), 1u);
   EXPECT_EQ(strings_.Get(out_.overheads[0].kind), "cupti_buffer_flush");
   EXPECT_EQ(out_.overheads[0].thread_id, 55u);
-  EXPECT_EQ(parser_.stats().skipped_kinds, 1u);  // MEMORY_POOL is not modelled
+  ASSERT_EQ(out_.memory_pools.size(), 1u);
+  EXPECT_EQ(out_.memory_pools[0].op, PoolOpKind::kTrimmed);
+  EXPECT_EQ(out_.memory_pools[0].utilized_bytes, 1u << 20);
+  EXPECT_EQ(out_.memory_pools[0].release_threshold, 1u << 25);
+  EXPECT_EQ(parser_.stats().skipped_kinds, 0u);
+}
+
+TEST_F(ActivityParserTest, GraphTraceAndExternalCorrelation) {
+  BufferBuilder b;
+  {
+    auto& g = b.Add<CUpti_ActivityGraphTrace2>(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    g.start = 100;
+    g.end = 900;
+    g.correlationId = 77;
+    g.deviceId = 1;
+    g.contextId = 2;
+    g.streamId = 3;
+    g.graphId = 42;
+  }
+  {
+    auto& x = b.Add<CUpti_ActivityExternalCorrelation>(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+    x.externalId = 123456789;
+    x.correlationId = 77;
+  }
+  Parse(b);
+  ASSERT_EQ(out_.graph_launches.size(), 1u);
+  EXPECT_EQ(out_.graph_launches[0].graph_id, 42u);
+  EXPECT_EQ(out_.graph_launches[0].stream, (StreamKey{1, 2, 3}));
+  EXPECT_EQ(out_.graph_launches[0].end_ns - out_.graph_launches[0].start_ns, 800);
+  ASSERT_EQ(out_.external_correlations.size(), 1u);
+  EXPECT_EQ(out_.external_correlations[0].correlation_id, 77u);
+  EXPECT_EQ(out_.external_correlations[0].external_id, 123456789u);
+  EXPECT_EQ(out_.external_correlations[0].external_kind,
+            static_cast<uint32_t>(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0));
 }
 
 TEST_F(ActivityParserTest, NvtxRangesPairAcrossBuffersWithNestingDepth) {

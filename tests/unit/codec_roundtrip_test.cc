@@ -680,3 +680,49 @@ TEST(CodecWireSize, PyTorchLikeMixStaysWithinSixteenBytesPerEvent) {
 
 }  // namespace
 }  // namespace gpuspy
+
+namespace gpuspy {
+namespace {
+
+// The kinds added after the first wire version: graph launches, external correlations, pools.
+TEST(CodecRoundTrip, GraphLaunchesExternalCorrelationsAndPoolsSurvive) {
+  StringTable strings;
+  EventColumns ev;
+  ev.graph_launches.push_back({5000, 9000, 77, {1, 2, 3}, 42});
+  ev.graph_launches.push_back({4000, 4500, 70, {0, 1, 7}, 43});  // out of order: negative deltas
+  ev.external_correlations.push_back({77, 3, 1'000'000'007});
+  ev.external_correlations.push_back({70, 3, 5});
+  ev.memory_pools.push_back({4100, 9, 0, PoolOpKind::kCreated, true, 0x7e0000000000, 2ull << 30,
+                             1ull << 30, 0});
+  ev.memory_pools.push_back({8100, 11, 1, PoolOpKind::kTrimmed, false, 0x7d0000000000, 1ull << 30,
+                             0, 12345});
+  BatchEncoder encoder(&strings);
+  v1::EventBatch batch;
+  encoder.Encode(ev, 1, {}, &batch);
+  EXPECT_EQ(CountEvents(batch), 6u);
+  ProcessDictionary dict;
+  ASSERT_TRUE(dict.Apply(batch.dictionary()).ok());
+  EventColumns out;
+  ASSERT_TRUE(DecodeBatch(batch, dict, &out).ok());
+  EXPECT_TRUE(out == ev);
+
+  std::vector<v1::Event> expanded;
+  ToExpandedEvents(out, strings, &expanded);
+  StringTable fresh;
+  EventColumns back;
+  for (const auto& e : expanded) FromExpandedEvent(e, &fresh, &back);
+  EXPECT_EQ(back.graph_launches.size(), 2u);
+  EXPECT_EQ(back.memory_pools.size(), 2u);
+  EXPECT_EQ(back.external_correlations.size(), 2u);
+
+  v1::EventBatch bad = batch;
+  bad.mutable_memory_pools()->set_packed_kinds(0, 1u << 5);
+  EventColumns untouched;
+  absl::Status st = DecodeBatch(bad, dict, &untouched);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("memory_pools.packed_kinds[0]"), std::string::npos);
+  EXPECT_TRUE(untouched.empty());
+}
+
+}  // namespace
+}  // namespace gpuspy

@@ -296,6 +296,21 @@ int Events(const GlobalOptions& g, const EventsOptions& e) {
                  FormatDuration(ev.overhead().end_ns() - ev.overhead().start_ns()) + "  overhead " +
                  ev.overhead().kind();
           break;
+        case v1::Event::kGraphLaunch:
+          line = std::to_string(ev.graph_launch().start_ns()) + "  " +
+                 FormatDuration(ev.graph_launch().end_ns() - ev.graph_launch().start_ns()) +
+                 "  graph   id " + std::to_string(ev.graph_launch().graph_id());
+          break;
+        case v1::Event::kExternalCorrelation:
+          line = "-  -  extcorr correlation " +
+                 std::to_string(ev.external_correlation().correlation_id()) + " -> external " +
+                 std::to_string(ev.external_correlation().external_id());
+          break;
+        case v1::Event::kMemoryPool:
+          line = std::to_string(ev.memory_pool().timestamp_ns()) + "  -  mempool " +
+                 v1::MemoryPoolOp_Name(ev.memory_pool().op()) + " " +
+                 FormatBytes(ev.memory_pool().size());
+          break;
         case v1::Event::KIND_NOT_SET:
           continue;
       }

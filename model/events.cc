@@ -28,6 +28,31 @@ void EventColumns::Append(const EventColumns& other) {
   AppendAll(memory_pools, other.memory_pools);
 }
 
+std::vector<EventColumns> EventColumns::Split(size_t n) const {
+  if (n <= 1) return {*this};
+  std::vector<EventColumns> out(n);
+  auto spread = [n, &out](const auto& from, auto member) {
+    for (size_t c = 0; c < n; ++c) {
+      const size_t lo = from.size() * c / n, hi = from.size() * (c + 1) / n;
+      (out[c].*member).assign(from.begin() + lo, from.begin() + hi);
+    }
+  };
+  spread(kernels, &EventColumns::kernels);
+  spread(memcpys, &EventColumns::memcpys);
+  spread(memsets, &EventColumns::memsets);
+  spread(syncs, &EventColumns::syncs);
+  spread(memory, &EventColumns::memory);
+  spread(apis, &EventColumns::apis);
+  spread(nvtx_ranges, &EventColumns::nvtx_ranges);
+  spread(nvtx_marks, &EventColumns::nvtx_marks);
+  spread(overheads, &EventColumns::overheads);
+  spread(graph_launches, &EventColumns::graph_launches);
+  spread(external_correlations, &EventColumns::external_correlations);
+  spread(memory_pools, &EventColumns::memory_pools);
+  std::erase_if(out, [](const EventColumns& c) { return c.empty(); });
+  return out;
+}
+
 std::pair<int64_t, int64_t> EventColumns::TimeRange() const {
   int64_t lo = std::numeric_limits<int64_t>::max();
   int64_t hi = std::numeric_limits<int64_t>::min();

@@ -127,10 +127,19 @@ std::vector<StepWindow> FixedWindows(const EventColumns& ev, int64_t window_ns) 
   std::vector<StepWindow> out;
   if (ev.empty() || window_ns <= 0) return out;
   const auto [lo, hi] = ev.TimeRange();
+  // Only windows in which the process did CUDA work: a long idle stretch is not a "step".
+  std::vector<int64_t> activity;
+  for (const auto& k : ev.kernels) activity.push_back(k.start_ns);
+  for (const auto& a : ev.apis) activity.push_back(a.start_ns);
+  for (const auto& m : ev.memcpys) activity.push_back(m.start_ns);
+  std::sort(activity.begin(), activity.end());
   const std::string source = "window:" + std::to_string(window_ns / 1'000'000) + "ms";
   int64_t n = 0;
   for (int64_t t = lo; t < hi; t += window_ns) {
-    out.push_back({n++, t, std::min(t + window_ns, hi), source});
+    const int64_t end = std::min(t + window_ns, hi);
+    auto it = std::lower_bound(activity.begin(), activity.end(), t);
+    if (it != activity.end() && *it < end) out.push_back({n, t, end, source});
+    ++n;
   }
   return out;
 }

@@ -35,7 +35,8 @@ inline constexpr int64_t kDefaultWindowNs = 1'000'000'000;
 // convincing period.
 std::vector<StepWindow> DetectPeriodicSteps(const EventColumns& events, const StringTable& strings);
 
-// Fixed windows over the process's activity, numbered from 0, source "window:<ms>ms".
+// Fixed windows over the process's activity, numbered by position from its first event (windows
+// without any CUDA work are left out), source "window:<ms>ms".
 std::vector<StepWindow> FixedWindows(const EventColumns& events, int64_t window_ns);
 
 }  // namespace gpuspy::analysis

@@ -20,6 +20,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
 // grpc::Status -> absl::Status with the same code and message.
 absl::Status FromGrpc(const grpc::Status& status);
 
+// Not thread-safe: one sender thread owns it. Reusable: Connect again after a failure or Close
+// opens a fresh stream on a fresh channel.
 class IngestClient {
  public:
   IngestClient() = default;
@@ -28,9 +30,11 @@ class IngestClient {
   IngestClient& operator=(const IngestClient&) = delete;
 
   // Opens the stream, says Hello, waits for Welcome. Unavailable ("cannot reach gpuspyd at
-  // ADDR: ...") when nothing answers within `timeout`.
+  // ADDR: ...") as soon as the connection is refused, or when nothing answers within `timeout`;
+  // DeadlineExceeded when the collector accepts the stream but sends no Welcome in time.
   absl::Status Connect(const std::string& address, const v1::ProcessIdentity& identity,
                        absl::Duration timeout);
+  bool connected() const { return stream_ != nullptr && !closed_; }
   uint64_t process_id() const { return welcome_.process_id(); }
   uint64_t last_stored_sequence() const { return welcome_.last_stored_sequence(); }
 
@@ -39,19 +43,28 @@ class IngestClient {
   // Reads Acks until one for `sequence` (or later) arrives. DeadlineExceeded after `timeout`;
   // the server's status (e.g. InvalidArgument for a refused batch) when it ends the stream.
   absl::Status WaitForAcks(uint64_t sequence, absl::Duration timeout);
+  // Highest sequence acknowledged on this stream (0 before the first Ack).
+  uint64_t highest_ack() const { return highest_ack_; }
   // Acks received so far that said "already stored".
   uint64_t duplicate_acks() const { return duplicates_; }
 
-  // Half-closes and collects the server's final status.
-  absl::Status Close();
+  // Half-closes, reads what the server still sends, and returns its final status. A collector
+  // that does not finish within `timeout` is cancelled (DeadlineExceeded): an application
+  // exiting must never hang on its profiler.
+  absl::Status Close(absl::Duration timeout = absl::Seconds(10));
 
  private:
+  enum class ReadOutcome { kMessage, kEnded, kTimedOut };
+
+  void Reset();
   absl::Status StreamEnded();
   // Reads one server message, giving up (and cancelling the stream) at `deadline`: synchronous
-  // gRPC streams have no read timeout of their own. DeadlineExceeded on timeout; the stream's
-  // final status when it ended.
+  // gRPC streams have no read timeout of their own.
+  ReadOutcome ReadOnce(std::chrono::system_clock::time_point deadline, v1::ServerMessage* out);
+  // ReadOnce as a status: DeadlineExceeded on timeout; the stream's final status when it ended.
   absl::Status ReadWithDeadline(std::chrono::system_clock::time_point deadline,
                                 v1::ServerMessage* out);
+  void CountAck(const v1::ServerMessage& message);
 
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Ingest::Stub> stub_;

@@ -75,13 +75,15 @@ TEST(PeriodDetector, NoRepetitionNoPeriod) {
 TEST(PeriodDetector, FixedWindowsCoverTheActivityAndAreLabelled) {
   EventColumns ev;
   ev.kernels.push_back({0, 100, 1, 0, {}, {}, 0});
-  ev.kernels.push_back({2'400'000'000, 2'500'000'000, 2, 0, {}, {}, 0});
+  ev.kernels.push_back({1'200'000'000, 1'300'000'000, 3, 0, {}, {}, 0});
+  ev.kernels.push_back({3'400'000'000, 3'500'000'000, 2, 0, {}, {}, 0});
   const auto w = FixedWindows(ev, 1'000'000'000);
-  ASSERT_EQ(w.size(), 3u);
+  ASSERT_EQ(w.size(), 3u);  // the idle window [2 s, 3 s) is left out
   EXPECT_EQ(w[0].start_ns, 0);
-  EXPECT_EQ(w[2].end_ns, 2'500'000'000);
+  EXPECT_EQ(w[1].number, 1);
+  EXPECT_EQ(w[2].number, 3);
+  EXPECT_EQ(w[2].end_ns, 3'500'000'000);
   EXPECT_EQ(w[1].source, "window:1000ms");
-  EXPECT_EQ(w[2].number, 2);
 }
 
 }  // namespace

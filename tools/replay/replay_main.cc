@@ -10,9 +10,8 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "CLI/CLI.hpp"
-#include "codec/batch_encoder.h"
 #include "codec/expanded_events.h"
-#include "inject/transport/ingest_client.h"
+#include "inject/transport/event_upload.h"
 #include "tools/replay/synthetic_workload.h"
 
 namespace {
@@ -28,32 +27,22 @@ struct RankResult {
 
 RankResult ReplayRank(const std::string& address, const gpuspy::synthetic::SyntheticRank& rank,
                       size_t batch_events) {
-  RankResult r;
-  gpuspy::IngestClient client;
-  r.status = client.Connect(address, rank.identity, absl::Seconds(5));
-  if (!r.status.ok()) return r;
-  gpuspy::BatchEncoder encoder(&rank.strings);
-  gpuspy::EventColumns pending;
-  uint64_t sequence = 0;
-  auto flush = [&]() -> absl::Status {
-    if (pending.empty()) return absl::OkStatus();
-    gpuspy::v1::EventBatch batch;
-    encoder.Encode(pending, ++sequence, {}, &batch);
-    r.events += pending.size();
-    r.wire_bytes += batch.ByteSizeLong();
-    ++r.batches;
-    pending.clear();
-    if (absl::Status st = client.Send(batch); !st.ok()) return st;
-    return client.WaitForAcks(sequence, absl::Seconds(30));
-  };
+  // Whole steps per batch, cut once a batch holds batch_events or more.
+  std::vector<gpuspy::EventColumns> chunks(1);
   for (const gpuspy::EventColumns& step : rank.steps) {
-    pending.Append(step);
-    if (pending.size() >= batch_events) {
-      if (r.status = flush(); !r.status.ok()) return r;
-    }
+    if (chunks.back().size() >= batch_events) chunks.emplace_back();
+    chunks.back().Append(step);
   }
-  if (r.status = flush(); !r.status.ok()) return r;
-  r.status = client.Close();
+  RankResult r;
+  absl::StatusOr<gpuspy::UploadResult> up =
+      gpuspy::UploadEvents(address, rank.identity, rank.strings, chunks);
+  if (!up.ok()) {
+    r.status = up.status();
+    return r;
+  }
+  r.events = up->events;
+  r.batches = up->batches;
+  r.wire_bytes = up->wire_bytes;
   return r;
 }
 

@@ -5,6 +5,7 @@
 
 #include "CLI/CLI.hpp"
 #include "viewer/cli/commands.h"
+#include "viewer/cli/import_command.h"
 
 int main(int argc, char** argv) {
   gpuspy::cli::GlobalOptions g;
@@ -53,6 +54,13 @@ int main(int argc, char** argv) {
 
   auto* stats = app.add_subcommand("stats", "The collector's own counters");
 
+  std::string import_job;
+  std::vector<std::string> import_files;
+  auto* import = app.add_subcommand(
+      "import", "Import PyTorch profiler traces (*.pt.trace.json[.gz]); several files = ranks of one job");
+  import->add_option("files", import_files, "Trace files")->required()->check(CLI::ExistingFile);
+  import->add_option("--job", import_job, "Job id (default: the first file's name)");
+
   std::string run_job;
   std::vector<std::string> command;
   auto* run = app.add_subcommand("run", "Run a command with gpuspy injected (no code changes)");
@@ -76,6 +84,7 @@ int main(int argc, char** argv) {
   if (*summary) return gpuspy::cli::Summary(g, job);
   if (*events) return gpuspy::cli::Events(g, e);
   if (*stats) return gpuspy::cli::Stats(g);
+  if (*import) return gpuspy::cli::Import(g, import_job, import_files);
   if (*run) {
     return gpuspy::cli::Run(g, run_job, command);
   }

@@ -1,0 +1,402 @@
+#include "importers/kineto/kineto_reader.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <istream>
+#include <sstream>
+#include <streambuf>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace gpuspy::importers {
+namespace {
+
+// One trace event as it streams by: only what the mapping needs, scalars kept as text.
+struct RawEvent {
+  std::string ph, cat, name, ts, dur, pid, tid;
+  std::map<std::string, std::string> args;
+  std::vector<int64_t> grid, block;
+  void Clear() { *this = RawEvent{}; }
+  std::string Arg(const char* key) const {
+    auto it = args.find(key);
+    return it == args.end() ? std::string() : it->second;
+  }
+};
+
+bool ToInt(const std::string& s, int64_t* out) {
+  if (absl::SimpleAtoi(s, out)) return true;
+  double d = 0;  // "7.0" style integers
+  if (!absl::SimpleAtod(s, &d) || d != static_cast<double>(static_cast<int64_t>(d))) return false;
+  *out = static_cast<int64_t>(d);
+  return true;
+}
+
+MemoryKind MemoryKindFromWord(std::string_view w) {
+  if (w == "Pageable") return MemoryKind::kPageable;
+  if (w == "Pinned") return MemoryKind::kPinned;
+  if (w == "Device") return MemoryKind::kDevice;
+  if (w == "Managed") return MemoryKind::kManaged;
+  if (w == "Array") return MemoryKind::kArray;
+  return MemoryKind::kUnknown;
+}
+
+// "Memcpy HtoD (Pageable -> Device)"
+void ParseMemcpyName(const std::string& name, MemcpyEvent* m) {
+  if (absl::StrContains(name, "HtoD")) m->copy_kind = CopyKind::kHtoD;
+  else if (absl::StrContains(name, "DtoH")) m->copy_kind = CopyKind::kDtoH;
+  else if (absl::StrContains(name, "DtoD")) m->copy_kind = CopyKind::kDtoD;
+  else if (absl::StrContains(name, "PtoP")) m->copy_kind = CopyKind::kPtoP;
+  else if (absl::StrContains(name, "HtoH")) m->copy_kind = CopyKind::kHtoH;
+  const size_t open = name.find('('), arrow = name.find(" -> "), close = name.rfind(')');
+  if (open != std::string::npos && arrow != std::string::npos && close != std::string::npos &&
+      open < arrow && arrow < close) {
+    m->src_kind = MemoryKindFromWord(std::string_view(name).substr(open + 1, arrow - open - 1));
+    m->dst_kind = MemoryKindFromWord(std::string_view(name).substr(arrow + 4, close - arrow - 4));
+  }
+}
+
+SyncKind SyncKindFrom(const std::string& kind) {
+  if (kind == "Stream Sync") return SyncKind::kStream;
+  if (kind == "Event Sync") return SyncKind::kEvent;
+  if (kind == "Context Sync") return SyncKind::kContext;
+  if (kind == "Stream Wait Event") return SyncKind::kStreamWaitEvent;
+  return SyncKind::kUnknown;
+}
+
+class Importer : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit Importer(KinetoTrace* out) : out_(out) {}
+
+  bool null() override { return Scalar(""); }
+  bool boolean(bool v) override { return Scalar(v ? "true" : "false"); }
+  bool number_integer(number_integer_t v) override { return Scalar(std::to_string(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return Scalar(std::to_string(v)); }
+  bool number_float(number_float_t, const string_t& s) override { return Scalar(s); }
+  bool string(string_t& v) override { return Scalar(v); }
+  bool binary(binary_t&) override { return true; }
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
+  }
+  bool start_object(std::size_t) override { return Open(false); }
+  bool start_array(std::size_t) override { return Open(true); }
+  bool end_array() override { return Close(); }
+  bool end_object() override {
+    if (At({"", "traceEvents", "#"})) {
+      ++out_->stats.trace_events;
+      Map();
+      event_.Clear();
+    } else if (At({"", "deviceProperties", "#"})) {
+      out_->identity.add_devices()->Swap(&device_);
+      device_.Clear();
+    }
+    return Close();
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    error_ = absl::InvalidArgumentError(
+        absl::StrCat("not valid trace JSON at byte ", position, ": ", ex.what()));
+    return false;
+  }
+
+  const absl::Status& error() const { return error_; }
+  void Finish();
+
+ private:
+  bool Open(bool array) {
+    path_.push_back(path_.empty() ? "" : (arrays_.back() ? "#" : key_));
+    arrays_.push_back(array);
+    return true;
+  }
+  bool Close() {
+    path_.pop_back();
+    arrays_.pop_back();
+    return true;
+  }
+  bool At(std::initializer_list<const char*> p) const {
+    if (path_.size() != p.size()) return false;
+    size_t i = 0;
+    for (const char* s : p) {
+      if (path_[i++] != s) return false;
+    }
+    return true;
+  }
+
+  bool Scalar(const std::string& v) {
+    if (At({"", "traceEvents", "#"})) {
+      if (key_ == "ph") event_.ph = v;
+      else if (key_ == "cat") event_.cat = v;
+      else if (key_ == "name") event_.name = v;
+      else if (key_ == "ts") event_.ts = v;
+      else if (key_ == "dur") event_.dur = v;
+      else if (key_ == "pid") event_.pid = v;
+      else if (key_ == "tid") event_.tid = v;
+    } else if (At({"", "traceEvents", "#", "args"})) {
+      event_.args[key_] = v;
+    } else if (At({"", "traceEvents", "#", "args", "grid"}) ||
+               At({"", "traceEvents", "#", "args", "block"})) {
+      int64_t n = 0;
+      if (ToInt(v, &n)) (path_.back() == "grid" ? event_.grid : event_.block).push_back(n);
+    } else if (At({"", "deviceProperties", "#"})) {
+      int64_t n = 0;
+      if (key_ == "id" && ToInt(v, &n)) device_.set_id(static_cast<uint32_t>(n));
+      else if (key_ == "name") device_.set_name(v);
+      else if (key_ == "totalGlobalMem" && ToInt(v, &n)) device_.set_global_memory_bytes(n);
+      else if (key_ == "computeMajor" && ToInt(v, &n)) device_.set_compute_capability_major(n);
+      else if (key_ == "computeMinor" && ToInt(v, &n)) device_.set_compute_capability_minor(n);
+      else if (key_ == "numSms" && ToInt(v, &n)) device_.set_sm_count(static_cast<uint32_t>(n));
+    } else if (At({"", "distributedInfo"})) {
+      int64_t n = 0;
+      if (key_ == "rank" && ToInt(v, &n)) out_->identity.set_rank(static_cast<int32_t>(n));
+      else if (key_ == "world_size" && ToInt(v, &n)) out_->identity.set_world_size(static_cast<int32_t>(n));
+    }
+    return true;
+  }
+
+  void Skip(const std::string& why) { ++out_->stats.skipped[why]; }
+
+  void Map();
+
+  KinetoTrace* out_;
+  RawEvent event_;
+  v1::Device device_;
+  std::vector<std::string> path_;
+  std::vector<bool> arrays_;
+  std::string key_;
+  absl::Status error_;
+  std::map<std::string, uint64_t> pid_votes_;
+};
+
+void Importer::Map() {
+  const RawEvent& e = event_;
+  if (e.ph != "X") {
+    Skip(e.ph.empty() ? "no phase" : "phase " + e.ph);
+    return;
+  }
+  static const std::set<std::string> kMapped = {"kernel",         "gpu_memcpy",  "gpu_memset",
+                                                "cuda_runtime",   "cuda_driver", "cuda_sync",
+                                                "user_annotation"};
+  if (!kMapped.contains(e.cat)) {
+    Skip(e.cat.empty() ? "no category" : e.cat);
+    return;
+  }
+  int64_t start = 0, dur = 0;
+  if (!MicrosToNanos(e.ts, &start) || !MicrosToNanos(e.dur.empty() ? "0" : e.dur, &dur)) {
+    Skip("bad timestamp");
+    return;
+  }
+  if (dur < 0) {
+    Skip("negative duration");
+    return;
+  }
+  const int64_t end = start + dur;
+  int64_t corr = 0, device = 0, context = 0, stream = 0, tid = 0;
+  ToInt(e.Arg("correlation"), &corr);
+  ToInt(e.Arg("device"), &device);
+  ToInt(e.Arg("context"), &context);
+  ToInt(e.Arg("stream"), &stream);
+  ToInt(e.tid, &tid);
+  const StreamKey key{static_cast<uint32_t>(device), static_cast<uint32_t>(context),
+                      static_cast<uint32_t>(stream)};
+  EventColumns& ev = out_->events;
+  StringTable& s = out_->strings;
+  if (e.cat == "kernel") {
+    KernelEvent k;
+    k.start_ns = start;
+    k.end_ns = end;
+    k.correlation_id = static_cast<uint64_t>(corr);
+    k.name = s.Intern(e.name);
+    k.stream = key;
+    if (e.grid.size() == 3) {
+      k.shape.grid_x = static_cast<uint32_t>(e.grid[0]);
+      k.shape.grid_y = static_cast<uint32_t>(e.grid[1]);
+      k.shape.grid_z = static_cast<uint32_t>(e.grid[2]);
+    }
+    if (e.block.size() == 3) {
+      k.shape.block_x = static_cast<uint32_t>(e.block[0]);
+      k.shape.block_y = static_cast<uint32_t>(e.block[1]);
+      k.shape.block_z = static_cast<uint32_t>(e.block[2]);
+    }
+    int64_t v = 0;
+    if (ToInt(e.Arg("registers per thread"), &v)) k.shape.registers_per_thread = static_cast<uint32_t>(v);
+    if (ToInt(e.Arg("shared memory"), &v)) k.shape.static_shared_bytes = static_cast<uint32_t>(v);
+    ev.kernels.push_back(k);
+  } else if (e.cat == "gpu_memcpy") {
+    MemcpyEvent m;
+    m.start_ns = start;
+    m.end_ns = end;
+    m.correlation_id = static_cast<uint64_t>(corr);
+    m.stream = key;
+    ParseMemcpyName(e.name, &m);
+    int64_t bytes = 0;
+    ToInt(e.Arg("bytes"), &bytes);
+    m.bytes = static_cast<uint64_t>(std::max<int64_t>(0, bytes));
+    // Kineto does not record the async flag; copies touching pageable memory are synchronous.
+    m.async = m.src_kind != MemoryKind::kPageable && m.dst_kind != MemoryKind::kPageable;
+    m.src_device_id = m.dst_device_id = key.device_id;
+    ev.memcpys.push_back(m);
+  } else if (e.cat == "gpu_memset") {
+    MemsetEvent m;
+    m.start_ns = start;
+    m.end_ns = end;
+    m.correlation_id = static_cast<uint64_t>(corr);
+    m.stream = key;
+    m.memory_kind = MemoryKind::kDevice;
+    m.async = true;
+    int64_t bytes = 0;
+    ToInt(e.Arg("bytes"), &bytes);
+    m.bytes = static_cast<uint64_t>(std::max<int64_t>(0, bytes));
+    ev.memsets.push_back(m);
+  } else if (e.cat == "cuda_runtime" || e.cat == "cuda_driver") {
+    ApiEvent a;
+    a.start_ns = start;
+    a.end_ns = end;
+    a.correlation_id = static_cast<uint64_t>(corr);
+    a.domain = e.cat == "cuda_driver" ? ApiDomain::kDriver : ApiDomain::kRuntime;
+    int64_t cbid = 0;
+    ToInt(e.Arg("cbid"), &cbid);
+    a.cbid = static_cast<uint32_t>(cbid);
+    a.name = s.Intern(e.name);
+    a.thread_id = static_cast<uint32_t>(tid);
+    ev.apis.push_back(a);
+    ++pid_votes_[e.pid];
+  } else if (e.cat == "cuda_sync") {
+    SyncEvent y;
+    y.start_ns = start;
+    y.end_ns = end;
+    y.correlation_id = static_cast<uint64_t>(corr);
+    y.stream = key;
+    y.sync_kind = SyncKindFrom(e.Arg("cuda_sync_kind").empty() ? e.name : e.Arg("cuda_sync_kind"));
+    ev.syncs.push_back(y);
+  } else {  // user_annotation: record_function ranges, ProfilerStep#N among them
+    ev.nvtx_ranges.push_back({start, end, s.Intern("user_annotation"), s.Intern(e.name),
+                              static_cast<uint32_t>(tid), 0});
+  }
+  ++out_->stats.imported[e.cat];
+}
+
+void Importer::Finish() {
+  // The profiled process: the pid that issued the CUDA calls.
+  std::string pid;
+  uint64_t best = 0;
+  for (const auto& [p, n] : pid_votes_) {
+    if (n > best) {
+      best = n;
+      pid = p;
+    }
+  }
+  int64_t n = 0;
+  if (ToInt(pid, &n)) out_->identity.set_pid(static_cast<uint32_t>(n));
+  // Trace files list events in any order; batches want time locality.
+  auto by_start = [](auto& v) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  };
+  EventColumns& ev = out_->events;
+  by_start(ev.kernels);
+  by_start(ev.memcpys);
+  by_start(ev.memsets);
+  by_start(ev.syncs);
+  by_start(ev.apis);
+  by_start(ev.nvtx_ranges);
+}
+
+// A std::streambuf over zlib's gz reader, which reads gzip and plain files alike.
+class GzStreamBuf : public std::streambuf {
+ public:
+  explicit GzStreamBuf(gzFile f) : f_(f) {}
+  int last_error() const { return error_; }
+
+ protected:
+  int_type underflow() override {
+    const int n = gzread(f_, buf_, sizeof(buf_));
+    if (n <= 0) {
+      int err = Z_OK;
+      gzerror(f_, &err);
+      if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) error_ = err != Z_OK ? err : Z_DATA_ERROR;
+      return traits_type::eof();
+    }
+    setg(buf_, buf_, buf_ + n);
+    return traits_type::to_int_type(buf_[0]);
+  }
+
+ private:
+  gzFile f_;
+  char buf_[1 << 16];
+  int error_ = Z_OK;
+};
+
+absl::StatusOr<KinetoTrace> Parse(std::istream& in, const std::function<absl::Status()>& io_error) {
+  KinetoTrace out;
+  out.identity.set_rank(-1);
+  out.identity.set_local_rank(-1);
+  Importer importer(&out);
+  const bool ok = nlohmann::json::sax_parse(in, &importer);
+  if (absl::Status io = io_error(); !io.ok()) return io;
+  if (!ok) return importer.error().ok() ? absl::InvalidArgumentError("not valid trace JSON") : importer.error();
+  if (out.stats.trace_events == 0) {
+    return absl::InvalidArgumentError("no traceEvents: not a PyTorch profiler (Kineto) trace");
+  }
+  importer.Finish();
+  return out;
+}
+
+}  // namespace
+
+bool MicrosToNanos(const std::string& text, int64_t* ns) {
+  if (text.empty()) return false;
+  const bool negative = text[0] == '-';
+  const std::string body = negative ? text.substr(1) : text;
+  const size_t dot = body.find('.');
+  const std::string whole = body.substr(0, dot);
+  std::string frac = dot == std::string::npos ? "" : body.substr(dot + 1);
+  if (frac.find_first_of("eE") != std::string::npos || whole.empty()) {
+    double d = 0;  // exponent notation: rare, accept double precision
+    if (!absl::SimpleAtod(text, &d)) return false;
+    *ns = static_cast<int64_t>(d * 1000.0);
+    return true;
+  }
+  int64_t us = 0;
+  if (!absl::SimpleAtoi(whole, &us)) return false;
+  frac = (frac + "000").substr(0, 3);  // ns resolution; finer digits are dropped
+  int64_t sub = 0;
+  if (!absl::SimpleAtoi(frac, &sub)) return false;
+  if (us > INT64_MAX / 1000 - 1) return false;
+  *ns = us * 1000 + sub;
+  if (negative) *ns = -*ns;
+  return true;
+}
+
+absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json) {
+  std::istringstream in(json);
+  return Parse(in, [] { return absl::OkStatus(); });
+}
+
+absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  gzbuffer(f, 1 << 17);
+  GzStreamBuf buf(f);
+  std::istream in(&buf);
+  absl::StatusOr<KinetoTrace> trace = Parse(in, [&]() -> absl::Status {
+    if (buf.last_error() == Z_OK) return absl::OkStatus();
+    return absl::DataLossError("truncated or corrupt gzip stream");
+  });
+  gzclose(f);
+  if (!trace.ok()) {
+    return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
+  }
+  return trace;
+}
+
+}  // namespace gpuspy::importers

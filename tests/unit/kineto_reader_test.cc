@@ -1,0 +1,163 @@
+// The Kineto trace importer on hand-written traces: mapping of each category, exact timestamps,
+// and bad input (invalid JSON, truncated gzip, wrong types, negative durations).
+#include "importers/kineto/kineto_reader.h"
+
+#include <zlib.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/subprocess.h"
+
+namespace gpuspy::importers {
+namespace {
+
+constexpr char kTrace[] = R"json({
+  "schemaVersion": 1,
+  "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 8},
+  "deviceProperties": [{"id": 0, "name": "NVIDIA A100-PG509-200", "totalGlobalMem": 42297524224,
+                        "computeMajor": 8, "computeMinor": 0, "numSms": 108}],
+  "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 11, "tid": 12,
+     "ts": 1000.5, "dur": 500, "args": {"External id": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 11, "tid": 12,
+     "ts": 1001.25, "dur": 5.5, "args": {"cbid": 211, "correlation": 99}},
+    {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7,
+     "ts": 1010, "dur": 100.001,
+     "args": {"device": 0, "context": 1, "stream": 7, "correlation": 99, "grid": [80, 2, 1],
+              "block": [256, 1, 1], "registers per thread": 96, "shared memory": 1024,
+              "Input Dims": [[1, 2], [3]]}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0,
+     "tid": 7, "ts": 1120, "dur": 12, "args": {"device": 0, "context": 1, "stream": 7,
+     "correlation": 100, "bytes": 92928}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 1140,
+     "dur": 4, "args": {"device": 0, "stream": 7, "correlation": 101, "bytes": 20736}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7, "ts": 1150,
+     "dur": 9, "args": {"cuda_sync_kind": "Stream Sync", "stream": 7, "correlation": 102}},
+    {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 11, "tid": 12,
+     "ts": 1160, "dur": 47.768, "args": {"cbid": 307, "correlation": 103}},
+    {"ph": "X", "cat": "kernel", "name": "bad", "pid": 0, "tid": 7, "ts": 1200, "dur": -5},
+    {"ph": "X", "cat": "kernel", "name": "bad ts", "pid": 0, "tid": 7, "ts": "soon", "dur": 5},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 11, "tid": 12, "ts": 1000, "dur": 3},
+    {"ph": "s", "cat": "ac2g", "id": 99, "pid": 11, "tid": 12, "ts": 1001},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#7", "pid": 0, "tid": 7, "ts": 1010, "dur": 130}
+  ]
+})json";
+
+TEST(KinetoReader, MapsEveryGpuCategoryWithExactTimes) {
+  auto t = ParseKinetoTrace(kTrace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const EventColumns& ev = t->events;
+  ASSERT_EQ(ev.kernels.size(), 1u);
+  const KernelEvent& k = ev.kernels[0];
+  EXPECT_EQ(k.start_ns, 1'010'000);
+  EXPECT_EQ(k.end_ns, 1'110'001);  // 100.001 us, not rounded through a double
+  EXPECT_EQ(k.correlation_id, 99u);
+  EXPECT_EQ(t->strings.Get(k.name), "ampere_sgemm_128x64_tn");
+  EXPECT_EQ(k.stream, (StreamKey{0, 1, 7}));
+  EXPECT_EQ(k.shape.grid_x, 80u);
+  EXPECT_EQ(k.shape.grid_y, 2u);
+  EXPECT_EQ(k.shape.block_x, 256u);
+  EXPECT_EQ(k.shape.registers_per_thread, 96u);
+  EXPECT_EQ(k.shape.static_shared_bytes, 1024u);
+
+  ASSERT_EQ(ev.apis.size(), 2u);
+  EXPECT_EQ(ev.apis[0].start_ns, 1'001'250);
+  EXPECT_EQ(ev.apis[0].end_ns, 1'006'750);
+  EXPECT_EQ(ev.apis[0].correlation_id, 99u);
+  EXPECT_EQ(ev.apis[0].cbid, 211u);
+  EXPECT_EQ(ev.apis[0].thread_id, 12u);
+  EXPECT_EQ(ev.apis[1].domain, ApiDomain::kDriver);
+
+  ASSERT_EQ(ev.memcpys.size(), 1u);
+  EXPECT_EQ(ev.memcpys[0].copy_kind, CopyKind::kHtoD);
+  EXPECT_EQ(ev.memcpys[0].src_kind, MemoryKind::kPageable);
+  EXPECT_EQ(ev.memcpys[0].dst_kind, MemoryKind::kDevice);
+  EXPECT_FALSE(ev.memcpys[0].async);
+  EXPECT_EQ(ev.memcpys[0].bytes, 92928u);
+  ASSERT_EQ(ev.memsets.size(), 1u);
+  EXPECT_EQ(ev.memsets[0].bytes, 20736u);
+  ASSERT_EQ(ev.syncs.size(), 1u);
+  EXPECT_EQ(ev.syncs[0].sync_kind, SyncKind::kStream);
+  // CPU-side ProfilerStep ranges become step ranges; their GPU-side copies are not duplicated.
+  ASSERT_EQ(ev.nvtx_ranges.size(), 1u);
+  EXPECT_EQ(t->strings.Get(ev.nvtx_ranges[0].message), "ProfilerStep#7");
+  EXPECT_EQ(ev.nvtx_ranges[0].start_ns, 1'000'500);
+}
+
+TEST(KinetoReader, IdentityFromDistributedInfoAndDeviceProperties) {
+  auto t = ParseKinetoTrace(kTrace);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->identity.rank(), 3);
+  EXPECT_EQ(t->identity.world_size(), 8);
+  EXPECT_EQ(t->identity.pid(), 11u);
+  ASSERT_EQ(t->identity.devices_size(), 1);
+  EXPECT_EQ(t->identity.devices(0).name(), "NVIDIA A100-PG509-200");
+  EXPECT_EQ(t->identity.devices(0).sm_count(), 108u);
+  EXPECT_EQ(t->identity.devices(0).compute_capability_major(), 8u);
+}
+
+TEST(KinetoReader, BadEventsAreSkippedAndCountedNotFatal) {
+  auto t = ParseKinetoTrace(kTrace);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->stats.trace_events, 12u);
+  EXPECT_EQ(t->stats.skipped.at("negative duration"), 1u);
+  EXPECT_EQ(t->stats.skipped.at("bad timestamp"), 1u);
+  EXPECT_EQ(t->stats.skipped.at("cpu_op"), 1u);
+  EXPECT_EQ(t->stats.skipped.at("phase s"), 1u);
+  EXPECT_EQ(t->stats.skipped.at("gpu_user_annotation"), 1u);
+  EXPECT_EQ(t->stats.imported.at("kernel"), 1u);
+}
+
+TEST(KinetoReader, InvalidJsonNamesTheByteOffset) {
+  auto t = ParseKinetoTrace(R"({"traceEvents": [{"ph": "X",, }]})");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("at byte 29"), std::string::npos) << t.status();
+}
+
+TEST(KinetoReader, NotATraceIsSaidSo) {
+  auto t = ParseKinetoTrace(R"({"hello": "world"})");
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("no traceEvents"), std::string::npos);
+}
+
+TEST(KinetoReader, ReadsGzipAndReportsTruncation) {
+  testing::TempDir dir;
+  const std::string gz = dir.path() + "/t.json.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  gzwrite(f, kTrace, sizeof(kTrace) - 1);
+  gzclose(f);
+  auto whole = ReadKinetoTrace(gz);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->events.kernels.size(), 1u);
+
+  const std::string bytes = testing::ReadFile(gz);
+  const std::string cut = dir.path() + "/cut.json.gz";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  auto truncated = ReadKinetoTrace(cut);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(truncated.status().code(), absl::StatusCode::kDataLoss) << truncated.status();
+  EXPECT_NE(truncated.status().message().find("cut.json.gz"), std::string::npos);
+
+  EXPECT_EQ(ReadKinetoTrace(dir.path() + "/missing.json").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(KinetoReader, MicrosToNanosIsExact) {
+  int64_t ns = 0;
+  ASSERT_TRUE(MicrosToNanos("1695835572943613", &ns));
+  EXPECT_EQ(ns, 1695835572943613000);
+  ASSERT_TRUE(MicrosToNanos("2413669097444.592", &ns));
+  EXPECT_EQ(ns, 2413669097444592);
+  ASSERT_TRUE(MicrosToNanos("1.7", &ns));
+  EXPECT_EQ(ns, 1700);
+  ASSERT_TRUE(MicrosToNanos("0.0004", &ns));
+  EXPECT_EQ(ns, 0);
+  EXPECT_FALSE(MicrosToNanos("", &ns));
+  EXPECT_FALSE(MicrosToNanos("abc", &ns));
+}
+
+}  // namespace
+}  // namespace gpuspy::importers

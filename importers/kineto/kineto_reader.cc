@@ -153,6 +153,10 @@ class Importer : public nlohmann::json_sax<nlohmann::json> {
       else if (key_ == "computeMajor" && ToInt(v, &n)) device_.set_compute_capability_major(n);
       else if (key_ == "computeMinor" && ToInt(v, &n)) device_.set_compute_capability_minor(n);
       else if (key_ == "numSms" && ToInt(v, &n)) device_.set_sm_count(static_cast<uint32_t>(n));
+    } else if (At({""}) && key_ == "baseTimeNanoseconds") {
+      // Newer Kineto (and gpuspy export) write ts relative to this base.
+      int64_t n = 0;
+      if (ToInt(v, &n)) base_ns_ = n;
     } else if (At({"", "distributedInfo"})) {
       int64_t n = 0;
       if (key_ == "rank" && ToInt(v, &n)) out_->identity.set_rank(static_cast<int32_t>(n));
@@ -173,6 +177,7 @@ class Importer : public nlohmann::json_sax<nlohmann::json> {
   std::string key_;
   absl::Status error_;
   std::map<std::string, uint64_t> pid_votes_;
+  int64_t base_ns_ = 0;
 };
 
 void Importer::Map() {
@@ -301,6 +306,20 @@ void Importer::Finish() {
                      [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   };
   EventColumns& ev = out_->events;
+  if (base_ns_ != 0) {
+    auto shift = [this](auto& v) {
+      for (auto& e : v) {
+        e.start_ns += base_ns_;
+        e.end_ns += base_ns_;
+      }
+    };
+    shift(ev.kernels);
+    shift(ev.memcpys);
+    shift(ev.memsets);
+    shift(ev.syncs);
+    shift(ev.apis);
+    shift(ev.nvtx_ranges);
+  }
   by_start(ev.kernels);
   by_start(ev.memcpys);
   by_start(ev.memsets);

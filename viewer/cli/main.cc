@@ -5,6 +5,7 @@
 
 #include "CLI/CLI.hpp"
 #include "viewer/cli/commands.h"
+#include "viewer/cli/export_command.h"
 #include "viewer/cli/import_command.h"
 
 int main(int argc, char** argv) {
@@ -61,6 +62,13 @@ int main(int argc, char** argv) {
   import->add_option("files", import_files, "Trace files")->required()->check(CLI::ExistingFile);
   import->add_option("--job", import_job, "Job id (default: the first file's name)");
 
+  gpuspy::cli::ExportOptions x;
+  auto* exp = app.add_subcommand("export", "Write a job (or some steps) as a Perfetto/Chrome trace");
+  exp->add_option("--job", x.job, "Job id")->required();
+  exp->add_option("--steps", x.steps, "Step N or range A-B (default: everything)");
+  exp->add_option("--process", x.process, "Only this process id");
+  exp->add_option("-o,--output", x.output, "Output file (.json or .json.gz)")->required();
+
   std::string run_job;
   std::vector<std::string> command;
   auto* run = app.add_subcommand("run", "Run a command with gpuspy injected (no code changes)");
@@ -85,6 +93,7 @@ int main(int argc, char** argv) {
   if (*events) return gpuspy::cli::Events(g, e);
   if (*stats) return gpuspy::cli::Stats(g);
   if (*import) return gpuspy::cli::Import(g, import_job, import_files);
+  if (*exp) return gpuspy::cli::Export(g, x);
   if (*run) {
     return gpuspy::cli::Run(g, run_job, command);
   }

@@ -1,0 +1,154 @@
+// Export to Chrome/Perfetto trace JSON: structurally valid (checked by python3's json module and
+// the trace format's rules), and import(export(job)) gives back the same events and verdicts.
+#include <set>
+#include <string>
+#include <tuple>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy {
+namespace {
+
+constexpr char kValidate[] = R"py(
+import gzip, json, sys
+f = sys.argv[1]
+d = json.load(gzip.open(f) if f.endswith('.gz') else open(f))
+ev = d["traceEvents"]
+assert isinstance(d["baseTimeNanoseconds"], int)
+starts, ends = set(), set()
+for e in ev:
+    assert e["ph"] in ("X", "M", "s", "f", "i"), e
+    assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
+    if e["ph"] != "M":
+        assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+    if e["ph"] == "X":
+        assert e["dur"] >= 0 and e["name"] and e["cat"], e
+    if e["ph"] == "s": starts.add(e["id"])
+    if e["ph"] == "f": ends.add(e["id"])
+assert ends <= starts, "flow arrows without a launch"
+kinds = {e.get("cat") for e in ev}
+assert {"kernel", "cuda_runtime", "gpu_memcpy", "user_annotation", "gpuspy_step", "gpuspy_finding"} <= kinds, kinds
+names = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"]
+assert any(n.startswith("GPU 0 stream ") for n in names), names
+print(len(ev))
+)py";
+
+class ExportE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<testing::Process>(
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--data-dir",
+                                 dir_.path() + "/store", "--port-file", dir_.path() + "/port",
+                                 "--log-level", "warn"},
+        dir_.path() + "/log");
+    const int port = testing::WaitForPortFile(dir_.path() + "/port");
+    ASSERT_GT(port, 0);
+    address_ = "127.0.0.1:" + std::to_string(port);
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);  // a whole job's events in one answer
+    stub_ = v1::Query::NewStub(
+        grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args));
+  }
+
+  // (kind, start, end, correlation, name) of every event Kineto's format can carry.
+  std::multiset<std::tuple<int, int64_t, int64_t, uint64_t, std::string>> Projection(const std::string& job) {
+    grpc::ClientContext ctx;
+    v1::GetEventsRequest req;
+    req.set_job_id(job);
+    req.set_limit(1'000'000);
+    v1::GetEventsResponse resp;
+    EXPECT_TRUE(stub_->GetEvents(&ctx, req, &resp).ok());
+    std::multiset<std::tuple<int, int64_t, int64_t, uint64_t, std::string>> out;
+    for (const auto& p : resp.processes()) {
+      for (const auto& e : p.events()) {
+        switch (e.kind_case()) {
+          case v1::Event::kKernel:
+            out.insert({1, e.kernel().start_ns(), e.kernel().end_ns(), e.kernel().correlation_id(), e.kernel().name()});
+            break;
+          case v1::Event::kMemcpy:
+            out.insert({2, e.memcpy().start_ns(), e.memcpy().end_ns(), e.memcpy().correlation_id(),
+                        std::to_string(e.memcpy().bytes()) + v1::CopyKind_Name(e.memcpy().copy_kind())});
+            break;
+          case v1::Event::kMemset:
+            out.insert({3, e.memset().start_ns(), e.memset().end_ns(), e.memset().correlation_id(), ""});
+            break;
+          case v1::Event::kSync:
+            out.insert({4, e.sync().start_ns(), e.sync().end_ns(), e.sync().correlation_id(),
+                        v1::SyncKind_Name(e.sync().sync_kind())});
+            break;
+          case v1::Event::kApi:
+            out.insert({5, e.api().start_ns(), e.api().end_ns(), e.api().correlation_id(), e.api().name()});
+            break;
+          case v1::Event::kNvtxRange:
+            out.insert({6, e.nvtx_range().start_ns(), e.nvtx_range().end_ns(), 0, e.nvtx_range().message()});
+            break;
+          default:
+            break;
+        }
+      }
+    }
+    return out;
+  }
+
+  std::vector<std::pair<int64_t, std::string>> Verdicts(const std::string& job) {
+    grpc::ClientContext ctx;
+    v1::GetStepReportRequest req;
+    req.set_job_id(job);
+    req.set_all(true);
+    v1::GetStepReportResponse resp;
+    EXPECT_TRUE(stub_->GetStepReport(&ctx, req, &resp).ok());
+    std::vector<std::pair<int64_t, std::string>> out;
+    for (const auto& r : resp.reports()) out.push_back({r.step().number(), r.primary_bottleneck()});
+    return out;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::Process> daemon_;
+  std::string address_;
+  std::unique_ptr<v1::Query::Stub> stub_;
+};
+
+TEST_F(ExportE2E, ExportIsAValidTraceAndImportOfItGivesTheSameEventsAndVerdicts) {
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", address_, "--job", "orig", "--scenario",
+                          "launch_storm", "--steps", "5"})
+                .exit_code,
+            0);
+  const std::string file = dir_.path() + "/orig.json.gz";
+  testing::RunResult exported =
+      testing::Run({GPUSPY_BIN, "--collector", address_, "export", "--job", "orig", "-o", file});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  testing::RunResult valid = testing::Run({"python3", "-c", kValidate, file});
+  ASSERT_EQ(valid.exit_code, 0) << valid.err;
+
+  testing::RunResult imported =
+      testing::Run({GPUSPY_BIN, "--collector", address_, "import", "--job", "copy", file});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const auto original = Projection("orig");
+  ASSERT_GT(original.size(), 10000u);
+  EXPECT_TRUE(Projection("copy") == original) << "events differ after the round trip";
+  EXPECT_EQ(Verdicts("copy"), Verdicts("orig"));
+}
+
+TEST_F(ExportE2E, StepRangeExportsOnlyThoseSteps) {
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", address_, "--job", "j", "--steps", "6"}).exit_code, 0);
+  const std::string file = dir_.path() + "/part.json";
+  ASSERT_EQ(testing::Run({GPUSPY_BIN, "--collector", address_, "export", "--job", "j", "--steps",
+                          "2-3", "-o", file})
+                .exit_code,
+            0);
+  const std::string json = testing::ReadFile(file);
+  EXPECT_NE(json.find("\"ProfilerStep#2\""), std::string::npos);
+  EXPECT_NE(json.find("\"ProfilerStep#3\""), std::string::npos);
+  EXPECT_EQ(json.find("\"ProfilerStep#5\""), std::string::npos);
+  testing::RunResult bad = testing::Run(
+      {GPUSPY_BIN, "--collector", address_, "export", "--job", "j", "--steps", "9-2", "-o", file});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--steps '9-2'"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace gpuspy

@@ -25,4 +25,10 @@ open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
 rm -f "$json"
+{
+  echo
+  echo "## Kineto import (bench/import_bench: one run per input)"
+  echo
+  build/bench/import_bench ../shared/traces/nccl_a100.json.gz "${IMPORT_MB:-200}"
+} | tee -a "$out"
 echo "written: $out"

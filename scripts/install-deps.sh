@@ -8,5 +8,5 @@ apt-get install -y -qq --no-install-recommends \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev \
   libsqlite3-dev zlib1g-dev libzstd-dev libre2-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev >/dev/null
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev >/dev/null
 echo "install-deps: done"

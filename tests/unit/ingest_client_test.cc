@@ -205,7 +205,7 @@ TEST(IngestClient, HelloIsAnsweredWithWelcome) {
   EXPECT_FALSE(client.connected());
 
   ASSERT_EQ(collector.service().hellos().size(), 1u);
-  const v1::ProcessIdentity& seen = collector.service().hellos()[0];
+  const v1::ProcessIdentity seen = collector.service().hellos()[0];
   EXPECT_EQ(seen.process_key(), "host-a:1234:1700000000");
   EXPECT_EQ(seen.rank(), 3);
   EXPECT_EQ(seen.devices(0).name(), "NVIDIA H100 80GB HBM3");

@@ -35,7 +35,6 @@ uint64_t JsonBytes(const std::string& path) {
 
 void Measure(const std::string& label, const std::string& path) {
   const uint64_t bytes = JsonBytes(path);
-  const long rss_before = PeakRssKb();
   const auto t0 = std::chrono::steady_clock::now();
   auto trace = gpuspy::importers::ReadKinetoTrace(path);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -46,32 +45,32 @@ void Measure(const std::string& label, const std::string& path) {
   const double mb = bytes / 1e6;
   std::printf("| %s | %.1f MB | %llu | %.2f s | %.1f MB/s | %.2f M events/s | %.0f MB |\n",
               label.c_str(), mb, static_cast<unsigned long long>(trace->stats.trace_events), s,
-              mb / s, trace->stats.trace_events / s / 1e6,
-              (PeakRssKb() - rss_before) / 1024.0);
+              mb / s, trace->stats.trace_events / s / 1e6, PeakRssKb() / 1024.0);
 }
 
 }  // namespace
 
+// import_bench --generate FILE MB   writes a synthetic trace of about MB megabytes
+// import_bench [--header] FILE        imports FILE and prints one table row (peak RSS is this
+//                                     process's whole high-water mark: run one input per process)
 int main(int argc, char** argv) {
-  const std::string shared = argc > 1 ? argv[1] : "../shared/traces/nccl_a100.json.gz";
-  const int synthetic_mb = argc > 2 ? std::atoi(argv[2]) : 200;
-  std::printf("| input | JSON | trace events | time | throughput | events/s | peak RSS growth |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
-  if (std::filesystem::exists(shared)) Measure(std::filesystem::path(shared).filename().string(), shared);
-
-  // A synthetic trace of about `synthetic_mb` MB: launch-storm steps exported as Kineto JSON.
-  const std::string tmp = std::filesystem::temp_directory_path() / "gpuspy_import_bench.json";
-  {
+  if (argc == 4 && std::string(argv[1]) == "--generate") {
     gpuspy::synthetic::SyntheticOptions o;
     o.scenario = gpuspy::synthetic::Scenario::kLaunchStorm;
-    o.steps = std::max(1, synthetic_mb / 3);  // ~3 MB of JSON per launch-storm step
+    o.steps = std::max(1, std::atoi(argv[3]) / 3);  // ~3 MB of JSON per launch-storm step
     const auto rank = gpuspy::synthetic::GenerateRank(o, 0);
     gpuspy::exporters::ExportedProcess p;
     p.identity = rank.identity;
     for (const auto& step : rank.steps) gpuspy::ToExpandedEvents(step, rank.strings, &p.events);
-    if (!gpuspy::exporters::WriteChromeTrace(tmp, {p}).ok()) return 1;
+    return gpuspy::exporters::WriteChromeTrace(argv[2], {p}).ok() ? 0 : 1;
   }
-  Measure("synthetic launch storm", tmp);
-  std::filesystem::remove(tmp);
+  int i = 1;
+  if (i < argc && std::string(argv[i]) == "--header") {
+    std::printf("| input | JSON | trace events | time | throughput | events/s | peak RSS |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    ++i;
+  }
+  if (i >= argc) return 0;
+  Measure(std::filesystem::path(argv[i]).filename().string(), argv[i]);
   return 0;
 }

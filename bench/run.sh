@@ -29,6 +29,10 @@ rm -f "$json"
   echo
   echo "## Kineto import (bench/import_bench: one run per input)"
   echo
-  build/bench/import_bench ../shared/traces/nccl_a100.json.gz "${IMPORT_MB:-200}"
+  synth=$(mktemp /tmp/gpuspy-import-bench.XXXXXX.json)
+  build/bench/import_bench --generate "$synth" "${IMPORT_MB:-200}"
+  build/bench/import_bench --header ../shared/traces/nccl_a100.json.gz
+  build/bench/import_bench "$synth"
+  rm -f "$synth"
 } | tee -a "$out"
 echo "written: $out"

@@ -20,7 +20,8 @@ absl::Status GrpcBatchSink::Deliver(const v1::EventBatch& batch, absl::Duration 
 }
 
 void GrpcBatchSink::Disconnect() {
-  if (client_ != nullptr) (void)client_->Close();
+  // Bounded: a wedged collector must not hold up the application's exit.
+  if (client_ != nullptr) (void)client_->Close(absl::Seconds(1));
   client_.reset();
 }
 

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
   std::string dump;
   size_t batch_events = 4096;
 
-  CLI::App app{"gpuspy-replay: stream a synthetic PyTorch-like training job into gpuspyd"};
+  CLI::App app{"gpuspy-replay: stream a synthetic PyTorch-like training job into gpuspyd",
+               "gpuspy-replay"};
   app.add_option("--collector", collector, "gpuspyd address (host:port or unix:/path)")
       ->capture_default_str();
   app.add_option("--job", options.job_id, "Job id the processes report")->capture_default_str();
@@ -90,7 +91,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{1}, size_t{1'000'000}))->capture_default_str();
   app.add_option("--dump-events", dump,
                  "Write every sent event as JSON lines {\"rank\": R, \"event\": {...}}");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "gpuspy-replay: %s\n%s", e.what(), app.help().c_str());
+    return 2;
+  }
   gpuspy::synthetic::ParseScenario(scenario, &options.scenario);
   options.nvtx_steps = !no_nvtx;
 
@@ -104,6 +111,16 @@ int main(int argc, char** argv) {
   }
   for (auto& t : threads) t.join();
 
+  // When every rank failed the same way (collector down), one line says it.
+  bool one_failure_for_all = true;
+  for (const RankResult& res : results) {
+    one_failure_for_all = one_failure_for_all && !res.status.ok() &&
+                          res.status.message() == results.front().status.message();
+  }
+  if (one_failure_for_all) {
+    std::fprintf(stderr, "gpuspy-replay: %s\n", std::string(results.front().status.message()).c_str());
+    return 1;
+  }
   int exit_code = 0;
   for (size_t r = 0; r < results.size(); ++r) {
     const RankResult& res = results[r];

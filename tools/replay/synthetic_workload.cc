@@ -14,6 +14,9 @@ constexpr int64_t kMs = 1000 * kUs;
 constexpr uint32_t kComputeStream = 7;
 constexpr uint32_t kNcclStream = 13;
 constexpr uint32_t kContext = 1;
+// CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0: the kind PyTorch's profiler (Kineto) pushes its op ids
+// under, one per CUDA call made inside an op.
+constexpr uint32_t kExternalKindCustom0 = 3;
 
 // Real kernel names from PyTorch/cuBLAS/cuDNN/NCCL traces: long, templated, repeated.
 constexpr const char* kTensorCoreGemms[] = {
@@ -63,6 +66,7 @@ class Timeline {
     sync_ = s_->Intern("cudaStreamSynchronize");
     malloc_ = s_->Intern("cudaMalloc");
     free_ = s_->Intern("cudaFree");
+    graph_launch_ = s_->Intern("cudaGraphLaunch");
     domain_ = s_->Intern("");
   }
 
@@ -84,6 +88,7 @@ class Timeline {
     const uint64_t corr = corr_++;
     const int64_t api_ns = Jitter(6 * kUs, 0.3);
     ev_->apis.push_back({host_, host_ + api_ns, corr, ApiDomain::kRuntime, 211, launch_, tid_, 0});
+    ev_->external_correlations.push_back({corr, kExternalKindCustom0, op_id_++});
     KernelEvent k;
     k.start_ns = std::max({host_ + api_ns + Jitter(3 * kUs), gpu_free_[stream], not_before});
     k.end_ns = k.start_ns + static_cast<int64_t>(Jitter(gpu_ns) * gpu_scale_);
@@ -178,6 +183,37 @@ class Timeline {
     host_ = end;
   }
 
+  // A replay of a captured CUDA graph (torch.compile "reduce-overhead", CUDA graph trees): one
+  // API call, one whole-graph record in place of its nodes' kernels.
+  void GraphLaunch(uint32_t graph_id, int64_t gpu_ns) {
+    const uint64_t corr = corr_++;
+    const int64_t api_ns = Jitter(10 * kUs, 0.3);
+    ev_->apis.push_back({host_, host_ + api_ns, corr, ApiDomain::kRuntime, 311, graph_launch_,
+                         tid_, 0});
+    GraphLaunchEvent g;
+    g.start_ns = std::max(host_ + api_ns + Jitter(4 * kUs), gpu_free_[kComputeStream]);
+    g.end_ns = g.start_ns + static_cast<int64_t>(Jitter(gpu_ns) * gpu_scale_);
+    g.correlation_id = corr;
+    g.stream = {0, kContext, kComputeStream};
+    g.graph_id = graph_id;
+    ev_->graph_launches.push_back(g);
+    gpu_free_[kComputeStream] = g.end_ns;
+    host_ += api_ns;
+  }
+
+  // The cudaMallocAsync backend's pool (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync).
+  void Pool(PoolOpKind op, uint64_t size_bytes, uint64_t utilized_bytes) {
+    MemoryPoolEvent p;
+    p.timestamp_ns = host_;
+    p.device_id = 0;
+    p.op = op;
+    p.address = 0x7e0000000000;
+    p.size = size_bytes;
+    p.release_threshold = 1ull << 30;
+    p.utilized_bytes = utilized_bytes;
+    ev_->memory_pools.push_back(p);
+  }
+
   void Mark(const std::string& text) {
     ev_->nvtx_marks.push_back({host_, domain_, s_->Intern(text), tid_});
   }
@@ -201,8 +237,10 @@ class Timeline {
   std::map<uint32_t, int64_t> gpu_free_;
   std::map<uint64_t, uint64_t> sizes_;
   uint64_t corr_ = 1;
+  uint64_t op_id_ = 1;
   uint64_t next_address_ = 0x7f0000000000;
-  StringRef launch_, memcpy_async_, memcpy_, memset_, sync_, malloc_, free_, domain_;
+  StringRef launch_, memcpy_async_, memcpy_, memset_, sync_, malloc_, free_, graph_launch_,
+      domain_;
 };
 
 // The forward/backward/optimizer body of one step, shaped by the scenario.
@@ -349,6 +387,11 @@ SyntheticRank GenerateRank(const SyntheticOptions& o, int rank) {
     t.HostWork(o.scenario == Scenario::kInputStall ? 45 * kMs : 300 * kUs);
     if (step == 0) {
       for (int i = 0; i < 4; ++i) weights.push_back(t.Malloc(256ull << 20));
+      t.Free(t.Malloc(32ull << 20));  // autotuning scratch, given back at once
+      t.Pool(PoolOpKind::kCreated, 2ull << 30, 1ull << 30);
+      // One CUDA graph replay at start-up (e.g. a compiled warm-up region), so traces carry
+      // whole-graph records too; steady steps stay graph-free so verdicts stay per-kernel.
+      t.GraphLaunch(1, 500 * kUs);
     }
     if (warmup) {
       // Lazy module loading, cuDNN autotuning, torch.compile: slow host and extra kernels.
@@ -367,6 +410,7 @@ SyntheticRank GenerateRank(const SyntheticOptions& o, int rank) {
       for (int i = 0; i < 12; ++i) blocks.push_back(t.Malloc(64ull << 20));
       StepBody(o.scenario, warmup, o.ranks, nccl_wait, t);
       for (uint64_t b : blocks) t.Free(b);
+      t.Pool(PoolOpKind::kTrimmed, 2ull << 30, 1ull << 30);
     } else {
       StepBody(o.scenario, warmup, o.ranks, nccl_wait, t);
     }

@@ -344,10 +344,13 @@ int Stats(const GlobalOptions& g) {
 
 namespace {
 
-// libgpuspy.so: $GPUSPY_LIB, else next to this binary's install or build location.
+// libgpuspy.so: $GPUSPY_LIB, else next to this binary's install or build location. The path is
+// made absolute: the command may change directory before the loader of a child reads it.
 std::string FindShim() {
-  if (const char* env = std::getenv("GPUSPY_LIB"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
+  if (const char* env = std::getenv("GPUSPY_LIB"); env != nullptr && *env != '\0') {
+    return std::filesystem::weakly_canonical(env, ec).string();
+  }
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "";
   const std::filesystem::path dir = exe.parent_path();
@@ -372,6 +375,11 @@ int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::s
     std::fprintf(stderr,
                  "gpuspy run: cannot find libgpuspy.so next to the gpuspy binary; set GPUSPY_LIB "
                  "to its path\n");
+    return 1;
+  }
+  // The loader only warns about a missing LD_PRELOAD library and runs the job unprofiled.
+  if (std::error_code ec; !std::filesystem::is_regular_file(shim, ec)) {
+    std::fprintf(stderr, "gpuspy run: %s (from GPUSPY_LIB) does not exist\n", shim.c_str());
     return 1;
   }
   std::string preload = shim;

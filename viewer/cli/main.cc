@@ -1,5 +1,7 @@
 // gpuspy: the command-line front end of the collector's Query service, plus `gpuspy run`.
+#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -8,14 +10,31 @@
 #include "viewer/cli/export_command.h"
 #include "viewer/cli/import_command.h"
 
+namespace {
+
+// CLI11's message, then the usage of the command being parsed (not the whole program's), and
+// exit 2 as usage errors do elsewhere; --help and --version keep CLI11's own handling.
+int UsageError(CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == 0) return app.exit(e);
+  std::fprintf(stderr, "gpuspy: %s\n", e.what());
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  std::cerr << (parsed.empty() ? app.help() : parsed.front()->help(app.get_name()));
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   gpuspy::cli::GlobalOptions g;
   g.collector = "127.0.0.1:7070";
   if (const char* env = std::getenv("GPUSPY_COLLECTOR"); env != nullptr && *env != '\0') {
     g.collector = env;
   }
-  CLI::App app{"gpuspy: per-step GPU bottleneck reports for PyTorch/CUDA jobs"};
+  CLI::App app{"gpuspy: per-step GPU bottleneck reports for PyTorch/CUDA jobs", "gpuspy"};
   app.require_subcommand(1);
+  // Global options may follow the command too: `gpuspy run --collector ADDR -- ...`,
+  // `gpuspy jobs --json`.
+  app.fallthrough();
   app.add_option("--collector", g.collector,
                  "gpuspyd address: host:port or unix:/path (default $GPUSPY_COLLECTOR or "
                  "127.0.0.1:7070)");
@@ -84,7 +103,11 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  CLI11_PARSE(app, cli_argc, argv);
+  try {
+    app.parse(cli_argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return UsageError(app, e);
+  }
 
   if (*jobs) return gpuspy::cli::Jobs(g);
   if (*steps) return gpuspy::cli::Steps(g, job, process);

@@ -17,7 +17,8 @@ lines = [f"# gpuspy benchmarks — {datetime.date.today()}", "",
          "| benchmark | label | time/iter | items/s | counters |", "|---|---|---|---|---|"]
 for b in data["benchmarks"]:
     counters = {k: v for k, v in b.items() if k in ("events_per_step", "time_per_1k_events", "wire_bytes_per_event")}
-    cs = ", ".join(f"{k}={v:,.1f}" for k, v in counters.items())
+    cs = ", ".join(f"{v*1e6:.0f} us per 1k events" if k == "time_per_1k_events" else f"{k}={v:,.1f}"
+                   for k, v in counters.items())
     ips = b.get("items_per_second")
     lines.append(f"| {b['name']} | {b.get('label','')} | {b['real_time']:.1f} {b['time_unit']} | "
                  f"{ips/1e6:.1f} M/s | {cs} |" if ips else f"| {b['name']} | {b.get('label','')} | {b['real_time']:.1f} {b['time_unit']} | | {cs} |")

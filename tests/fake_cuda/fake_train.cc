@@ -26,22 +26,28 @@ const char* const kKernels[] = {
     "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float const*, float const*, float const*, float*, float*, float*)",
 };
 
+constexpr uint32_t kStream = 7;
+
+// What the program did, per kind of event a profiler should report.
 struct Counts {
   int kernels = 0, runtime_api = 0, driver_api = 0, memcpy = 0, memset = 0, sync = 0, alloc = 0,
-      free = 0, nvtx_ranges = 0, nvtx_marks = 0, external_correlations = 0, memory_pools = 0;
+      free = 0, nvtx_ranges = 0, nvtx_marks = 0, external_correlations = 0, memory_pools = 0,
+      graph_launches = 0;
   nlohmann::json ToJson() const {
     return {{"kernels", kernels}, {"runtime_api", runtime_api}, {"driver_api", driver_api},
             {"memcpy", memcpy},   {"memset", memset},           {"sync", sync},
             {"alloc", alloc},     {"free", free},               {"nvtx_ranges", nvtx_ranges},
             {"nvtx_marks", nvtx_marks}, {"external_correlations", external_correlations},
-            {"memory_pools", memory_pools}};
+            {"memory_pools", memory_pools}, {"graph_launches", graph_launches}};
   }
 };
 
+// One training step, as PyTorch does it: input upload, the model's kernels (ATen, cuBLAS, a
+// custom nvcc 13 kernel, a Triton kernel, a captured CUDA graph), a memset, loss.item().
 void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
   const std::string range = "ProfilerStep#" + std::to_string(step);
   fake_nvtx_range_push(range.c_str());
-  fake_cuda_memcpy(FAKE_HTOD, FAKE_PAGEABLE, 4 << 20, /*async=*/0, 7);
+  fake_cuda_memcpy(FAKE_HTOD, FAKE_PAGEABLE, FAKE_DEVICE, 4 << 20, /*async=*/0, kStream, 0);
   c.memcpy++, c.runtime_api++;
   for (int k = 0; k < kernels; ++k) {
     const char* name = kKernels[k % 5];
@@ -49,24 +55,25 @@ void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
       fake_cuda_push_external_id(1000 + step);  // e.g. the aten op that launched it
       c.external_correlations++;
     }
-    fake_cuda_launch_kernel(name, 80, 256, 7, 20000 + 1000 * (k % 7));
+    fake_cuda_launch_kernel(name, {80, 1, 1}, {256, 1, 1}, 0, kStream, 20000 + 1000 * (k % 7));
     names.push_back(name);
     c.kernels++, c.runtime_api++;
   }
-  fake_cuda_launch_kernel_nvcc13("my_custom_kernel(float*, int)", 7, 15000);
+  fake_cuda_launch_kernel_nvcc13("my_custom_kernel(float*, int)", {1, 1, 1}, {128, 1, 1}, 0,
+                                 kStream, 15000);
   names.push_back("my_custom_kernel(float*, int)");
   c.kernels++, c.runtime_api++;
-  fake_cu_launch_kernel_ex("triton_poi_fused_add_0", 7, 8000);
+  fake_cu_launch_kernel_ex("triton_poi_fused_add_0", {64, 1, 1}, {128, 1, 1}, 0, kStream, 8000);
   names.push_back("triton_poi_fused_add_0");
   c.kernels++, c.driver_api++;
-  fake_cuda_graph_launch(3, 7, 5000);  // a captured CUDA graph: 3 kernel nodes, one launch call
+  fake_cuda_graph_launch(3, kStream, 5000);  // a captured CUDA graph: 3 kernel nodes, one launch
   for (int g = 0; g < 3; ++g) names.push_back("graph_node_kernel");
-  c.kernels += 3, c.runtime_api++;
-  fake_cuda_memset(1 << 20, 0, 7);
+  c.kernels += 3, c.graph_launches++, c.runtime_api++;
+  fake_cuda_memset(1 << 20, 0, kStream, /*async=*/1);
   c.memset++, c.runtime_api++;
-  fake_cuda_memcpy(FAKE_DTOH, FAKE_PAGEABLE, 4, /*async=*/1, 7);  // loss.item()
+  fake_cuda_memcpy(FAKE_DTOH, FAKE_DEVICE, FAKE_PAGEABLE, 4, /*async=*/1, kStream, 0);  // loss.item()
   c.memcpy++, c.runtime_api++;
-  fake_cuda_stream_synchronize(7);
+  fake_cuda_stream_synchronize(kStream);
   c.sync++, c.runtime_api++;
   fake_nvtx_mark("logged");
   c.nvtx_marks++;
@@ -92,12 +99,16 @@ int main(int argc, char** argv) {
     else if (a == "--print-maps") print_maps = true;
     else if (a == "--expect") expect = next();
     else {
-      std::fprintf(stderr, "fake_train: unknown flag %s\n", a.c_str());
+      std::fprintf(stderr,
+                   "fake_train: unknown flag %s\nusage: fake_train [--steps N] [--kernels K] "
+                   "[--sleep-us U] [--no-cuda] [--fork] [--exec-child] [--print-maps] "
+                   "[--expect FILE]\n",
+                   a.c_str());
       return 2;
     }
   }
   Counts c;
-  std::vector<std::string> names;
+  std::vector<std::vector<std::string>> names;  // per step, in launch order
   if (!no_cuda) {
     fake_cuda_mempool_create(1ull << 30);
     c.memory_pools++;
@@ -107,7 +118,7 @@ int main(int argc, char** argv) {
       c.alloc++, c.runtime_api++;
     }
     for (int s = 0; s < steps; ++s) {
-      Step(s, kernels, c, names);
+      Step(s, kernels, c, names.emplace_back());
       if (sleep_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
       if (s == 0 && fork_child) {
         // A child that does CUDA work after fork() without exec: must not break, and gpuspy's
@@ -115,7 +126,7 @@ int main(int argc, char** argv) {
         if (fork() == 0) {
           Counts child;
           std::vector<std::string> ignored;
-          Step(100, 3, child, ignored);
+          for (int cs = 0; cs < 2; ++cs) Step(100 + cs, 3, child, ignored);
           _exit(0);
         }
         int status = 0;
@@ -149,7 +160,10 @@ int main(int argc, char** argv) {
   if (!expect.empty()) {
     nlohmann::json j = c.ToJson();
     j["steps"] = steps;
-    j["kernel_names"] = names;
+    std::vector<std::string> all;
+    for (const auto& step : names) all.insert(all.end(), step.begin(), step.end());
+    j["kernel_names"] = all;
+    j["step_kernel_names"] = names;
     std::ofstream(expect) << j.dump(2);
   }
   return 0;

@@ -1,0 +1,59 @@
+// Synchronizations: the host really waits until the simulated GPU work it waits for is done, and
+// CUPTI's SYNCHRONIZATION record spans the wait.
+#include <algorithm>
+
+#include "tests/fake_cuda/fake_activity_buffers.h"
+#include "tests/fake_cuda/fake_api_call.h"
+#include "tests/fake_cuda/fake_cuda.h"
+#include "tests/fake_cuda/fake_cupti_state.h"
+
+using namespace fake_cupti;
+
+namespace {
+
+// `stream` is CUPTI_SYNCHRONIZATION_INVALID_VALUE for a device-wide synchronization.
+void Synchronize(CUpti_CallbackId cbid, CUpti_ActivitySynchronizationType type, uint32_t stream) {
+  ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  const bool device = stream == CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  SleepUntil(device ? DeviceIdleAt() : StreamIdleAt(stream));
+  uint32_t event_id = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  if (type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE) {
+    std::lock_guard lock(S().mu);
+    event_id = S().next_event++;
+  }
+  const uint64_t end = call.Finish();
+  CUpti_ActivitySynchronization2 y{};
+  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  y.type = type;
+  y.start = call.start();
+  y.end = end;
+  y.correlationId = call.correlation_id();
+  y.contextId = kContextId;
+  y.streamId = stream;
+  y.cudaEventId = event_id;
+  y.returnValue = 0;
+  Emit(y, kContextId, stream);
+}
+
+}  // namespace
+
+extern "C" {
+
+void fake_cuda_stream_synchronize(uint32_t stream) {
+  Synchronize(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+              CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream);
+}
+
+// cudaDeviceSynchronize is reported as a context synchronization, for no stream.
+void fake_cuda_device_synchronize(void) {
+  Synchronize(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+              CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
+              CUPTI_SYNCHRONIZATION_INVALID_VALUE);
+}
+
+void fake_cuda_event_synchronize(uint32_t stream) {
+  Synchronize(CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+              CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, stream);
+}
+
+}  // extern "C"

@@ -35,5 +35,11 @@ rm -f "$json"
   build/bench/import_bench --header ../shared/traces/nccl_a100.json.gz
   build/bench/import_bench "$synth"
   rm -f "$synth"
+  echo
+  echo "## Live reports (bench/live_latency.py: fake CUDA under the real injection path)"
+  echo
+  echo "| measure | sample | median | p90 | max |"
+  echo "|---|---|---|---|---|"
+  python3 bench/live_latency.py build 20
 } | tee -a "$out"
 echo "written: $out"

@@ -10,7 +10,7 @@ build = sys.argv[1]
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 tmp = tempfile.mkdtemp(prefix="gpuspy-latency.")
 port_file = os.path.join(tmp, "port")
-daemon = subprocess.Popen([f"{build}/collector/server/gpuspyd", "--listen", "127.0.0.1:0", "--unix", "",
+daemon = subprocess.Popen([f"{build}/collector/server/gpuspyd", "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
                            "--data-dir", f"{tmp}/store", "--port-file", port_file, "--log-level", "warn"])
 try:
     for _ in range(200):

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bin=${BUILD_DIR:-build}
 data=$(mktemp -d /tmp/gpuspy-demo.XXXXXX)
 port_file="$data/port"
-"$bin/collector/server/gpuspyd" --listen 127.0.0.1:0 --unix "" --data-dir "$data/store" \
+"$bin/collector/server/gpuspyd" --listen 127.0.0.1:0 --unix "" --http "" --data-dir "$data/store" \
   --port-file "$port_file" --log-level warn &
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true; wait $daemon 2>/dev/null || true; rm -rf "$data"' EXIT

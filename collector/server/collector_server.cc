@@ -119,11 +119,23 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
         "cannot listen on ", options.listen.empty() ? "unix:" + options.unix_socket : options.listen,
         " (address in use or not permitted?)"));
   }
-  if (!options.port_file.empty()) {
-    const std::string tmp = options.port_file + ".tmp";
-    std::ofstream(tmp) << s->tcp_port_ << "\n";
-    std::filesystem::rename(tmp, options.port_file);  // readers never see a partial file
+  if (!options.http.empty()) {
+    if (!IsLoopback(options.http)) {
+      spdlog::warn("HTTP API on non-loopback address {} without authentication", options.http);
+    }
+    absl::StatusOr<std::unique_ptr<HttpApi>> http = HttpApi::Start(s->engine_.get(), options.http);
+    if (!http.ok()) return http.status();
+    s->http_ = std::move(*http);
   }
+  // Port files last: whoever waits on them may use every listener at once.
+  auto write_port = [](const std::string& path, int port) {
+    if (path.empty()) return;
+    const std::string tmp = path + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::filesystem::rename(tmp, path);  // readers never see a partial file
+  };
+  write_port(options.http_port_file, s->http_port());
+  write_port(options.port_file, s->tcp_port_);
   s->retention_thread_ = std::thread([raw = s.get()] { raw->RetentionLoop(); });
   return s;
 }
@@ -154,6 +166,7 @@ absl::Status CollectorServer::Shutdown(absl::Duration grace) {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  if (http_ != nullptr) http_->Stop();
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));
   }

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "collector/control/control_service.h"
+#include "collector/http/http_api.h"
 #include "collector/ingest/ingest_service.h"
 #include "collector/query/query_service.h"
 #include "collector/server/server_options.h"
@@ -28,6 +29,7 @@ class CollectorServer {
   absl::Status Shutdown(absl::Duration grace = absl::Seconds(5));
 
   int tcp_port() const { return tcp_port_; }
+  int http_port() const { return http_ != nullptr ? http_->port() : 0; }
   const std::string& unix_socket() const { return unix_socket_; }
 
  private:
@@ -45,6 +47,7 @@ class CollectorServer {
   std::unique_ptr<QueryService> query_service_;
   std::unique_ptr<ControlService> control_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<HttpApi> http_;
   int tcp_port_ = 0;
   int data_dir_lock_fd_ = -1;
   std::string unix_socket_;

@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
                  "Regex matched against NVTX range names to find steps (group 1 = step number)")
       ->capture_default_str();
   app.add_option("--port-file", options.port_file, "Write the bound TCP port to this file");
+  app.add_option("--http", options.http,
+                 "HTTP/JSON API address (host:port; port 0 picks a free one; '' disables)")
+      ->capture_default_str();
+  app.add_option("--http-port-file", options.http_port_file, "Write the bound HTTP port to this file");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -89,6 +93,10 @@ int main(int argc, char** argv) {
   if (!server.ok()) {
     std::fprintf(stderr, "gpuspyd: %s\n", std::string(server.status().message()).c_str());
     return 1;
+  }
+  if ((*server)->http_port() > 0) {
+    spdlog::info("gpuspyd HTTP API on http://{}:{}/api/jobs", options.http.substr(0, options.http.rfind(':')),
+                 (*server)->http_port());
   }
   spdlog::info("gpuspyd listening on {}{}{}, data in {}",
                options.listen.empty() ? "" : absl::StrCat(options.listen.substr(0, options.listen.rfind(':')), ":", (*server)->tcp_port()),

@@ -21,6 +21,8 @@ struct ServerOptions {
   int max_message_bytes = 32 << 20;
   std::string step_pattern = analysis::kDefaultStepPattern;
   std::string port_file;                  // written with the bound TCP port once listening
+  std::string http = "127.0.0.1:7071";    // HTTP/JSON API ("" disables)
+  std::string http_port_file;             // written with the bound HTTP port
 };
 
 // /tmp/gpuspy-<uid>/gpuspyd.sock: per user, so one user's daemon never receives another's jobs.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -55,9 +56,10 @@ const char* SyncWord(v1::SyncKind k) {
   }
 }
 
-// Output sink: plain file or gzip, with one JSON object per trace event.
+// Output sink: plain file, gzip file, or a string.
 class Sink {
  public:
+  explicit Sink(std::string* memory) : gz_(false), memory_(memory) {}
   explicit Sink(const std::string& path) : gz_(absl::EndsWith(path, ".gz")) {
     if (gz_) {
       gzf_ = gzopen(path.c_str(), "wb6");
@@ -66,11 +68,13 @@ class Sink {
     }
   }
   ~Sink() { (void)Close(); }
-  bool ok() const { return gz_ ? gzf_ != nullptr : file_ != nullptr; }
+  bool ok() const { return memory_ != nullptr || (gz_ ? gzf_ != nullptr : file_ != nullptr); }
   void Write(const std::string& s) {
     if (failed_) return;
     bytes_ += s.size();
-    if (gz_) {
+    if (memory_ != nullptr) {
+      memory_->append(s);
+    } else if (gz_) {
       failed_ = gzwrite(gzf_, s.data(), static_cast<unsigned>(s.size())) != static_cast<int>(s.size());
     } else {
       failed_ = std::fwrite(s.data(), 1, s.size(), file_) != s.size();
@@ -88,6 +92,7 @@ class Sink {
 
  private:
   bool gz_;
+  std::string* memory_ = nullptr;
   gzFile gzf_ = nullptr;
   FILE* file_ = nullptr;
   bool failed_ = false;
@@ -251,19 +256,15 @@ int64_t EarliestNs(const std::vector<ExportedProcess>& processes) {
   return lo == std::numeric_limits<int64_t>::max() ? 0 : lo;
 }
 
-}  // namespace
-
-absl::Status WriteChromeTrace(const std::string& path, const std::vector<ExportedProcess>& processes,
-                              ExportStats* stats) {
-  Sink sink(path);
-  if (!sink.ok()) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+// The document, into any sink.
+ExportStats WriteDocument(Sink* sink, const std::vector<ExportedProcess>& processes) {
   const int64_t base = EarliestNs(processes);
-  sink.Write(absl::StrCat("{\n\"schemaVersion\": 1,\n\"baseTimeNanoseconds\": ", base,
-                          ",\n\"displayTimeUnit\": \"ns\",\n"));
+  sink->Write(absl::StrCat("{\n\"schemaVersion\": 1,\n\"baseTimeNanoseconds\": ", base,
+                           ",\n\"displayTimeUnit\": \"ns\",\n"));
   if (processes.size() == 1 && processes[0].identity.rank() >= 0) {
     const json info = {{"rank", processes[0].identity.rank()},
                        {"world_size", processes[0].identity.world_size()}};
-    sink.Write(absl::StrCat("\"distributedInfo\": ", info.dump(), ",\n"));
+    sink->Write(absl::StrCat("\"distributedInfo\": ", info.dump(), ",\n"));
   }
   json devices = json::array();
   std::set<uint32_t> seen;
@@ -275,14 +276,72 @@ absl::Status WriteChromeTrace(const std::string& path, const std::vector<Exporte
                          {"computeMinor", d.compute_capability_minor()}, {"numSms", d.sm_count()}});
     }
   }
-  sink.Write(absl::StrCat("\"deviceProperties\": ", devices.dump(), ",\n\"traceEvents\": ["));
-  Writer w(&sink, base);
+  sink->Write(absl::StrCat("\"deviceProperties\": ", devices.dump(), ",\n\"traceEvents\": ["));
+  Writer w(sink, base);
   for (const auto& p : processes) w.Process(p);
-  sink.Write("\n]}\n");
-  const uint64_t bytes = sink.bytes();
+  sink->Write("\n]}\n");
+  return {w.count(), sink->bytes()};
+}
+
+}  // namespace
+
+std::string ChromeTraceJson(const std::vector<ExportedProcess>& processes, ExportStats* stats) {
+  std::string out;
+  Sink sink(&out);
+  const ExportStats s = WriteDocument(&sink, processes);
+  if (stats != nullptr) *stats = s;
+  return out;
+}
+
+absl::Status WriteChromeTrace(const std::string& path, const std::vector<ExportedProcess>& processes,
+                              ExportStats* stats) {
+  Sink sink(path);
+  if (!sink.ok()) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  const ExportStats s = WriteDocument(&sink, processes);
   if (!sink.Close()) return absl::UnavailableError(absl::StrCat("writing ", path, " failed"));
-  if (stats != nullptr) *stats = {w.count(), bytes};
+  if (stats != nullptr) *stats = s;
   return absl::OkStatus();
+}
+
+std::vector<ExportedProcess> AssembleExport(const std::string& job, uint64_t process_id,
+                                            int64_t first_step, int64_t last_step,
+                                            const v1::ListJobsResponse& jobs,
+                                            const v1::GetStepReportResponse& reports,
+                                            std::pair<int64_t, int64_t>* window) {
+  std::map<uint64_t, ExportedProcess> by_id;
+  for (const auto& j : jobs.jobs()) {
+    if (j.job_id() != job) continue;
+    for (const auto& p : j.processes()) {
+      if (process_id == 0 || p.process_id() == process_id) by_id[p.process_id()].identity = p.identity();
+    }
+  }
+  *window = {0, 0};
+  bool any = false;
+  for (const auto& r : reports.reports()) {
+    if (r.step().number() < first_step || r.step().number() > last_step) continue;
+    auto it = by_id.find(r.step().process_id());
+    if (it == by_id.end()) continue;
+    it->second.steps.push_back(r);
+    window->first = any ? std::min(window->first, r.step().start_ns()) : r.step().start_ns();
+    window->second = any ? std::max(window->second, r.step().end_ns()) : r.step().end_ns();
+    any = true;
+  }
+  std::vector<ExportedProcess> out;
+  for (auto& [id, p] : by_id) {
+    p.process_id = id;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void AttachEvents(v1::GetEventsResponse* events, std::vector<ExportedProcess>* processes) {
+  for (auto& pe : *events->mutable_processes()) {
+    for (auto& p : *processes) {
+      if (p.process_id != pe.process_id()) continue;
+      p.events.assign(std::make_move_iterator(pe.mutable_events()->begin()),
+                      std::make_move_iterator(pe.mutable_events()->end()));
+    }
+  }
 }
 
 }  // namespace gpuspy::exporters

@@ -15,10 +15,12 @@
 #include "gpuspy/v1/events.pb.h"
 #include "gpuspy/v1/identity.pb.h"
 #include "gpuspy/v1/report.pb.h"
+#include "gpuspy/v1/services.pb.h"
 
 namespace gpuspy::exporters {
 
 struct ExportedProcess {
+  uint64_t process_id = 0;  // the collector's id
   v1::ProcessIdentity identity;
   std::vector<v1::Event> events;
   std::vector<v1::StepReport> steps;  // optional: step ranges and findings
@@ -29,11 +31,25 @@ struct ExportStats {
   uint64_t bytes = 0;
 };
 
+// The trace as one JSON document in memory (what the collector serves over HTTP).
+std::string ChromeTraceJson(const std::vector<ExportedProcess>& processes, ExportStats* stats = nullptr);
+
 // Writes `processes` to `path`; gzip'd when the path ends in ".gz". Timestamps are µs relative to
 // "baseTimeNanoseconds" (as newer Kineto writes them): small enough that a double holds them to
 // the nanosecond, so nothing is lost on the way through JSON numbers.
 absl::Status WriteChromeTrace(const std::string& path, const std::vector<ExportedProcess>& processes,
                               ExportStats* stats = nullptr);
 
+
+// Selects what an export contains from Query answers: the processes of `job` (or only
+// `process_id` when non-zero), their steps numbered in [first_step, last_step] and their events.
+// `window` receives the time span of those steps (both 0 when no step was selected).
+std::vector<ExportedProcess> AssembleExport(const std::string& job, uint64_t process_id,
+                                            int64_t first_step, int64_t last_step,
+                                            const v1::ListJobsResponse& jobs,
+                                            const v1::GetStepReportResponse& reports,
+                                            std::pair<int64_t, int64_t>* window);
+// Moves each process's events from `events` into `processes`.
+void AttachEvents(v1::GetEventsResponse* events, std::vector<ExportedProcess>* processes);
 
 }  // namespace gpuspy::exporters

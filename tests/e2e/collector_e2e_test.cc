@@ -32,7 +32,7 @@ class Daemon {
   bool Start() {
     const std::string port_file = data_dir_ + "/port." + std::to_string(++starts_);
     process_ = std::make_unique<Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "",
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
                                  "--data-dir", data_dir_ + "/store", "--port-file", port_file,
                                  "--log-level", "warn"},
         data_dir_ + "/gpuspyd.log");
@@ -226,7 +226,7 @@ TEST_F(CollectorE2E, DaemonRejectsBadFlagsAndBusyPort) {
   EXPECT_NE(bad_age.err.find("--retention-age"), std::string::npos) << bad_age.err;
 
   ASSERT_TRUE(daemon_.Start()) << daemon_.log();
-  RunResult busy = testing::Run({GPUSPYD_BIN, "--listen", daemon_.address(), "--unix", "", "--data-dir",
+  RunResult busy = testing::Run({GPUSPYD_BIN, "--listen", daemon_.address(), "--unix", "", "--http", "", "--data-dir",
                         dir_.path() + "/other"},
                        {}, std::chrono::seconds(20));
   EXPECT_EQ(busy.exit_code, 1);

@@ -41,7 +41,7 @@ class ExportE2E : public ::testing::Test {
  protected:
   void SetUp() override {
     daemon_ = std::make_unique<testing::Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--data-dir",
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "", "--data-dir",
                                  dir_.path() + "/store", "--port-file", dir_.path() + "/port",
                                  "--log-level", "warn"},
         dir_.path() + "/log");

@@ -43,7 +43,7 @@ TEST_P(ImportE2E, EveryGpuEventAndStepOfTheTraceArrives) {
   const std::string file = TraceDir() + "/" + GetParam();
   if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present (shared/ not beside the repo)";
   testing::TempDir dir;
-  testing::Process daemon({GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--data-dir",
+  testing::Process daemon({GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "", "--data-dir",
                            dir.path() + "/store", "--port-file", dir.path() + "/port", "--log-level",
                            "warn"},
                           dir.path() + "/log");

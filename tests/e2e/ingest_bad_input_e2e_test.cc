@@ -22,7 +22,7 @@ class IngestBadInput : public ::testing::Test {
   void SetUp() override {
     port_file_ = dir_.path() + "/port";
     daemon_ = std::make_unique<testing::Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "",
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
                                  "--data-dir", dir_.path() + "/store", "--port-file", port_file_,
                                  "--max-message-bytes", "1048576", "--log-level", "warn"},
         dir_.path() + "/gpuspyd.log");

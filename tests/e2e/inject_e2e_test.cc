@@ -49,7 +49,7 @@ class InjectE2E : public ::testing::Test {
     const std::string port_file = dir_.path() + "/port" + std::to_string(++starts_);
     daemon_ = std::make_unique<Process>(
         std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--unix", "", "--data-dir", dir_.path() + "/store", "--port-file",
+                                 "--unix", "", "--http", "", "--data-dir", dir_.path() + "/store", "--port-file",
                                  port_file, "--log-level", "warn"},
         dir_.path() + "/gpuspyd.log");
     port_ = testing::WaitForPortFile(port_file);

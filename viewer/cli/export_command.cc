@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
-#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -35,36 +34,20 @@ int Export(const GlobalOptions& g, const ExportOptions& o) {
   QueryClient q(g.collector, std::max(g.timeout_s, 60.0));
   v1::ListJobsResponse jobs;
   if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &jobs)) return 1;
-  std::map<uint64_t, exporters::ExportedProcess> processes;
-  for (const auto& j : jobs.jobs()) {
-    if (j.job_id() != o.job) continue;
-    for (const auto& p : j.processes()) {
-      if (o.process == 0 || p.process_id() == o.process) processes[p.process_id()].identity = p.identity();
-    }
-  }
-  if (processes.empty()) {
-    std::fprintf(stderr, "gpuspy: unknown job '%s'\n", o.job.c_str());
-    return 1;
-  }
   v1::GetStepReportRequest rreq;
   rreq.set_job_id(o.job);
   rreq.set_process_id(o.process);
   rreq.set_all(true);
   v1::GetStepReportResponse reports;
   if (!q.Call(&v1::Query::Stub::GetStepReport, rreq, &reports)) return 1;
-  // The time window of the selected steps (per job: ranks are exported side by side).
-  int64_t from = 0, to = 0;
-  bool any = false;
-  for (const auto& r : reports.reports()) {
-    if (r.step().number() < first || r.step().number() > last) continue;
-    auto it = processes.find(r.step().process_id());
-    if (it == processes.end()) continue;
-    it->second.steps.push_back(r);
-    from = any ? std::min(from, r.step().start_ns()) : r.step().start_ns();
-    to = any ? std::max(to, r.step().end_ns()) : r.step().end_ns();
-    any = true;
+  std::pair<int64_t, int64_t> window;
+  std::vector<exporters::ExportedProcess> out =
+      exporters::AssembleExport(o.job, o.process, first, last, jobs, reports, &window);
+  if (out.empty()) {
+    std::fprintf(stderr, "gpuspy: unknown job '%s'\n", o.job.c_str());
+    return 1;
   }
-  if (!o.steps.empty() && !any) {
+  if (!o.steps.empty() && window.second == 0) {
     std::fprintf(stderr, "gpuspy export: job '%s' has no steps in %s\n", o.job.c_str(), o.steps.c_str());
     return 1;
   }
@@ -72,20 +55,13 @@ int Export(const GlobalOptions& g, const ExportOptions& o) {
   ereq.set_job_id(o.job);
   ereq.set_process_id(o.process);
   if (!o.steps.empty()) {
-    ereq.set_from_ns(from);
-    ereq.set_to_ns(to);
+    ereq.set_from_ns(window.first);
+    ereq.set_to_ns(window.second);
   }
   ereq.set_limit(5'000'000);
   v1::GetEventsResponse events;
   if (!q.Call(&v1::Query::Stub::GetEvents, ereq, &events)) return 1;
-  for (auto& pe : *events.mutable_processes()) {
-    auto it = processes.find(pe.process_id());
-    if (it == processes.end()) continue;
-    it->second.events.assign(std::make_move_iterator(pe.mutable_events()->begin()),
-                             std::make_move_iterator(pe.mutable_events()->end()));
-  }
-  std::vector<exporters::ExportedProcess> out;
-  for (auto& [id, p] : processes) out.push_back(std::move(p));
+  exporters::AttachEvents(&events, &out);
   exporters::ExportStats stats;
   if (absl::Status st = exporters::WriteChromeTrace(o.output, out, &stats); !st.ok()) {
     std::fprintf(stderr, "gpuspy export: %s\n", std::string(st.message()).c_str());

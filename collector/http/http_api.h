@@ -1,0 +1,43 @@
+// The collector's HTTP/JSON API (for the web viewer and scripts): the Query service's answers as
+// JSON, plus the trace export. Handlers only parse parameters, call QueryEngine, map statuses.
+//
+//   GET /api/jobs
+//   GET /api/stats
+//   GET /api/jobs/{job}/steps[?process=P]
+//   GET /api/jobs/{job}/report[?step=N | ?last=K | ?all=1][&process=P]
+//   GET /api/jobs/{job}/summary
+//   GET /api/jobs/{job}/events[?from=NS&to=NS&limit=N&process=P]
+//   GET /api/jobs/{job}/trace[?steps=A-B&process=P]      Chrome/Perfetto trace JSON
+//
+// Bad parameters answer 400 with a message, unknown jobs 404.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "collector/query/query_engine.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace gpuspy::collector {
+
+class HttpApi {
+ public:
+  // Binds `address` ("host:port", port 0 = any free port) and serves on its own thread.
+  static absl::StatusOr<std::unique_ptr<HttpApi>> Start(QueryEngine* engine, const std::string& address);
+  ~HttpApi();
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  HttpApi() = default;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace gpuspy::collector

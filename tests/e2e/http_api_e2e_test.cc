@@ -1,0 +1,106 @@
+// gpuspyd's HTTP/JSON API against a real daemon: the same answers as the Query service, 400 on bad
+// parameters, 404 on unknown jobs, and the trace export.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "httplib.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy {
+namespace {
+
+class HttpApiE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    daemon_ = std::make_unique<testing::Process>(
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http",
+                                 "127.0.0.1:0", "--http-port-file", dir_.path() + "/http",
+                                 "--data-dir", dir_.path() + "/store", "--port-file",
+                                 dir_.path() + "/port", "--log-level", "warn"},
+        dir_.path() + "/log");
+    const int grpc_port = testing::WaitForPortFile(dir_.path() + "/port");
+    http_port_ = testing::WaitForPortFile(dir_.path() + "/http");
+    ASSERT_GT(grpc_port, 0) << testing::ReadFile(dir_.path() + "/log");
+    ASSERT_GT(http_port_, 0);
+    ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", "127.0.0.1:" + std::to_string(grpc_port),
+                            "--job", "web", "--steps", "5", "--ranks", "2"})
+                  .exit_code,
+              0);
+  }
+
+  httplib::Result Get(const std::string& path) {
+    httplib::Client c("127.0.0.1", http_port_);
+    c.set_read_timeout(30, 0);
+    return c.Get(path.c_str());
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::Process> daemon_;
+  int http_port_ = 0;
+};
+
+TEST_F(HttpApiE2E, JobsStepsReportsAndSummaryAsJson) {
+  auto jobs = Get("/api/jobs");
+  ASSERT_TRUE(jobs);
+  EXPECT_EQ(jobs->status, 200);
+  auto j = nlohmann::json::parse(jobs->body);
+  ASSERT_EQ(j["jobs"].size(), 1u);
+  EXPECT_EQ(j["jobs"][0]["job_id"], "web");
+  EXPECT_EQ(j["jobs"][0]["processes"].size(), 2u);
+
+  auto steps = Get("/api/jobs/web/steps");
+  ASSERT_TRUE(steps);
+  EXPECT_EQ(nlohmann::json::parse(steps->body)["steps"].size(), 10u);
+
+  auto report = Get("/api/jobs/web/report?last=2");
+  ASSERT_TRUE(report);
+  ASSERT_EQ(report->status, 200);
+  auto r = nlohmann::json::parse(report->body)["reports"];
+  ASSERT_EQ(r.size(), 4u);
+  for (const auto& rep : r) EXPECT_FALSE(rep["primary_bottleneck"].get<std::string>().empty());
+
+  auto summary = Get("/api/jobs/web/summary");
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(nlohmann::json::parse(summary->body)["summary"]["step_count"], "10");
+
+  auto events = Get("/api/jobs/web/events?limit=10");
+  ASSERT_TRUE(events);
+  auto e = nlohmann::json::parse(events->body);
+  EXPECT_EQ(e["truncated"], true);
+}
+
+TEST_F(HttpApiE2E, BadParametersAre400AndUnknownJobs404) {
+  auto bad = Get("/api/jobs/web/report?step=abc");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("step='abc'"), std::string::npos) << bad->body;
+  auto bad_steps = Get("/api/jobs/web/trace?steps=5-1");
+  ASSERT_TRUE(bad_steps);
+  EXPECT_EQ(bad_steps->status, 400);
+  auto missing = Get("/api/jobs/nope/report");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(missing->body)["error"], "unknown job 'nope'");
+  auto no_route = Get("/api/nothing");
+  ASSERT_TRUE(no_route);
+  EXPECT_EQ(no_route->status, 404);
+}
+
+TEST_F(HttpApiE2E, TraceOfAStepRangeIsAChromeTrace) {
+  auto trace = Get("/api/jobs/web/trace?steps=2-3");
+  ASSERT_TRUE(trace);
+  ASSERT_EQ(trace->status, 200);
+  auto t = nlohmann::json::parse(trace->body);
+  ASSERT_TRUE(t.contains("traceEvents"));
+  int steps = 0, kernels = 0;
+  for (const auto& ev : t["traceEvents"]) {
+    if (ev.value("cat", "") == "gpuspy_step") ++steps;
+    if (ev.value("cat", "") == "kernel") ++kernels;
+  }
+  EXPECT_EQ(steps, 4);  // steps 2 and 3 of both ranks
+  EXPECT_GT(kernels, 0);
+  EXPECT_EQ(trace->body.find("\"ProfilerStep#0\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuspy

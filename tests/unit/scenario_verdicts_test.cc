@@ -109,36 +109,5 @@ TEST(ScenarioVerdicts, SlowRankIsTheStragglerAndOnlyIt) {
   }
 }
 
-TEST(ScenarioVerdicts, GeneratorIsDeterministicAndCoversEveryEventKind) {
-  synthetic::SyntheticOptions o;
-  o.scenario = Scenario::kAllocChurn;
-  o.steps = 5;
-  o.ranks = 2;
-  const auto a = synthetic::GenerateRank(o, 1);
-  const auto b = synthetic::GenerateRank(o, 1);
-  ASSERT_EQ(a.steps.size(), b.steps.size());
-  for (size_t i = 0; i < a.steps.size(); ++i) EXPECT_TRUE(a.steps[i] == b.steps[i]);
-  EventColumns all;
-  for (const auto& s : a.steps) all.Append(s);
-  EXPECT_FALSE(all.kernels.empty());
-  EXPECT_FALSE(all.memcpys.empty());
-  EXPECT_FALSE(all.memsets.empty());
-  EXPECT_FALSE(all.syncs.empty());
-  EXPECT_FALSE(all.memory.empty());
-  EXPECT_FALSE(all.apis.empty());
-  EXPECT_FALSE(all.nvtx_ranges.empty());
-  EXPECT_FALSE(all.nvtx_marks.empty());
-  EXPECT_FALSE(all.overheads.empty());
-  // Every kernel has its launch call, with the same correlation id, that ends before it starts.
-  std::map<uint64_t, const ApiEvent*> launches;
-  for (const auto& api : all.apis) launches[api.correlation_id] = &api;
-  for (const auto& k : all.kernels) {
-    auto it = launches.find(k.correlation_id);
-    ASSERT_NE(it, launches.end());
-    EXPECT_EQ(a.strings.Get(it->second->name), "cudaLaunchKernel");
-    EXPECT_LE(it->second->end_ns, k.start_ns);
-  }
-}
-
 }  // namespace
 }  // namespace gpuspy

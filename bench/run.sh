@@ -36,6 +36,13 @@ rm -f "$json"
   build/bench/import_bench "$synth"
   rm -f "$synth"
   echo
+  echo "## Collector ingest (bench/ingest_bench.sh: gpuspy-replay producers -> gpuspyd, loopback)"
+  echo
+  echo "| measure | events | wall (incl. generating them) | throughput | stored |"
+  echo "|---|---|---|---|---|"
+  bench/ingest_bench.sh build 4 40
+  bench/ingest_bench.sh build 8 40
+  echo
   echo "## Live reports (bench/live_latency.py: fake CUDA under the real injection path)"
   echo
   echo "| measure | sample | median | p90 | max |"

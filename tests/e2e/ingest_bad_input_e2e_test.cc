@@ -90,9 +90,22 @@ class IngestBadInput : public ::testing::Test {
     return n;
   }
 
-  // Sends `batch` on a fresh stream after one valid batch; returns the status the server ends
-  // the stream with.
-  grpc::Status SendAfterValid(const v1::EventBatch& bad) {
+  // Stores one valid batch on its own stream and closes it cleanly.
+  void StoreValid(uint64_t sequence, int kernels) {
+    grpc::ClientContext ctx;
+    std::unique_ptr<Stream> stream;
+    Hello(&ctx, &stream);
+    v1::ClientMessage m;
+    *m.mutable_batch() = ValidBatch(sequence, kernels);
+    ASSERT_TRUE(stream->Write(m));
+    v1::ServerMessage ack;
+    ASSERT_TRUE(stream->Read(&ack));
+    stream->WritesDone();
+    ASSERT_TRUE(stream->Finish().ok());
+  }
+
+  // Sends `batch` on a fresh stream; returns the status the server ends the stream with.
+  grpc::Status SendOnFreshStream(const v1::EventBatch& bad) {
     grpc::ClientContext ctx;
     std::unique_ptr<Stream> stream;
     Hello(&ctx, &stream);
@@ -137,22 +150,10 @@ TEST_F(IngestBadInput, StoresValidBatchesAndAcksDuplicatesWithoutStoringTwice) {
 }
 
 TEST_F(IngestBadInput, UnknownRefsAreRejectedAndEarlierDataKept) {
-  // A valid batch first.
-  {
-    grpc::ClientContext ctx;
-    std::unique_ptr<Stream> stream;
-    Hello(&ctx, &stream);
-    v1::ClientMessage m;
-    *m.mutable_batch() = ValidBatch(1, 20);
-    stream->Write(m);
-    v1::ServerMessage ack;
-    ASSERT_TRUE(stream->Read(&ack));
-    stream->WritesDone();
-    ASSERT_TRUE(stream->Finish().ok());
-  }
+  StoreValid(1, 20);
   v1::EventBatch bad = ValidBatch(2, 5);
   bad.mutable_kernels()->set_signature_ref(0, 999);  // never defined
-  grpc::Status st = SendAfterValid(bad);
+  grpc::Status st = SendOnFreshStream(bad);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(st.error_message().find("kernels.signature_ref[0]"), std::string::npos)
       << st.error_message();
@@ -163,13 +164,13 @@ TEST_F(IngestBadInput, UnknownRefsAreRejectedAndEarlierDataKept) {
 TEST_F(IngestBadInput, MismatchedColumnsAndZeroSequenceAreRejected) {
   v1::EventBatch ragged = ValidBatch(1, 5);
   ragged.mutable_kernels()->add_duration_ns(1);
-  grpc::Status st = SendAfterValid(ragged);
+  grpc::Status st = SendOnFreshStream(ragged);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(st.error_message().find("kernels.duration_ns"), std::string::npos);
 
   v1::EventBatch zero = ValidBatch(1, 5);
   zero.set_sequence(0);
-  st = SendAfterValid(zero);
+  st = SendOnFreshStream(zero);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(StoredEvents(), 0u);
 }
@@ -206,7 +207,7 @@ TEST_F(IngestBadInput, OversizedMessageIsRefusedAndDaemonStaysUp) {
   v1::EventBatch huge = ValidBatch(1, 10);
   huge.mutable_dictionary()->add_strings()->set_ref(100000);
   huge.mutable_dictionary()->mutable_strings()->rbegin()->set_value(std::string(2 << 20, 'x'));
-  grpc::Status st = SendAfterValid(huge);
+  grpc::Status st = SendOnFreshStream(huge);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   // Still serving.
   EXPECT_EQ(StoredEvents(), 0u);

@@ -1,18 +1,24 @@
-// gpuspy.v1.Control: on-demand capture windows. The request shapes are fixed in the proto so a
-// hub can forward them; dormant injection and the command push are the attach work. Until then
-// every call answers UNIMPLEMENTED with a message saying so, rather than pretending to work.
+// gpuspy.v1.Control: gRPC glue for on-demand capture windows. The logic is in CaptureManager.
 #pragma once
 
+#include "collector/control/capture_manager.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 
 namespace gpuspy::collector {
 
 class ControlService final : public v1::Control::Service {
  public:
-  grpc::Status Attach(grpc::ServerContext*, const v1::AttachRequest*,
-                      v1::AttachResponse*) override;
-  grpc::Status Detach(grpc::ServerContext*, const v1::DetachRequest*,
-                      v1::DetachResponse*) override;
+  explicit ControlService(CaptureManager* captures) : captures_(captures) {}
+
+  grpc::Status Attach(grpc::ServerContext*, const v1::AttachRequest* request,
+                      v1::AttachResponse* response) override;
+  grpc::Status Detach(grpc::ServerContext*, const v1::DetachRequest* request,
+                      v1::DetachResponse* response) override;
+  grpc::Status GetCapture(grpc::ServerContext*, const v1::GetCaptureRequest* request,
+                          v1::GetCaptureResponse* response) override;
+
+ private:
+  CaptureManager* captures_;
 };
 
 }  // namespace gpuspy::collector

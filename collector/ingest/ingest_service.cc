@@ -1,5 +1,8 @@
 #include "collector/ingest/ingest_service.h"
 
+#include <memory>
+#include <mutex>
+
 #include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
 
@@ -12,26 +15,55 @@ grpc::Status ToGrpc(const absl::Status& status) {
 
 namespace {
 
+using ServerStream = grpc::ServerReaderWriter<v1::ServerMessage, v1::ClientMessage>;
+
+// Writes to one stream from the handler (Acks) and from the capture manager (Commands): gRPC
+// allows one writer at a time, and none once the handler has returned.
+class StreamWriter {
+ public:
+  explicit StreamWriter(ServerStream* stream) : stream_(stream) {}
+  bool Write(const v1::ServerMessage& message) {
+    std::lock_guard lock(mu_);
+    return stream_ != nullptr && stream_->Write(message);
+  }
+  void Detach() {
+    std::lock_guard lock(mu_);
+    stream_ = nullptr;
+  }
+
+ private:
+  std::mutex mu_;
+  ServerStream* stream_;
+};
+
 // Keeps the open-streams gauge and the registry right on every exit path.
 class StreamScope {
  public:
-  StreamScope(IngestCounters* counters, ConnectionRegistry* connections)
-      : counters_(counters), connections_(connections) {
+  StreamScope(IngestCounters* counters, ConnectionRegistry* connections,
+              std::shared_ptr<StreamWriter> writer)
+      : counters_(counters), connections_(connections), writer_(std::move(writer)) {
     counters_->streams_open.fetch_add(1, std::memory_order_relaxed);
   }
   ~StreamScope() {
+    writer_->Detach();
     counters_->streams_open.fetch_sub(1, std::memory_order_relaxed);
-    if (process_id_ != 0) connections_->Closed(process_id_);
+    if (process_id_ != 0) connections_->Closed(process_id_, token_);
   }
-  void Register(uint64_t process_id) {
+  void Register(uint64_t process_id, const v1::Hello& hello) {
     process_id_ = process_id;
-    connections_->Opened(process_id);
+    token_ = connections_->Opened(
+        process_id, hello.identity(),
+        hello.mode() == v1::CAPTURE_MODE_UNSPECIFIED ? v1::CAPTURE_MODE_CONTINUOUS : hello.mode(),
+        [w = writer_](const v1::ServerMessage& m) { return w->Write(m); },
+        absl::ToUnixNanos(absl::Now()));
   }
 
  private:
   IngestCounters* counters_;
   ConnectionRegistry* connections_;
+  std::shared_ptr<StreamWriter> writer_;
   uint64_t process_id_ = 0;
+  uint64_t token_ = 0;
 };
 
 }  // namespace
@@ -39,7 +71,8 @@ class StreamScope {
 grpc::Status IngestService::Stream(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::ServerMessage, v1::ClientMessage>* stream) {
-  StreamScope scope(counters_, connections_);
+  auto writer = std::make_shared<StreamWriter>(stream);
+  StreamScope scope(counters_, connections_, writer);
   const std::string peer = context->peer();
   v1::ClientMessage in;
   if (!stream->Read(&in)) return grpc::Status::OK;  // closed before saying anything
@@ -54,13 +87,15 @@ grpc::Status IngestService::Stream(
     return ToGrpc(welcome.status());
   }
   const uint64_t process_id = welcome->process_id();
-  scope.Register(process_id);
-  spdlog::info("ingest {}: process {} ({} pid {} job {}) connected", peer, process_id,
+  spdlog::info("ingest {}: process {} ({} pid {} job {}{}) connected", peer, process_id,
                in.hello().identity().host(), in.hello().identity().pid(),
-               in.hello().identity().job_id());
+               in.hello().identity().job_id(),
+               in.hello().mode() == v1::CAPTURE_MODE_DORMANT ? ", dormant" : "");
   v1::ServerMessage out;
   *out.mutable_welcome() = *welcome;
-  if (!stream->Write(out)) return grpc::Status::OK;
+  if (!writer->Write(out)) return grpc::Status::OK;
+  // Registered only now: an attach waiting for this process must not overtake its Welcome.
+  scope.Register(process_id, in.hello());
 
   while (stream->Read(&in)) {
     switch (in.body_case()) {
@@ -73,13 +108,17 @@ grpc::Status IngestService::Stream(
         }
         out.Clear();
         *out.mutable_ack() = *ack;
-        if (!stream->Write(out)) {
+        if (!writer->Write(out)) {
           counters_->Add(counters_->streams_aborted);
           return grpc::Status::OK;
         }
         break;
       }
       case v1::ClientMessage::kHeartbeat:
+        connections_->Heartbeat(process_id, in.heartbeat(), absl::ToUnixNanos(absl::Now()));
+        break;
+      case v1::ClientMessage::kCaptureStatus:
+        connections_->CaptureStatus(process_id, in.capture_status(), absl::ToUnixNanos(absl::Now()));
         break;
       case v1::ClientMessage::kHello:
         return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,

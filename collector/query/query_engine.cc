@@ -67,7 +67,14 @@ void QueryEngine::FillProcessInfo(const ProcessRecord& p, v1::ProcessInfo* out) 
   out->set_last_seen_unix_ns(p.last_seen_unix_ns);
   out->set_event_count(p.event_count);
   out->set_batch_count(p.batch_count);
-  out->set_state(connections_->IsConnected(p.process_id) ? "connected" : "disconnected");
+  if (std::optional<LiveProcess> live = connections_->Get(p.process_id); live.has_value()) {
+    out->set_state(live->State());
+    out->set_mode(live->mode);
+    out->set_last_heartbeat_unix_ns(live->last_heartbeat_unix_ns);
+    out->set_clock_skew_ns(live->clock_skew_ns);
+  } else {
+    out->set_state("disconnected");
+  }
   out->mutable_loss()->set_cupti_dropped_records(p.loss.cupti_dropped_records);
   out->mutable_loss()->set_queue_dropped_events(p.loss.queue_dropped_events);
   out->mutable_loss()->set_spill_dropped_events(p.loss.spill_dropped_events);

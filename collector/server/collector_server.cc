@@ -91,7 +91,13 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   s->ingest_service_ =
       std::make_unique<IngestService>(s->ingestor_.get(), &s->connections_, &s->counters_);
   s->query_service_ = std::make_unique<QueryService>(s->engine_.get());
-  s->control_service_ = std::make_unique<ControlService>();
+  s->captures_ = std::make_unique<CaptureManager>(
+      &s->connections_, options.step_pattern, [store = s->store_.get()](const std::string& job) {
+        absl::StatusOr<std::vector<ProcessRecord>> known = store->ListProcesses(job);
+        return known.ok() ? known->size() : size_t{0};
+      });
+  s->connections_.set_observer(s->captures_.get());
+  s->control_service_ = std::make_unique<ControlService>(s->captures_.get());
 
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default: a second daemon would silently share the port and

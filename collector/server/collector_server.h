@@ -45,6 +45,7 @@ class CollectorServer {
   std::unique_ptr<QueryEngine> engine_;
   std::unique_ptr<IngestService> ingest_service_;
   std::unique_ptr<QueryService> query_service_;
+  std::unique_ptr<CaptureManager> captures_;
   std::unique_ptr<ControlService> control_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HttpApi> http_;

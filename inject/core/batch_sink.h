@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gpuspy/v1/identity.pb.h"
+#include "gpuspy/v1/services.pb.h"
 #include "gpuspy/v1/wire.pb.h"
 
 namespace gpuspy::inject {
@@ -21,6 +23,12 @@ class BatchSink {
   // refused this batch for good (do not retry it); other errors mean "try again later".
   virtual absl::Status Deliver(const v1::EventBatch& batch, absl::Duration timeout) = 0;
   virtual void Disconnect() = 0;
+  // Whether the session is still up (the collector may have ended it while we were idle).
+  virtual bool Connected() const = 0;
+  // Heartbeats and capture status; does not wait for anything.
+  virtual absl::Status Send(const v1::ClientMessage& message) = 0;
+  // Commands the collector pushed since the last call (attach / detach).
+  virtual std::vector<v1::Command> TakeCommands() = 0;
 };
 
 }  // namespace gpuspy::inject

@@ -34,11 +34,20 @@ void ReadNumber(const char* name, T min, T max, T* out, std::string* warnings) {
 
 void ReadKinds(CaptureKinds* kinds, std::string* warnings) {
   const char* v = Env("GPUSPY_KINDS");
-  if (v == nullptr || std::string_view(v) == "all") return;
+  if (v != nullptr) ParseKinds(v, kinds, warnings);
+}
+
+}  // namespace
+
+void ParseKinds(const std::string& list, CaptureKinds* kinds, std::string* warnings) {
+  if (list.empty() || list == "all") {
+    *kinds = CaptureKinds{};
+    return;
+  }
   CaptureKinds k;
   k.kernel = k.memcpy = k.memset = k.sync = k.memory = k.runtime = k.driver = k.nvtx =
       k.overhead = false;
-  for (absl::string_view name : absl::StrSplit(v, ',', absl::SkipWhitespace())) {
+  for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
     if (name == "kernel") k.kernel = true;
     else if (name == "memcpy") k.memcpy = true;
     else if (name == "memset") k.memset = true;
@@ -49,12 +58,10 @@ void ReadKinds(CaptureKinds* kinds, std::string* warnings) {
     else if (name == "nvtx") k.nvtx = true;
     else if (name == "overhead") k.overhead = true;
     else if (name == "graph") k.graph = true;
-    else absl::StrAppend(warnings, "GPUSPY_KINDS: unknown kind '", name, "' ignored\n");
+    else absl::StrAppend(warnings, "unknown capture kind '", name, "' ignored\n");
   }
   *kinds = k;
 }
-
-}  // namespace
 
 std::string DefaultCollectorAddress() {
   const std::string socket = absl::StrCat("/tmp/gpuspy-", getuid(), "/gpuspyd.sock");
@@ -69,6 +76,15 @@ CoreConfig ConfigFromEnvironment(std::string* warnings) {
   c.collector = Env("GPUSPY_COLLECTOR") != nullptr ? Env("GPUSPY_COLLECTOR")
                                                    : DefaultCollectorAddress();
   ReadKinds(&c.kinds, warnings);
+  if (const char* mode = Env("GPUSPY_MODE"); mode != nullptr) {
+    const std::string_view m(mode);
+    if (m == "ondemand" || m == "dormant") {
+      c.mode = CaptureMode::kOnDemand;
+    } else if (m != "always") {
+      absl::StrAppend(warnings, "GPUSPY_MODE='", mode, "' is not 'always' or 'ondemand'; using always\n");
+    }
+  }
+  ReadNumber<uint32_t>("GPUSPY_HEARTBEAT_MS", 100, 600'000, &c.heartbeat_ms, warnings);
   ReadNumber<uint64_t>("GPUSPY_BUFFER_BYTES", 64 << 10, 256ull << 20, &c.buffer_bytes, warnings);
   ReadNumber<uint32_t>("GPUSPY_MAX_BUFFERS", 2, 4096, &c.max_buffers, warnings);
   ReadNumber<uint32_t>("GPUSPY_FLUSH_MS", 10, 60'000, &c.flush_period_ms, warnings);

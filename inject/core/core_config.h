@@ -24,8 +24,13 @@ struct CaptureKinds {
   bool graph = false;
 };
 
+// GPUSPY_MODE: trace from start ("always", the default), or stay dormant (registered with the
+// collector, CUPTI activity off) until `gpuspy attach` opens a capture window ("ondemand").
+enum class CaptureMode { kAlways, kOnDemand };
+
 struct CoreConfig {
   std::string collector;                  // GPUSPY_COLLECTOR
+  CaptureMode mode = CaptureMode::kAlways;  // GPUSPY_MODE
   CaptureKinds kinds;                     // GPUSPY_KINDS
   uint64_t buffer_bytes = 4ull << 20;     // GPUSPY_BUFFER_BYTES: one CUPTI activity buffer
   uint32_t max_buffers = 32;              // GPUSPY_MAX_BUFFERS: beyond, CUPTI drops (counted)
@@ -35,8 +40,12 @@ struct CoreConfig {
   uint64_t spill_max_bytes = 256ull << 20;  // GPUSPY_SPILL_BYTES
   uint32_t exit_timeout_ms = 2000;        // GPUSPY_EXIT_TIMEOUT_MS: bound on the final flush
   uint32_t ack_timeout_ms = 5000;         // GPUSPY_ACK_TIMEOUT_MS
+  uint32_t heartbeat_ms = 1000;           // GPUSPY_HEARTBEAT_MS: liveness while not sending
   LogLevel log_level = LogLevel::kWarn;   // GPUSPY_LOG
 };
+
+// "kernel,memcpy,..." (or "all" / empty = everything) -> kinds; unknown names are warned about.
+void ParseKinds(const std::string& list, CaptureKinds* kinds, std::string* warnings);
 
 // Reads the environment. Malformed values keep their defaults and produce one warning each,
 // collected in `warnings` (the caller logs them once logging is configured).

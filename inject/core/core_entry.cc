@@ -61,13 +61,23 @@ int Start(const char* cupti_path) {
   g_exit_timeout_ms = config.exit_timeout_ms;
   g_pipeline = new EventPipeline(
       config, capture.api(), BuildIdentity(RealEnv, "inject"),
-      std::make_unique<GrpcBatchSink>(config.collector), capture.pool(), capture.completed(),
+      std::make_unique<GrpcBatchSink>(config.collector, config.mode == CaptureMode::kAlways
+                                                            ? v1::CAPTURE_MODE_CONTINUOUS
+                                                            : v1::CAPTURE_MODE_DORMANT),
+      capture.pool(), capture.completed(),
       [](bool forced) { CuptiCapture::Instance().Flush(forced); },
-      [] { return CuptiCapture::Instance().DroppedRecords(); });
+      [] { return CuptiCapture::Instance().DroppedRecords(); },
+      TracingControl{
+          .enable = [](const CaptureKinds& k) { CuptiCapture::Instance().EnableKinds(k); },
+          .disable = [] { CuptiCapture::Instance().StopCollection(); },
+          .now_ns = [] { return CuptiCapture::Instance().Now(); },
+      });
   g_pipeline->Start();
   std::atexit(OnExit);
   pthread_atfork(nullptr, nullptr, OnForkChild);
-  Log(LogLevel::kInfo, "capturing, sending to %s", config.collector.c_str());
+  Log(LogLevel::kInfo, "%s, collector %s",
+      config.mode == CaptureMode::kAlways ? "capturing" : "dormant until attached",
+      config.collector.c_str());
   return 0;
 }
 

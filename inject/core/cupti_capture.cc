@@ -1,5 +1,7 @@
 #include "inject/core/cupti_capture.h"
 
+#include <time.h>
+
 #include "absl/strings/str_cat.h"
 #include "inject/core/core_log.h"
 
@@ -42,7 +44,6 @@ absl::Status CuptiCapture::Check(CUptiResult result, const char* what) const {
 absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cupti_path) {
   std::string error;
   if (!api_.Load(cupti_path, &error)) return absl::UnavailableError(error);
-  kinds_ = config.kinds;
   pool_ = new BufferPool(config.buffer_bytes, config.max_buffers);
 
   const CUptiResult sub = api_.Subscribe(&subscriber_, &CuptiCapture::OnCallback, this);
@@ -76,6 +77,14 @@ absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cu
       Log(LogLevel::kDebug, "activity kind %d not available", static_cast<int>(k));
     }
   }
+  if (config.mode == CaptureMode::kAlways) EnableKinds(config.kinds);
+  return absl::OkStatus();
+}
+
+void CuptiCapture::EnableKinds(const CaptureKinds& kinds) {
+  if (inert_.load()) return;
+  std::lock_guard lock(kinds_mu_);
+  kinds_ = kinds;
   for (const KindSwitch& s : kKinds) {
     if (!(kinds_.*s.enabled)) continue;
     const CUptiResult r = api_.ActivityEnable(s.kind);
@@ -86,10 +95,20 @@ absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cu
     }
   }
   collecting_.store(true);
-  return absl::OkStatus();
+}
+
+int64_t CuptiCapture::Now() const {
+  uint64_t t = 0;
+  if (api_.GetTimestamp != nullptr && api_.GetTimestamp(&t) == CUPTI_SUCCESS) {
+    return static_cast<int64_t>(t);
+  }
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 void CuptiCapture::StopCollection() {
+  std::lock_guard lock(kinds_mu_);
   if (!collecting_.exchange(false)) return;
   for (const KindSwitch& s : kKinds) {
     if (kinds_.*s.enabled) (void)api_.ActivityDisable(s.kind);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
@@ -19,12 +20,17 @@ class CuptiCapture {
   // CUPTI's callbacks are plain function pointers: they reach the session through this.
   static CuptiCapture& Instance();
 
-  // Loads CUPTI, subscribes and enables the configured activity kinds. FailedPrecondition when
+  // Loads CUPTI, subscribes and (in continuous mode) enables the configured activity kinds; in
+  // on-demand mode tracing stays off until EnableKinds. FailedPrecondition when
   // another profiler already holds CUPTI (torch.profiler, Nsight Systems): gpuspy then stays
   // inert and the application runs on untouched.
   absl::Status Start(const CoreConfig& config, const std::string& cupti_path);
+  // Switches tracing on for `kinds` (an attach window opening). Kinds CUPTI refuses are logged.
+  void EnableKinds(const CaptureKinds& kinds);
   // Disables activity collection (no new records); already buffered records stay flushable.
   void StopCollection();
+  // The CUPTI clock, which activity timestamps use.
+  int64_t Now() const;
 
   // cuptiActivityFlushAll: completed buffers land in completed().
   void Flush(bool forced);
@@ -53,6 +59,7 @@ class CuptiCapture {
   std::atomic<uint64_t> dropped_records_{0};
   std::atomic<bool> inert_{false};
   std::atomic<bool> collecting_{false};
+  std::mutex kinds_mu_;  // the sender thread switches kinds; the exit handler turns them off
   CaptureKinds kinds_;
 };
 

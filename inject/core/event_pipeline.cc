@@ -5,6 +5,10 @@
 
 #include <algorithm>
 
+#include <time.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "codec/batch_decoder.h"
 #include "inject/core/core_log.h"
 
@@ -15,6 +19,25 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kMaxBackoff{5000};
 constexpr absl::Duration kConnectTimeout = absl::Seconds(2);
+// After a window closes, GPU work launched inside it may still be running or sitting in CUPTI's
+// buffers: wait this long (at least) before dropping what is undecided.
+constexpr std::chrono::milliseconds kMinDrain{300};
+// Without an NVTX step boundary within this time, an attach window starts at once.
+constexpr int64_t kDefaultStartTimeoutNs = 10'000'000'000;
+// Progress reports while a window is open (besides one on every state change).
+constexpr std::chrono::milliseconds kStatusPeriod{500};
+
+v1::CaptureState ToProto(WindowState s) {
+  switch (s) {
+    case WindowState::kArmed: return v1::CAPTURE_STATE_ARMED;
+    case WindowState::kCapturing: return v1::CAPTURE_STATE_CAPTURING;
+    case WindowState::kDraining: return v1::CAPTURE_STATE_DRAINING;
+    case WindowState::kDone: return v1::CAPTURE_STATE_DONE;
+    case WindowState::kStopped: return v1::CAPTURE_STATE_STOPPED;
+    case WindowState::kIdle: break;
+  }
+  return v1::CAPTURE_STATE_UNSPECIFIED;
+}
 
 absl::Duration ToAbsl(std::chrono::milliseconds ms) { return absl::Milliseconds(ms.count()); }
 
@@ -49,7 +72,7 @@ EventPipeline::EventPipeline(const CoreConfig& config, const CuptiApi* api,
                              v1::ProcessIdentity identity, std::unique_ptr<BatchSink> sink,
                              BufferPool* pool, CompletedBuffers* completed,
                              std::function<void(bool)> flush,
-                             std::function<uint64_t()> dropped_records)
+                             std::function<uint64_t()> dropped_records, TracingControl tracing)
     : config_(config),
       identity_(std::move(identity)),
       sink_(std::move(sink)),
@@ -57,6 +80,7 @@ EventPipeline::EventPipeline(const CoreConfig& config, const CuptiApi* api,
       completed_(completed),
       flush_(std::move(flush)),
       dropped_records_(std::move(dropped_records)),
+      tracing_(std::move(tracing)),
       parser_(api, &strings_),
       encoder_(&strings_),
       spill_(config.spill_dir + "/" + identity_.host() + "-" + std::to_string(identity_.pid()) +
@@ -98,17 +122,25 @@ void EventPipeline::Run() {
   const auto period = std::chrono::milliseconds(config_.flush_period_ms);
   auto last_flush = Clock::now();
   auto last_cut = Clock::now();
+  if (!tracing_.now_ns) {
+    tracing_.now_ns = [] {
+      timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    };
+  }
   while (!stopping_.load()) {
-    for (const CompletedBuffer& b : completed_->PopAll(period)) {
-      parser_.ParseBuffer(b.data, b.valid_bytes, &pending_);
-      pool_->Release(b.data);
-    }
+    ParseCompleted(period);
     const auto now = Clock::now();
     if (now - last_flush >= period) {
       flush_(false);
       last_flush = now;
     }
-    if (pending_.size() >= config_.batch_events || (now - last_cut >= period && !pending_.empty())) {
+    Listen(now);
+    Route();
+    TendWindow(now);
+    if (outgoing_.size() >= config_.batch_events ||
+        (now - last_cut >= period && !outgoing_.empty())) {
       CutBatch();
       last_cut = now;
     }
@@ -124,13 +156,188 @@ void EventPipeline::Run() {
   done_cv_.notify_all();
 }
 
-void EventPipeline::Drain(bool forced_flush) {
-  flush_(forced_flush);
-  for (const CompletedBuffer& b : completed_->PopAll(std::chrono::milliseconds(0))) {
+void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
+  for (const CompletedBuffer& b : completed_->PopAll(wait)) {
     parser_.ParseBuffer(b.data, b.valid_bytes, &pending_);
     pool_->Release(b.data);
   }
-  if (!pending_.empty()) CutBatch();
+}
+
+void EventPipeline::Drain(bool forced_flush) {
+  flush_(forced_flush);
+  ParseCompleted(std::chrono::milliseconds(0));
+  if (window_.active()) {
+    // The process is ending inside a window: keep what was traced up to now.
+    window_.Stop(tracing_.now_ns());
+    Route();
+    window_.Finish();
+    tracing_.disable();
+    tracing_on_ = false;
+    v1::CaptureStatus status = WindowStatus();
+    status.set_message("the process is exiting");
+    SendStatus(status);
+  }
+  Route();
+  if (!outgoing_.empty()) CutBatch();
+}
+
+void EventPipeline::Route() {
+  if (config_.mode == CaptureMode::kAlways) {
+    if (outgoing_.empty()) {
+      std::swap(outgoing_, pending_);
+    } else {
+      outgoing_.Append(pending_);
+    }
+  } else if (window_.active()) {
+    window_.Feed(std::move(pending_), tracing_.now_ns(), &outgoing_);
+    stats_.events_outside_window.store(window_.events_outside());
+  } else if (!pending_.empty()) {
+    // Records CUPTI completed after a window's tracing was switched off.
+    stats_.events_outside_window.fetch_add(pending_.size());
+  }
+  pending_.clear();
+}
+
+void EventPipeline::Listen(Clock::time_point now) {
+  if (connected_ && !sink_->Connected()) {
+    // The collector ended the stream while we were quiet (restart): reconnect.
+    connected_ = false;
+    sink_->Disconnect();
+  }
+  // Dormant processes register at once so an attach can find them; continuous ones connect
+  // with their first batch.
+  if (!connected_ && (config_.mode == CaptureMode::kOnDemand || window_.active())) {
+    if (!EnsureConnected()) return;
+  }
+  if (!connected_) return;
+  for (const v1::Command& c : sink_->TakeCommands()) HandleCommand(c);
+  if (now - last_heartbeat_ >= std::chrono::milliseconds(config_.heartbeat_ms)) {
+    last_heartbeat_ = now;
+    v1::ClientMessage m;
+    m.mutable_heartbeat()->set_client_time_ns(tracing_.now_ns());
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    m.mutable_heartbeat()->set_client_unix_ns(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 +
+                                              ts.tv_nsec);
+    if (!sink_->Send(m).ok()) {
+      connected_ = false;
+      sink_->Disconnect();
+    }
+  }
+}
+
+void EventPipeline::HandleCommand(const v1::Command& command) {
+  if (command.has_start_capture()) {
+    StartWindow(command.start_capture());
+  } else if (command.has_stop_capture()) {
+    const uint64_t id = command.stop_capture().capture_id();
+    if (window_.active() && (id == 0 || id == window_.request().capture_id)) {
+      Log(LogLevel::kInfo, "capture %llu: stopped by the collector",
+          static_cast<unsigned long long>(window_.request().capture_id));
+      window_.Stop(tracing_.now_ns());
+    }
+  }
+}
+
+void EventPipeline::StartWindow(const v1::StartCapture& start) {
+  v1::CaptureStatus refusal;
+  refusal.set_capture_id(start.capture_id());
+  refusal.set_state(v1::CAPTURE_STATE_FAILED);
+  if (config_.mode == CaptureMode::kAlways) {
+    refusal.set_message("continuous mode (GPUSPY_MODE=always): this process is traced already");
+    SendStatus(refusal);
+    return;
+  }
+  if (window_.active()) {
+    if (window_.request().capture_id == start.capture_id()) return;  // repeated after reconnect
+    refusal.set_message(absl::StrCat("capture ", window_.request().capture_id,
+                                     " is still running in this process"));
+    SendStatus(refusal);
+    return;
+  }
+  WindowRequest request;
+  request.capture_id = start.capture_id();
+  request.steps = start.steps();
+  request.duration_ns = start.duration_ns();
+  request.step_pattern = start.step_pattern().empty() ? "ProfilerStep#" : start.step_pattern();
+  request.start_timeout_ns =
+      start.start_timeout_ns() > 0 ? start.start_timeout_ns() : kDefaultStartTimeoutNs;
+  std::string warnings;
+  CaptureKinds kinds = config_.kinds;
+  if (start.kinds_size() > 0) ParseKinds(absl::StrJoin(start.kinds(), ","), &kinds, &warnings);
+  if (absl::Status st = window_.Arm(request, tracing_.now_ns()); !st.ok()) {
+    refusal.set_message(std::string(st.message()));
+    SendStatus(refusal);
+    return;
+  }
+  // Step boundaries are NVTX ranges: traced even when the kinds asked for leave NVTX out.
+  kinds.nvtx = true;
+  tracing_.enable(kinds);
+  tracing_on_ = true;
+  stats_.captures_started.fetch_add(1);
+  last_status_sent_.Clear();
+  Log(LogLevel::kInfo, "capture %llu: armed (%u steps, %lld ms)%s%s",
+      static_cast<unsigned long long>(request.capture_id), request.steps,
+      static_cast<long long>(request.duration_ns / 1'000'000), warnings.empty() ? "" : "; ",
+      warnings.c_str());
+}
+
+v1::CaptureStatus EventPipeline::WindowStatus() const {
+  v1::CaptureStatus s;
+  s.set_capture_id(window_.request().capture_id);
+  s.set_state(ToProto(window_.state()));
+  s.set_steps_captured(window_.steps_captured());
+  s.set_step_aligned(window_.step_aligned());
+  s.set_window_start_ns(window_.window_start_ns());
+  s.set_window_end_ns(window_.window_end_ns());
+  s.set_events_sent(window_.events_sent());
+  s.set_events_outside_window(window_.events_outside());
+  return s;
+}
+
+void EventPipeline::SendStatus(const v1::CaptureStatus& status) {
+  if (!connected_) return;  // the next status after reconnecting says it all
+  v1::ClientMessage m;
+  *m.mutable_capture_status() = status;
+  if (!sink_->Send(m).ok()) {
+    connected_ = false;
+    sink_->Disconnect();
+  }
+}
+
+void EventPipeline::TendWindow(Clock::time_point now) {
+  if (window_.request().capture_id == 0) return;  // never armed
+  if (window_.state() == WindowState::kDraining) {
+    if (drain_deadline_ == Clock::time_point{}) {
+      drain_deadline_ =
+          now + std::max(kMinDrain, 2 * std::chrono::milliseconds(config_.flush_period_ms));
+      flush_(true);
+    } else if (now >= drain_deadline_) {
+      // Last call for the window's GPU work, then tracing goes back off.
+      flush_(true);
+      ParseCompleted(std::chrono::milliseconds(0));
+      Route();
+      window_.Finish();
+      drain_deadline_ = {};
+      Log(LogLevel::kInfo, "capture %llu: done, %u steps, %llu events sent",
+          static_cast<unsigned long long>(window_.request().capture_id), window_.steps_captured(),
+          static_cast<unsigned long long>(window_.events_sent()));
+    }
+  }
+  if (tracing_on_ && !window_.active()) {
+    tracing_.disable();
+    tracing_on_ = false;
+  }
+  const v1::CaptureStatus status = WindowStatus();
+  const bool changed = status.state() != last_status_sent_.state() ||
+                       status.steps_captured() != last_status_sent_.steps_captured() ||
+                       status.window_start_ns() != last_status_sent_.window_start_ns();
+  if (changed || (window_.active() && now - last_status_ >= kStatusPeriod)) {
+    if (!window_.active() && last_status_sent_.state() == status.state()) return;
+    SendStatus(status);
+    if (connected_) last_status_sent_ = status;
+    last_status_ = now;
+  }
 }
 
 LossCounters EventPipeline::Loss() const {
@@ -154,9 +361,9 @@ void EventPipeline::CutBatch() {
     out->set_compute_capability_minor(d.cc_minor);
   }
   v1::EventBatch batch;
-  encoder_.Encode(pending_, next_sequence_++, Loss(), &batch);
-  stats_.events.fetch_add(pending_.size());
-  pending_.clear();
+  encoder_.Encode(outgoing_, next_sequence_++, Loss(), &batch);
+  stats_.events.fetch_add(outgoing_.size());
+  outgoing_.clear();
   Deliver(batch);
 }
 
@@ -179,6 +386,7 @@ bool EventPipeline::EnsureConnected() {
   Log(LogLevel::kInfo, "connected to %s", config_.collector.c_str());
   connected_ = true;
   backoff_ = std::chrono::milliseconds(100);
+  last_status_sent_.Clear();  // tell the (possibly restarted) collector where a window stands
   // The collector may have lost what earlier batches defined (restarted with a fresh store).
   encoder_.ResendAllDefinitions();
   return true;

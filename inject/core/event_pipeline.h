@@ -16,6 +16,7 @@
 #include "inject/core/activity_parser.h"
 #include "inject/core/batch_sink.h"
 #include "inject/core/buffer_pool.h"
+#include "inject/core/capture_window.h"
 #include "inject/core/core_config.h"
 #include "inject/core/spill_file.h"
 
@@ -41,6 +42,14 @@ class CompletedBuffers {
   bool woken_ = false;
 };
 
+// How the pipeline switches CUPTI tracing for on-demand windows (CuptiCapture in production).
+struct TracingControl {
+  std::function<void(const CaptureKinds&)> enable = [](const CaptureKinds&) {};
+  std::function<void()> disable = [] {};
+  // The CUPTI clock (cuptiGetTimestamp): what event timestamps are in.
+  std::function<int64_t()> now_ns;
+};
+
 struct PipelineStats {
   std::atomic<uint64_t> events{0};
   std::atomic<uint64_t> batches_delivered{0};
@@ -49,6 +58,8 @@ struct PipelineStats {
   std::atomic<uint64_t> batches_refused{0};   // collector said InvalidArgument
   std::atomic<uint64_t> spill_dropped_events{0};
   std::atomic<uint64_t> connect_failures{0};
+  std::atomic<uint64_t> captures_started{0};
+  std::atomic<uint64_t> events_outside_window{0};  // traced around a capture window, not sent
 };
 
 class EventPipeline {
@@ -58,7 +69,7 @@ class EventPipeline {
   EventPipeline(const CoreConfig& config, const CuptiApi* api, v1::ProcessIdentity identity,
                 std::unique_ptr<BatchSink> sink, BufferPool* pool, CompletedBuffers* completed,
                 std::function<void(bool forced)> flush,
-                std::function<uint64_t()> dropped_records);
+                std::function<uint64_t()> dropped_records, TracingControl tracing = {});
   ~EventPipeline();
 
   void Start();
@@ -71,6 +82,17 @@ class EventPipeline {
  private:
   void Run();
   void Drain(bool forced_flush);
+  void ParseCompleted(std::chrono::milliseconds wait);
+  // Parsed events -> what may be sent (all of them in continuous mode; the window's in dormant).
+  void Route();
+  // Dormant/continuous control plane: stay registered, heartbeat, take commands.
+  void Listen(std::chrono::steady_clock::time_point now);
+  void HandleCommand(const v1::Command& command);
+  void StartWindow(const v1::StartCapture& start);
+  // Window bookkeeping each loop: drain deadline, tracing off when done, status to the collector.
+  void TendWindow(std::chrono::steady_clock::time_point now);
+  void SendStatus(const v1::CaptureStatus& status);
+  v1::CaptureStatus WindowStatus() const;
   void CutBatch();
   void Deliver(const v1::EventBatch& batch);
   bool EnsureConnected();
@@ -85,11 +107,19 @@ class EventPipeline {
   CompletedBuffers* completed_;
   std::function<void(bool)> flush_;
   std::function<uint64_t()> dropped_records_;
+  TracingControl tracing_;
 
   StringTable strings_;
   ActivityParser parser_;
   BatchEncoder encoder_;
-  EventColumns pending_;
+  EventColumns pending_;   // parsed, not yet routed
+  EventColumns outgoing_;  // to be cut into batches
+  CaptureWindow window_{&strings_};
+  bool tracing_on_ = false;  // switched on for a window
+  std::chrono::steady_clock::time_point drain_deadline_{};
+  std::chrono::steady_clock::time_point last_heartbeat_{};
+  std::chrono::steady_clock::time_point last_status_{};
+  v1::CaptureStatus last_status_sent_;
   uint64_t next_sequence_ = 1;
   SpillFile spill_;
   bool connected_ = false;

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
+#include <pthread.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -51,20 +52,90 @@ absl::Status FromGrpc(const grpc::Status& status) {
 
 IngestClient::~IngestClient() { Reset(); }
 
+bool IngestClient::connected() const {
+  std::lock_guard lock(mu_);
+  return stream_ != nullptr && !finished_ && !ended_;
+}
+
+uint64_t IngestClient::highest_ack() const {
+  std::lock_guard lock(mu_);
+  return highest_ack_;
+}
+
+uint64_t IngestClient::duplicate_acks() const {
+  std::lock_guard lock(mu_);
+  return duplicates_;
+}
+
+std::vector<v1::Command> IngestClient::TakeCommands() {
+  std::lock_guard lock(mu_);
+  std::vector<v1::Command> out;
+  out.swap(commands_);
+  return out;
+}
+
+grpc::Status IngestClient::Finish(bool cancel) {
+  if (stream_ == nullptr || finished_) return final_status_;
+  if (cancel) context_->TryCancel();
+  // The reader returns once the stream has ended (cancelled or not): Read then yields false.
+  if (reader_.joinable()) reader_.join();
+  final_status_ = stream_->Finish();
+  finished_ = true;
+  return final_status_;
+}
+
 void IngestClient::Reset() {
-  if (stream_ != nullptr && !closed_) {
-    context_->TryCancel();
-    (void)stream_->Finish();
-  }
+  if (stream_ != nullptr) (void)Finish(/*cancel=*/true);
   // The stream refers to the context: destroy it first.
   stream_.reset();
   context_.reset();
   stub_.reset();
   channel_.reset();
+  finished_ = false;
+  final_status_ = grpc::Status::OK;
+  std::lock_guard lock(mu_);
+  have_welcome_ = false;
   welcome_.Clear();
   highest_ack_ = 0;
   duplicates_ = 0;
-  closed_ = false;
+  commands_.clear();
+  ended_ = false;
+}
+
+void IngestClient::ReadLoop() {
+  pthread_setname_np(pthread_self(), "gpuspy-recv");
+  v1::ServerMessage m;
+  while (stream_->Read(&m)) {
+    std::lock_guard lock(mu_);
+    switch (m.body_case()) {
+      case v1::ServerMessage::kWelcome:
+        welcome_ = m.welcome();
+        have_welcome_ = true;
+        break;
+      case v1::ServerMessage::kAck:
+        highest_ack_ = std::max(highest_ack_, m.ack().sequence());
+        if (m.ack().duplicate()) ++duplicates_;
+        break;
+      case v1::ServerMessage::kCommand:
+        commands_.push_back(m.command());
+        break;
+      case v1::ServerMessage::BODY_NOT_SET:
+        break;
+    }
+    cv_.notify_all();
+  }
+  std::lock_guard lock(mu_);
+  ended_ = true;
+  cv_.notify_all();
+}
+
+template <typename Pred>
+bool IngestClient::WaitFor(std::chrono::system_clock::time_point deadline, Pred done) {
+  std::unique_lock lock(mu_);
+  if (cv_.wait_until(lock, deadline, [&] { return done() || ended_; })) return true;
+  lock.unlock();
+  (void)Finish(/*cancel=*/true);
+  return false;
 }
 
 absl::Status IngestClient::Connect(const std::string& address, const v1::ProcessIdentity& identity,
@@ -83,94 +154,58 @@ absl::Status IngestClient::Connect(const std::string& address, const v1::Process
   stub_ = v1::Ingest::NewStub(channel_);
   context_ = std::make_unique<grpc::ClientContext>();
   stream_ = stub_->Stream(context_.get());
+  reader_ = std::thread([this] { ReadLoop(); });
+  return SayHello(identity, timeout, deadline);
+}
+
+absl::Status IngestClient::SayHello(const v1::ProcessIdentity& identity, absl::Duration timeout,
+                                    std::chrono::system_clock::time_point deadline) {
   v1::ClientMessage hello;
   *hello.mutable_hello()->mutable_identity() = identity;
+  hello.mutable_hello()->set_mode(mode_);
   if (!stream_->Write(hello)) return StreamEnded();
   // A wedged server must not hang the caller.
-  v1::ServerMessage message;
-  if (absl::Status st = ReadWithDeadline(deadline, &message); !st.ok()) {
-    if (absl::IsDeadlineExceeded(st)) {
-      return absl::DeadlineExceededError(absl::StrCat("gpuspyd at ", address,
-                                                      " did not answer Hello within ",
-                                                      absl::FormatDuration(timeout)));
-    }
-    return st;
+  if (!WaitFor(deadline, [this] { return have_welcome_; })) {
+    return absl::DeadlineExceededError(absl::StrCat("gpuspyd at ", address_,
+                                                    " did not answer Hello within ",
+                                                    absl::FormatDuration(timeout)));
   }
-  if (!message.has_welcome()) {
-    Reset();
-    return absl::InternalError("gpuspyd answered Hello with something other than Welcome");
+  std::unique_lock lock(mu_);
+  if (!have_welcome_) {
+    lock.unlock();
+    return StreamEnded();
   }
-  welcome_ = message.welcome();
   return absl::OkStatus();
 }
 
 absl::Status IngestClient::Send(const v1::EventBatch& batch) {
-  if (!connected()) return absl::FailedPreconditionError("not connected");
   v1::ClientMessage m;
   *m.mutable_batch() = batch;
-  if (!stream_->Write(m)) return StreamEnded();
+  return SendMessage(m);
+}
+
+absl::Status IngestClient::SendMessage(const v1::ClientMessage& message) {
+  if (!connected()) return absl::FailedPreconditionError("not connected");
+  if (!stream_->Write(message)) return StreamEnded();
   return absl::OkStatus();
 }
 
 absl::Status IngestClient::WaitForAcks(uint64_t sequence, absl::Duration timeout) {
-  if (!connected()) return absl::FailedPreconditionError("not connected");
+  if (stream_ == nullptr || finished_) return absl::FailedPreconditionError("not connected");
   const auto deadline = DeadlineAfter(timeout);
-  while (highest_ack_ < sequence) {
-    v1::ServerMessage message;
-    if (absl::Status st = ReadWithDeadline(deadline, &message); !st.ok()) {
-      if (absl::IsDeadlineExceeded(st)) {
-        return absl::DeadlineExceededError(
-            absl::StrCat("no acknowledgement for batch ", sequence, " from gpuspyd at ", address_,
-                         " within ", absl::FormatDuration(timeout)));
-      }
-      return st;
-    }
-    CountAck(message);
+  if (!WaitFor(deadline, [&] { return highest_ack_ >= sequence; })) {
+    return absl::DeadlineExceededError(absl::StrCat("no acknowledgement for batch ", sequence,
+                                                    " from gpuspyd at ", address_, " within ",
+                                                    absl::FormatDuration(timeout)));
   }
-  return absl::OkStatus();
-}
-
-void IngestClient::CountAck(const v1::ServerMessage& message) {
-  // Commands (StartCapture/StopCapture) are not this client's business yet; skipping them keeps
-  // an Ack wait from failing when the collector sends one.
-  if (!message.has_ack()) return;
-  highest_ack_ = std::max(highest_ack_, message.ack().sequence());
-  if (message.ack().duplicate()) ++duplicates_;
-}
-
-IngestClient::ReadOutcome IngestClient::ReadOnce(std::chrono::system_clock::time_point deadline,
-                                                 v1::ServerMessage* out) {
-  auto reply = std::async(std::launch::async, [this] {
-    v1::ServerMessage m;
-    const bool ok = stream_->Read(&m);
-    return std::make_pair(ok, std::move(m));
-  });
-  if (reply.wait_until(deadline) != std::future_status::ready) {
-    context_->TryCancel();
-    reply.wait();
-    (void)stream_->Finish();
-    closed_ = true;
-    return ReadOutcome::kTimedOut;
-  }
-  auto [ok, message] = reply.get();
-  if (!ok) return ReadOutcome::kEnded;
-  *out = std::move(message);
-  return ReadOutcome::kMessage;
-}
-
-absl::Status IngestClient::ReadWithDeadline(std::chrono::system_clock::time_point deadline,
-                                            v1::ServerMessage* out) {
-  switch (ReadOnce(deadline, out)) {
-    case ReadOutcome::kMessage: return absl::OkStatus();
-    case ReadOutcome::kEnded: return StreamEnded();
-    case ReadOutcome::kTimedOut: break;
-  }
-  return absl::DeadlineExceededError("read timed out");
+  std::unique_lock lock(mu_);
+  if (highest_ack_ >= sequence) return absl::OkStatus();
+  lock.unlock();
+  return StreamEnded();
 }
 
 absl::Status IngestClient::StreamEnded() {
-  closed_ = true;
-  grpc::Status st = stream_->Finish();
+  const grpc::Status st = Finish(/*cancel=*/false);
   if (st.ok()) return absl::UnavailableError(absl::StrCat("gpuspyd at ", address_, " closed the stream"));
   if (st.error_code() == grpc::StatusCode::UNAVAILABLE) {
     return absl::UnavailableError(
@@ -183,20 +218,13 @@ absl::Status IngestClient::Close(absl::Duration timeout) {
   if (!connected()) return absl::OkStatus();
   const auto deadline = DeadlineAfter(timeout);
   (void)stream_->WritesDone();  // a broken stream says why in Finish
-  // Acks still in flight are read here, so Finish sees a drained stream and its real status.
-  for (;;) {
-    v1::ServerMessage message;
-    const ReadOutcome r = ReadOnce(deadline, &message);
-    if (r == ReadOutcome::kEnded) break;
-    if (r == ReadOutcome::kTimedOut) {
-      return absl::DeadlineExceededError(absl::StrCat("gpuspyd at ", address_,
-                                                      " did not end the stream within ",
-                                                      absl::FormatDuration(timeout)));
-    }
-    CountAck(message);
+  // Acks still in flight are read by the reader; the server ends the stream after them.
+  if (!WaitFor(deadline, [] { return false; })) {
+    return absl::DeadlineExceededError(absl::StrCat("gpuspyd at ", address_,
+                                                    " did not end the stream within ",
+                                                    absl::FormatDuration(timeout)));
   }
-  closed_ = true;
-  return FromGrpc(stream_->Finish());
+  return FromGrpc(Finish(/*cancel=*/false));
 }
 
 }  // namespace gpuspy

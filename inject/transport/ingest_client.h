@@ -1,12 +1,22 @@
-// One process's ingest stream to gpuspyd (gpuspy.v1.Ingest/Stream), synchronous. Used by the
-// injected core's sender thread and by gpuspy-replay. No CUPTI, no process-global state, no
-// output: callers decide what to log.
+// One process's ingest stream to gpuspyd (gpuspy.v1.Ingest/Stream). Used by the injected core's
+// sender thread and by gpuspy-replay. No CUPTI, no process-global state, no output: callers
+// decide what to log.
+//
+// Writes happen on the caller's thread. Reads happen on one reader thread per stream
+// ("gpuspy-recv"): it files Acks and Commands as they arrive, so a process that is not sending
+// anything (dormant) still hears an attach at once, and waiting for an Ack is a condition-variable
+// wait with a deadline rather than a blocking gRPC read.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -20,7 +30,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
 // grpc::Status -> absl::Status with the same code and message.
 absl::Status FromGrpc(const grpc::Status& status);
 
-// Not thread-safe: one sender thread owns it. Reusable: Connect again after a failure or Close
+// One sender thread owns it (everything but TakeCommands is called from that thread). Reusable: Connect again after a failure or Close
 // opens a fresh stream on a fresh channel.
 class IngestClient {
  public:
@@ -34,19 +44,26 @@ class IngestClient {
   // DeadlineExceeded when the collector accepts the stream but sends no Welcome in time.
   absl::Status Connect(const std::string& address, const v1::ProcessIdentity& identity,
                        absl::Duration timeout);
-  bool connected() const { return stream_ != nullptr && !closed_; }
+  // Said in the next Hello: whether this process traces all the time or waits for an attach.
+  void set_mode(v1::CaptureMode mode) { mode_ = mode; }
+  // False once the stream ended or failed (the reader saw its end): Connect again.
+  bool connected() const;
   uint64_t process_id() const { return welcome_.process_id(); }
   uint64_t last_stored_sequence() const { return welcome_.last_stored_sequence(); }
 
   // Writes one batch (does not wait for its Ack).
   absl::Status Send(const v1::EventBatch& batch);
+  // Writes any other client message (heartbeat, capture status).
+  absl::Status SendMessage(const v1::ClientMessage& message);
+  // Commands the collector pushed since the last call, in order.
+  std::vector<v1::Command> TakeCommands();
   // Reads Acks until one for `sequence` (or later) arrives. DeadlineExceeded after `timeout`;
   // the server's status (e.g. InvalidArgument for a refused batch) when it ends the stream.
   absl::Status WaitForAcks(uint64_t sequence, absl::Duration timeout);
   // Highest sequence acknowledged on this stream (0 before the first Ack).
-  uint64_t highest_ack() const { return highest_ack_; }
+  uint64_t highest_ack() const;
   // Acks received so far that said "already stored".
-  uint64_t duplicate_acks() const { return duplicates_; }
+  uint64_t duplicate_acks() const;
 
   // Half-closes, reads what the server still sends, and returns its final status. A collector
   // that does not finish within `timeout` is cancelled (DeadlineExceeded): an application
@@ -54,27 +71,37 @@ class IngestClient {
   absl::Status Close(absl::Duration timeout = absl::Seconds(10));
 
  private:
-  enum class ReadOutcome { kMessage, kEnded, kTimedOut };
-
   void Reset();
+  void ReadLoop();
+  // Waits until `done()` holds or the stream ended; false at `deadline` (the stream is then
+  // cancelled and finished).
+  template <typename Pred>
+  bool WaitFor(std::chrono::system_clock::time_point deadline, Pred done);
+  // Cancels the stream, joins the reader and collects the final status (once).
+  grpc::Status Finish(bool cancel);
   absl::Status StreamEnded();
-  // Reads one server message, giving up (and cancelling the stream) at `deadline`: synchronous
-  // gRPC streams have no read timeout of their own.
-  ReadOutcome ReadOnce(std::chrono::system_clock::time_point deadline, v1::ServerMessage* out);
-  // ReadOnce as a status: DeadlineExceeded on timeout; the stream's final status when it ended.
-  absl::Status ReadWithDeadline(std::chrono::system_clock::time_point deadline,
-                                v1::ServerMessage* out);
-  void CountAck(const v1::ServerMessage& message);
+  absl::Status SayHello(const v1::ProcessIdentity& identity, absl::Duration timeout,
+                        std::chrono::system_clock::time_point deadline);
 
+  v1::CaptureMode mode_ = v1::CAPTURE_MODE_CONTINUOUS;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Ingest::Stub> stub_;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::ClientMessage, v1::ServerMessage>> stream_;
   std::string address_;
+  std::thread reader_;
+  bool finished_ = false;
+  grpc::Status final_status_;
+
+  // Filled by the reader thread.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool have_welcome_ = false;
   v1::Welcome welcome_;
   uint64_t highest_ack_ = 0;
   uint64_t duplicates_ = 0;
-  bool closed_ = false;
+  std::vector<v1::Command> commands_;
+  bool ended_ = false;  // the reader saw the end of the stream
 };
 
 }  // namespace gpuspy

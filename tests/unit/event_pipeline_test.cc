@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 #include <deque>
 #include <mutex>
 #include <vector>
@@ -34,6 +36,21 @@ struct FakeCollector {
   std::vector<uint64_t> correlation_ids;  // every API event received, in order
   std::vector<uint64_t> sequences;
   int connects = 0;
+  std::vector<v1::Command> to_push;           // handed to the process on its next poll
+  std::vector<v1::ClientMessage> messages;    // heartbeats and capture statuses received
+  std::vector<v1::CaptureStatus> Statuses() {
+    std::lock_guard lock(mu);
+    std::vector<v1::CaptureStatus> out;
+    for (const auto& m : messages) {
+      if (m.has_capture_status()) out.push_back(m.capture_status());
+    }
+    return out;
+  }
+  int Heartbeats() {
+    std::lock_guard lock(mu);
+    return static_cast<int>(std::count_if(messages.begin(), messages.end(),
+                                          [](const auto& m) { return m.has_heartbeat(); }));
+  }
 };
 
 class FakeSink : public BatchSink {
@@ -68,6 +85,22 @@ class FakeSink : public BatchSink {
     return absl::DeadlineExceededError("no ack");
   }
   void Disconnect() override {}
+  bool Connected() const override {
+    std::lock_guard lock(c_->mu);
+    return c_->up;
+  }
+  absl::Status Send(const v1::ClientMessage& message) override {
+    std::lock_guard lock(c_->mu);
+    if (!c_->up) return absl::UnavailableError("collector down");
+    c_->messages.push_back(message);
+    return absl::OkStatus();
+  }
+  std::vector<v1::Command> TakeCommands() override {
+    std::lock_guard lock(c_->mu);
+    std::vector<v1::Command> out;
+    out.swap(c_->to_push);
+    return out;
+  }
 
  private:
   FakeCollector* c_;
@@ -88,10 +121,31 @@ class EventPipelineTest : public ::testing::Test {
   }
 
   void MakePipeline() {
+    TracingControl tracing;
+    tracing.enable = [this](const CaptureKinds& k) {
+      std::lock_guard lock(collector_.mu);
+      enabled_.push_back(k);
+    };
+    tracing.disable = [this] { ++disables_; };
     pipeline_ = std::make_unique<EventPipeline>(
         config_, &api_, identity_, std::make_unique<FakeSink>(&collector_), &pool_, &completed_,
-        [this](bool) { ++flushes_; }, [] { return uint64_t{0}; });
+        [this](bool) { ++flushes_; }, [] { return uint64_t{0}; }, std::move(tracing));
     pipeline_->Start();
+  }
+
+  void Push(const v1::Command& c) {
+    std::lock_guard lock(collector_.mu);
+    collector_.to_push.push_back(c);
+  }
+
+  // Waits (bounded) until `pred` holds; the pipeline runs on its own thread.
+  template <typename Pred>
+  bool Eventually(Pred pred) {
+    for (int i = 0; i < 500; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pred();
   }
 
   // Hands the pipeline one buffer of `n` API records with consecutive correlation ids.
@@ -126,8 +180,87 @@ class EventPipelineTest : public ::testing::Test {
   FakeCollector collector_;
   std::unique_ptr<EventPipeline> pipeline_;
   std::atomic<int> flushes_{0};
+  std::vector<CaptureKinds> enabled_;  // guarded by collector_.mu
+  std::atomic<int> disables_{0};
   uint64_t next_corr_ = 1;
 };
+
+TEST_F(EventPipelineTest, DormantProcessRegistersHeartbeatsAndTracesOnlyWhenAttached) {
+  config_.mode = CaptureMode::kOnDemand;
+  config_.heartbeat_ms = 20;
+  config_.kinds.nvtx = false;
+  MakePipeline();
+  // Registered and alive without having traced anything.
+  ASSERT_TRUE(Eventually([&] { return collector_.Heartbeats() >= 2; }));
+  {
+    std::lock_guard lock(collector_.mu);
+    EXPECT_EQ(collector_.connects, 1);
+    EXPECT_TRUE(enabled_.empty());
+    EXPECT_TRUE(collector_.sequences.empty());
+  }
+  v1::Command start;
+  start.mutable_start_capture()->set_capture_id(42);
+  start.mutable_start_capture()->set_steps(5);
+  start.mutable_start_capture()->add_kinds("kernel");
+  Push(start);
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(collector_.mu);
+    return !enabled_.empty();
+  }));
+  {
+    std::lock_guard lock(collector_.mu);
+    EXPECT_TRUE(enabled_[0].kernel);
+    EXPECT_FALSE(enabled_[0].memcpy);
+    EXPECT_TRUE(enabled_[0].nvtx) << "step boundaries need NVTX even when not asked for";
+  }
+  ASSERT_TRUE(Eventually([&] {
+    auto s = collector_.Statuses();
+    return !s.empty() && s.back().state() == v1::CAPTURE_STATE_ARMED;
+  }));
+  EXPECT_EQ(collector_.Statuses().back().capture_id(), 42u);
+
+  // A second attach while this one runs is refused, not merged.
+  v1::Command other = start;
+  other.mutable_start_capture()->set_capture_id(43);
+  Push(other);
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& s : collector_.Statuses()) {
+      if (s.capture_id() == 43 && s.state() == v1::CAPTURE_STATE_FAILED) return true;
+    }
+    return false;
+  }));
+
+  v1::Command stop;
+  stop.mutable_stop_capture()->set_capture_id(42);
+  Push(stop);
+  ASSERT_TRUE(Eventually([&] {
+    auto s = collector_.Statuses();
+    return !s.empty() && s.back().capture_id() == 42 && s.back().state() == v1::CAPTURE_STATE_STOPPED;
+  }));
+  EXPECT_EQ(disables_.load(), 1);
+  pipeline_->Stop(std::chrono::milliseconds(1000));
+  std::lock_guard lock(collector_.mu);
+  EXPECT_TRUE(collector_.sequences.empty()) << "stopped while armed: nothing to send";
+}
+
+TEST_F(EventPipelineTest, ContinuousProcessRefusesAnAttachWindow) {
+  MakePipeline();
+  Produce(10);  // continuous processes connect with their first batch
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard lock(collector_.mu);
+    return !collector_.sequences.empty();
+  }));
+  v1::Command start;
+  start.mutable_start_capture()->set_capture_id(7);
+  start.mutable_start_capture()->set_steps(5);
+  Push(start);
+  ASSERT_TRUE(Eventually([&] {
+    auto s = collector_.Statuses();
+    return !s.empty() && s.back().state() == v1::CAPTURE_STATE_FAILED;
+  }));
+  EXPECT_NE(collector_.Statuses().back().message().find("continuous"), std::string::npos);
+  pipeline_->Stop(std::chrono::milliseconds(1000));
+}
 
 TEST_F(EventPipelineTest, DeliversEveryEventOnceInOrderAndRecyclesBuffers) {
   MakePipeline();

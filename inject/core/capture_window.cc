@@ -174,7 +174,9 @@ void CaptureWindow::Stop(int64_t now_ns) {
     held_.clear();
     state_ = WindowState::kStopped;
   } else if (state_ == WindowState::kCapturing) {
-    Close(now_ns);
+    // Aligned windows end with the last complete step: a step cut in half would be reported
+    // as a short, misleading step.
+    Close(aligned_ && !steps_.empty() ? steps_.back().end_ns : now_ns);
   }
 }
 

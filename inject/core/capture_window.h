@@ -56,7 +56,8 @@ class CaptureWindow {
   // Classifies newly traced events: appends those inside the window to `out`, keeps the
   // undecided ones, drops (and counts) the rest. `now_ns` is the CUPTI clock.
   void Feed(EventColumns&& events, int64_t now_ns, EventColumns* out);
-  // Ends the window early (detach): at `now_ns` if it had started, at once if still armed.
+  // Ends the window early (detach): at the end of the last complete step (or `now_ns` without
+  // step alignment) if it had started, at once if still armed.
   void Stop(int64_t now_ns);
   // The drain period is over: undecided events are dropped; the window is finished.
   void Finish();

@@ -164,6 +164,27 @@ TEST_F(CaptureWindowTest, StopWhileCapturingKeepsTheCompletedSteps) {
   EXPECT_EQ(out.kernels.size(), 2u * kLaunchesPerStep);
 }
 
+TEST_F(CaptureWindowTest, StopInTheMiddleOfAStepEndsWithTheLastCompleteOne) {
+  CaptureWindow w(&strings_);
+  ASSERT_TRUE(w.Arm({.capture_id = 8, .steps = 10, .step_pattern = "ProfilerStep#",
+                     .start_timeout_ns = 100 * kStepNs},
+                    0)
+                  .ok());
+  EventColumns out;
+  FeedSteps(w, 0, 1, &out);
+  EventColumns half = Step(2);  // step 2 is running: its calls are traced, its range is not done
+  EventColumns range;
+  range.nvtx_ranges.swap(half.nvtx_ranges);
+  w.Feed(std::move(half), 2 * kStepNs + kStepNs / 2, &out);
+  w.Stop(2 * kStepNs + kStepNs / 2);
+  EXPECT_EQ(w.window_end_ns(), 2 * kStepNs - 10);
+  w.Feed(std::move(range), 3 * kStepNs, &out);
+  w.Finish();
+  EXPECT_EQ(w.steps_captured(), 2u);
+  EXPECT_EQ(out.nvtx_ranges.size(), 2u);
+  EXPECT_EQ(out.apis.size(), 2u * kLaunchesPerStep);
+}
+
 TEST_F(CaptureWindowTest, KernelsArrivingBeforeTheirLaunchRecordsWaitForThem) {
   CaptureWindow w(&strings_);
   ASSERT_TRUE(w.Arm({.capture_id = 5, .steps = 1, .step_pattern = "ProfilerStep#",

@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/query_client.h"
+#include "viewer/cli/report_view.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
@@ -33,33 +34,47 @@ void PrintJson(const google::protobuf::Message& m) {
   if (json.empty() || json.back() != '\n') std::cout << "\n";
 }
 
-// process id -> "rank N" (or "pid P@host" when the launcher gave no rank).
-std::map<uint64_t, std::string> ProcessLabels(QueryClient& q, const std::string& job) {
-  std::map<uint64_t, std::string> labels;
-  v1::ListJobsResponse jobs;
-  if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &jobs)) return labels;
-  for (const auto& j : jobs.jobs()) {
-    if (j.job_id() != job) continue;
+}  // namespace
+
+namespace {
+
+void PrintProcesses(const v1::ListJobsResponse& resp, const std::string& job, int64_t now) {
+  Table t({"JOB", ">RANK", "HOST", ">PID", "GPUS", "STATE", "MODE", ">EVENTS", "HEARTBEAT",
+           ">CLOCK SKEW"});
+  for (const auto& j : resp.jobs()) {
+    if (!job.empty() && j.job_id() != job) continue;
     for (const auto& p : j.processes()) {
       const auto& id = p.identity();
-      labels[p.process_id()] = id.rank() >= 0 ? std::to_string(id.rank())
-                                              : absl::StrCat("pid ", id.pid());
+      std::set<std::string> gpus;
+      for (const auto& d : id.devices()) gpus.insert(d.name());
+      std::string gpu_text = gpus.empty() ? "-" : *gpus.begin();
+      if (id.devices_size() > 1) gpu_text = absl::StrCat(id.devices_size(), "x ", gpu_text);
+      const bool live = p.state() != "disconnected";
+      t.Add({j.job_id(), id.rank() >= 0 ? std::to_string(id.rank()) : "-", id.host(),
+             std::to_string(id.pid()), gpu_text, p.state(),
+             p.mode() == v1::CAPTURE_MODE_DORMANT ? "ondemand" : "always",
+             std::to_string(p.event_count()),
+             live ? Ago(p.last_heartbeat_unix_ns(), now) : "-",
+             live ? FormatDuration(p.clock_skew_ns()) : "-"});
     }
   }
-  return labels;
-}
-
-std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t process_id) {
-  auto it = labels.find(process_id);
-  return it == labels.end() ? absl::StrCat("p", process_id) : it->second;
+  t.Print(std::cout);
 }
 
 }  // namespace
 
-int Jobs(const GlobalOptions& g) {
+int Jobs(const GlobalOptions& g, const std::string& job, bool per_process) {
   QueryClient q(g.collector, g.timeout_s);
   v1::ListJobsResponse resp;
   if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &resp)) return 1;
+  if (!job.empty()) {
+    const bool known = std::any_of(resp.jobs().begin(), resp.jobs().end(),
+                                   [&](const auto& j) { return j.job_id() == job; });
+    if (!known) {
+      std::fprintf(stderr, "gpuspy: no job '%s'\n", job.c_str());
+      return 1;
+    }
+  }
   if (g.json) {
     PrintJson(resp);
     return 0;
@@ -69,16 +84,24 @@ int Jobs(const GlobalOptions& g) {
     return 0;
   }
   const int64_t now = absl::ToUnixNanos(absl::Now());
+  if (per_process) {
+    PrintProcesses(resp, job, now);
+    return 0;
+  }
   Table t({"JOB", ">PROCESSES", "RANKS", "HOSTS", "GPUS", ">EVENTS", ">STEPS", "STATE", "LAST SEEN"});
   for (const auto& j : resp.jobs()) {
     std::set<int> ranks;
     std::set<std::string> hosts, gpus;
-    int connected = 0;
+    std::map<std::string, int> states;  // live processes by state
     for (const auto& p : j.processes()) {
       if (p.identity().rank() >= 0) ranks.insert(p.identity().rank());
       hosts.insert(p.identity().host());
       for (const auto& d : p.identity().devices()) gpus.insert(d.name());
-      connected += p.state() == "connected";
+      if (p.state() != "disconnected") ++states[p.state()];
+    }
+    std::string state_text;
+    for (const auto& [state, n] : states) {
+      absl::StrAppend(&state_text, state_text.empty() ? "" : ", ", state, " (", n, ")");
     }
     std::string rank_text = ranks.empty() ? "-"
                             : ranks.size() == 1
@@ -89,7 +112,7 @@ int Jobs(const GlobalOptions& g) {
     t.Add({j.job_id(), std::to_string(j.processes_size()), rank_text,
            std::to_string(hosts.size()), gpu_text, std::to_string(j.event_count()),
            std::to_string(j.step_count()),
-           connected > 0 ? "live (" + std::to_string(connected) + ")" : "finished",
+           state_text.empty() ? "finished" : state_text,
            Ago(j.last_seen_unix_ns(), now)});
   }
   t.Print(std::cout);
@@ -144,57 +167,7 @@ int Report(const GlobalOptions& g, const ReportOptions& r) {
     std::cout << "no steps found for job '" << r.job << "'\n";
     return 0;
   }
-  const auto labels = ProcessLabels(q, r.job);
-  // By rank, then step: the server answers in process order, which is arrival order.
-  std::vector<const v1::StepReport*> ordered;
-  for (const auto& rep : resp.reports()) ordered.push_back(&rep);
-  auto rank_key = [&](const v1::StepReport* rep) {
-    const std::string l = Label(labels, rep->step().process_id());
-    return std::make_pair(l.size(), l);
-  };
-  std::stable_sort(ordered.begin(), ordered.end(), [&](const auto* a, const auto* b) {
-    if (rank_key(a) != rank_key(b)) return rank_key(a) < rank_key(b);
-    return a->step().number() < b->step().number();
-  });
-  Table t({">RANK", ">STEP", ">WALL ms", ">GPU BUSY", ">KERNELS", ">COPIED", ">SYNC-BLOCKED ms",
-           "PRIMARY BOTTLENECK", ">LOST ms", "STEADY"});
-  for (const v1::StepReport* rp : ordered) {
-    const v1::StepReport& rep = *rp;
-    const auto& b = rep.breakdown();
-    const int64_t lost = rep.findings().empty() ? 0 : rep.findings(0).lost_ns();
-    t.Add({Label(labels, rep.step().process_id()), std::to_string(rep.step().number()),
-           Ms(b.wall_ns()), Percent(b.gpu_busy_ns(), b.wall_ns()), std::to_string(b.kernel_count()),
-           FormatBytes(b.memcpy_bytes()), Ms(b.host_sync_blocked_ns()), rep.primary_bottleneck(),
-           Ms(lost), rep.steady_state() ? "yes" : "no"});
-  }
-  t.Print(std::cout);
-  for (const v1::StepReport* rp : ordered) {
-    const v1::StepReport& rep = *rp;
-    const auto& b = rep.breakdown();
-    std::cout << "\nrank " << Label(labels, rep.step().process_id()) << " step "
-              << rep.step().number() << ": " << Ms(b.wall_ns()) << " ms, GPU busy "
-              << Percent(b.gpu_busy_ns(), b.wall_ns()) << " (kernels " << Ms(b.kernel_ns())
-              << " ms, copies " << Ms(b.memcpy_ns()) << " ms), GPU idle " << Ms(b.gpu_idle_ns())
-              << " ms = sync " << Ms(b.idle_sync_blocked_ns()) << " + launch "
-              << Ms(b.idle_launch_bound_ns()) << " + host " << Ms(b.idle_host_other_ns()) << "\n";
-    if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
-    for (const auto& f : rep.findings()) {
-      std::cout << "  [" << f.severity() << "] " << f.detector() << ": " << f.title();
-      if (f.lost_ns() > 0) std::cout << " (~" << Ms(f.lost_ns()) << " ms lost)";
-      std::cout << "\n";
-      std::string evidence;
-      for (const auto& e : f.evidence()) {
-        evidence += (evidence.empty() ? "" : "; ") + e.key() + "=" + e.value();
-      }
-      if (!evidence.empty()) std::cout << "      evidence: " << evidence << "\n";
-      if (!f.fix_hint().empty()) std::cout << "      fix: " << f.fix_hint() << "\n";
-    }
-    if (!rep.top_kernels().empty()) {
-      const auto& k = rep.top_kernels(0);
-      std::cout << "  top kernel: " << k.name().substr(0, 100) << " x" << k.count() << " = "
-                << Ms(k.total_ns()) << " ms" << (k.tensor_cores() ? " (tensor cores)" : "") << "\n";
-    }
-  }
+  PrintStepReports(q, r.job, resp);
   return 0;
 }
 

@@ -30,7 +30,8 @@ struct EventsOptions {
   uint32_t limit = 1000;
 };
 
-int Jobs(const GlobalOptions& g);
+// Every job, one line each; with `per_process`, one line per process (of `job` when given).
+int Jobs(const GlobalOptions& g, const std::string& job, bool per_process);
 int Steps(const GlobalOptions& g, const std::string& job, uint64_t process);
 int Report(const GlobalOptions& g, const ReportOptions& r);
 int Summary(const GlobalOptions& g, const std::string& job);

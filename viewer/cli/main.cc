@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "viewer/cli/attach_command.h"
 #include "viewer/cli/commands.h"
 #include "viewer/cli/export_command.h"
 #include "viewer/cli/import_command.h"
@@ -42,7 +43,35 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", g.timeout_s, "Seconds to wait for gpuspyd")
       ->check(CLI::PositiveNumber)->capture_default_str();
 
+  bool job_processes = false;
+  std::string jobs_job;
   auto* jobs = app.add_subcommand("jobs", "List jobs with their processes, ranks, hosts and state");
+  jobs->add_flag("--processes", job_processes,
+                 "One line per process: rank, host, GPUs, state, heartbeat, clock skew");
+  jobs->add_option("--job", jobs_job, "Only this job (implies --processes)");
+
+  gpuspy::cli::AttachOptions at;
+  auto* attach = app.add_subcommand(
+      "attach", "Capture N steps (or a duration) of a live job whose processes run dormant "
+                "(GPUSPY_MODE=ondemand), then print their reports");
+  attach->add_option("--job", at.job, "Job id")->required();
+  attach->add_option("--rank", at.rank, "Only this rank");
+  attach->add_option("--host", at.host, "Only processes on this host");
+  attach->add_option("--steps", at.steps, "Capture this many steps")
+                       ->check(CLI::PositiveNumber);
+  attach->add_option("--duration", at.duration, "Capture for this long (30s, 2m)");
+  attach->add_option("--kinds", at.kinds, "Only these kinds (kernel,memcpy,memset,sync,memory,runtime,driver,nvtx,overhead)")
+      ->delimiter(',');
+  attach->add_option("--start-timeout", at.start_timeout,
+                     "Wait this long for an NVTX step boundary, then start anyway")
+      ->capture_default_str();
+  attach->add_flag("--detach", at.detach, "Return once the processes are armed");
+  attach->add_option("--wait", at.wait, "Give up waiting for the capture after this long");
+  attach->footer("Example: gpuspy attach --job 1234 --steps 20");
+
+  std::string detach_job;
+  auto* detach = app.add_subcommand("detach", "Stop a running capture early (what was captured is kept)");
+  detach->add_option("--job", detach_job, "Job id")->required();
 
   std::string job;
   uint64_t process = 0;
@@ -109,7 +138,9 @@ int main(int argc, char** argv) {
     return UsageError(app, e);
   }
 
-  if (*jobs) return gpuspy::cli::Jobs(g);
+  if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
+  if (*attach) return gpuspy::cli::Attach(g, at);
+  if (*detach) return gpuspy::cli::Detach(g, detach_job);
   if (*steps) return gpuspy::cli::Steps(g, job, process);
   if (*report) return gpuspy::cli::Report(g, r);
   if (*summary) return gpuspy::cli::Summary(g, job);

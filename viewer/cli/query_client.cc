@@ -8,8 +8,9 @@ QueryClient::QueryClient(const std::string& address, double timeout_s)
     : address_(address), timeout_s_(timeout_s) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(512 << 20);  // raw event windows can be large
-  stub_ = v1::Query::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::Query::NewStub(channel);
+  control_ = v1::Control::NewStub(channel);
 }
 
 std::chrono::system_clock::time_point QueryClient::Deadline() const {
@@ -29,6 +30,8 @@ void QueryClient::PrintError(const grpc::Status& st) const {
       break;
     case grpc::StatusCode::NOT_FOUND:
     case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::ALREADY_EXISTS:
+    case grpc::StatusCode::FAILED_PRECONDITION:
       std::fprintf(stderr, "gpuspy: %s\n", st.error_message().c_str());
       break;
     default:

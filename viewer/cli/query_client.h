@@ -1,4 +1,5 @@
-// The CLI's connection to gpuspyd's Query service, with its errors turned into one clear line.
+// The CLI's connection to gpuspyd's Query and Control services, with errors turned into one
+// clear line.
 #pragma once
 
 #include <memory>
@@ -25,6 +26,26 @@ class QueryClient {
     return false;
   }
 
+  // The same for the Control service (attach/detach).
+  template <typename Request, typename Response, typename Method>
+  bool Control(Method method, const Request& request, Response* response) {
+    return Status(ControlStatus(method, request, response));
+  }
+  // Calls a Control method and returns its status without printing (callers that react to
+  // particular codes, e.g. a capture the collector no longer knows).
+  template <typename Request, typename Response, typename Method>
+  grpc::Status ControlStatus(Method method, const Request& request, Response* response) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    return (control_.get()->*method)(&ctx, request, response);
+  }
+  // Prints a failed status as Call does; true when `status` is OK.
+  bool Status(const grpc::Status& status) const {
+    if (status.ok()) return true;
+    PrintError(status);
+    return false;
+  }
+
   v1::Query::Stub* stub() { return stub_.get(); }
 
  private:
@@ -34,6 +55,7 @@ class QueryClient {
   std::string address_;
   double timeout_s_;
   std::unique_ptr<v1::Query::Stub> stub_;
+  std::unique_ptr<v1::Control::Stub> control_;
 };
 
 }  // namespace gpuspy::cli

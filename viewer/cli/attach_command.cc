@@ -1,0 +1,233 @@
+#include "viewer/cli/attach_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "viewer/cli/query_client.h"
+#include "viewer/cli/report_view.h"
+
+namespace gpuspy::cli {
+namespace {
+
+constexpr absl::Duration kPollPeriod = absl::Milliseconds(500);
+
+const char* StateName(v1::CaptureState s) {
+  switch (s) {
+    case v1::CAPTURE_STATE_ARMED: return "armed";
+    case v1::CAPTURE_STATE_CAPTURING: return "capturing";
+    case v1::CAPTURE_STATE_DRAINING: return "draining";
+    case v1::CAPTURE_STATE_DONE: return "done";
+    case v1::CAPTURE_STATE_STOPPED: return "stopped";
+    case v1::CAPTURE_STATE_FAILED: return "failed";
+    case v1::CAPTURE_STATE_EXITED: return "exited";
+    default: return "arming";
+  }
+}
+
+std::string Who(const v1::CaptureProcess& p) {
+  return p.rank() >= 0 ? absl::StrCat("rank ", p.rank())
+                       : absl::StrCat("pid ", p.pid(), "@", p.host());
+}
+
+// "rank 0 capturing 3/10, rank 1 armed 0/10"
+std::string Progress(const v1::Capture& c) {
+  std::vector<std::string> parts;
+  for (const v1::CaptureProcess& p : c.processes()) {
+    std::string part = absl::StrCat(Who(p), " ", StateName(p.status().state()), " ",
+                                     p.status().steps_captured());
+    if (p.steps_wanted() > 0) absl::StrAppend(&part, "/", p.steps_wanted());
+    parts.push_back(part);
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+void PrintJson(const google::protobuf::Message& m) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
+  std::cout << json;
+}
+
+// The reports of the steps each process captured (its window, on its own clock).
+v1::GetStepReportResponse CapturedSteps(const v1::Capture& c, const v1::GetStepReportResponse& all) {
+  std::map<uint64_t, const v1::CaptureStatus*> windows;
+  for (const v1::CaptureProcess& p : c.processes()) windows[p.process_id()] = &p.status();
+  v1::GetStepReportResponse out;
+  for (const v1::StepReport& r : all.reports()) {
+    auto it = windows.find(r.step().process_id());
+    if (it == windows.end() || it->second->window_start_ns() == 0) continue;
+    const int64_t end = it->second->window_end_ns() > 0 ? it->second->window_end_ns()
+                                                          : std::numeric_limits<int64_t>::max();
+    if (r.step().start_ns() >= it->second->window_start_ns() && r.step().start_ns() < end) {
+      *out.add_reports() = r;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int Attach(const GlobalOptions& g, const AttachOptions& a) {
+  v1::AttachRequest req;
+  req.set_job_id(a.job);
+  req.set_rank(a.rank);
+  req.set_host(a.host);
+  v1::StartCapture* cap = req.mutable_capture();
+  cap->set_steps(a.steps);
+  absl::Duration duration = absl::ZeroDuration(), start_timeout, wait = absl::ZeroDuration();
+  if (!a.duration.empty() && !absl::ParseDuration(a.duration, &duration)) {
+    std::fprintf(stderr, "gpuspy: --duration '%s' is not a duration (e.g. 30s, 2m)\n", a.duration.c_str());
+    return 2;
+  }
+  if (!absl::ParseDuration(a.start_timeout, &start_timeout)) {
+    std::fprintf(stderr, "gpuspy: --start-timeout '%s' is not a duration\n", a.start_timeout.c_str());
+    return 2;
+  }
+  if (!a.wait.empty() && !absl::ParseDuration(a.wait, &wait)) {
+    std::fprintf(stderr, "gpuspy: --wait '%s' is not a duration\n", a.wait.c_str());
+    return 2;
+  }
+  if (a.steps == 0 && duration <= absl::ZeroDuration()) {
+    std::fprintf(stderr, "gpuspy: attach needs --steps N or --duration D\n");
+    return 2;
+  }
+  cap->set_duration_ns(absl::ToInt64Nanoseconds(duration));
+  cap->set_start_timeout_ns(absl::ToInt64Nanoseconds(start_timeout));
+  for (const std::string& k : a.kinds) cap->add_kinds(k);
+
+  QueryClient q(g.collector, g.timeout_s);
+  v1::AttachResponse armed;
+  if (!q.Control(&v1::Control::Stub::Attach, req, &armed)) return 1;
+  if (!g.json) {
+    std::cout << "capture " << armed.capture_id() << ": " << armed.processes_armed()
+              << " process(es) of job " << a.job << " armed for "
+              << (a.steps > 0 ? absl::StrCat(a.steps, " steps") : absl::FormatDuration(duration))
+              << "\n";
+    for (const std::string& n : armed.notes()) std::cout << "  note: " << n << "\n";
+  }
+  if (a.detach) {
+    if (g.json) {
+      PrintJson(armed);
+    } else {
+      std::cout << "detached: follow with `gpuspy report --job " << a.job
+                << "`, stop early with `gpuspy detach --job " << a.job << "`\n";
+    }
+    return 0;
+  }
+
+  // Generous by default: steps can be long, and the window waits for the next boundary first.
+  if (wait <= absl::ZeroDuration()) {
+    wait = std::max(absl::Minutes(10), start_timeout + 2 * duration + absl::Minutes(1));
+  }
+  const absl::Time give_up = absl::Now() + wait;
+  v1::GetCaptureRequest get;
+  get.set_job_id(a.job);
+  get.set_capture_id(armed.capture_id());
+  v1::GetCaptureResponse got;
+  std::string last_progress;
+  const bool tty = isatty(STDOUT_FILENO) && !g.json;
+  for (;;) {
+    got.Clear();
+    grpc::Status st = q.ControlStatus(&v1::Control::Stub::GetCapture, get, &got);
+    if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
+      std::fprintf(stderr,
+                   "gpuspy: the collector no longer knows capture %llu (it restarted?). The "
+                   "processes finish their windows on their own and deliver them when they "
+                   "reconnect: see `gpuspy report --job %s`\n",
+                   static_cast<unsigned long long>(armed.capture_id()), a.job.c_str());
+      return 1;
+    }
+    if (!q.Status(st)) return 1;
+    const std::string progress = Progress(got.capture());
+    if (!g.json && progress != last_progress) {
+      if (tty) {
+        std::cout << "\r\033[K" << progress << std::flush;
+      } else {
+        std::cout << progress << "\n" << std::flush;
+      }
+      last_progress = progress;
+    }
+    if (!got.capture().active()) break;
+    if (absl::Now() >= give_up) {
+      if (tty) std::cout << "\n";
+      std::fprintf(stderr,
+                   "gpuspy: capture %llu still running after %s (%s); it goes on in the "
+                   "processes: `gpuspy detach --job %s` stops it\n",
+                   static_cast<unsigned long long>(armed.capture_id()),
+                   absl::FormatDuration(wait).c_str(), progress.c_str(), a.job.c_str());
+      return 3;
+    }
+    absl::SleepFor(kPollPeriod);
+  }
+  if (tty) std::cout << "\n";
+
+  const v1::Capture& c = got.capture();
+  int captured = 0, failed = 0;
+  for (const v1::CaptureProcess& p : c.processes()) {
+    captured += p.status().steps_captured() > 0 ||
+                (p.status().state() == v1::CAPTURE_STATE_DONE && !p.status().step_aligned());
+    failed += p.status().state() == v1::CAPTURE_STATE_FAILED;
+  }
+  // The last batches of each window are acknowledged before the process reports DONE, so the
+  // reports below see everything.
+  v1::GetStepReportRequest rr;
+  rr.set_job_id(a.job);
+  rr.set_all(true);
+  v1::GetStepReportResponse all;
+  const bool have_reports = q.Call(&v1::Query::Stub::GetStepReport, rr, &all);
+  const v1::GetStepReportResponse mine = have_reports ? CapturedSteps(c, all) : all;
+  if (g.json) {
+    PrintJson(c);
+    PrintJson(mine);
+    return failed > 0 || captured == 0 ? 1 : 0;
+  }
+  for (const v1::CaptureProcess& p : c.processes()) {
+    const v1::CaptureStatus& s = p.status();
+    std::cout << "  " << Who(p) << " (pid " << p.pid() << " on " << p.host() << "): "
+              << StateName(s.state()) << ", " << s.steps_captured() << " steps, "
+              << s.events_sent() << " events"
+              << (s.step_aligned() || s.window_start_ns() == 0 ? "" : ", not step-aligned (no NVTX step ranges)");
+    if (!s.message().empty()) std::cout << " - " << s.message();
+    std::cout << "\n";
+  }
+  if (!have_reports) return 1;
+  if (mine.reports().empty()) {
+    std::cout << "no steps were captured";
+    if (captured > 0) std::cout << " (the program marks no NVTX steps the collector recognises: "
+                                   "see `gpuspy report --job " << a.job << "`)";
+    std::cout << "\n";
+  } else {
+    std::cout << "\n";
+    PrintStepReports(q, a.job, mine);
+  }
+  return failed > 0 || captured == 0 ? 1 : 0;
+}
+
+int Detach(const GlobalOptions& g, const std::string& job) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::DetachRequest req;
+  req.set_job_id(job);
+  v1::DetachResponse resp;
+  if (!q.Control(&v1::Control::Stub::Detach, req, &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  std::cout << "capture " << resp.capture_id() << ": " << resp.processes_stopped()
+            << " process(es) told to stop; what they captured so far is kept\n";
+  return 0;
+}
+
+}  // namespace gpuspy::cli

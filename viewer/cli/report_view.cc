@@ -1,0 +1,89 @@
+#include "viewer/cli/report_view.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "model/units.h"
+#include "viewer/cli/format.h"
+#include "viewer/cli/table.h"
+
+namespace gpuspy::cli {
+
+// process id -> "rank N" (or "pid P@host" when the launcher gave no rank).
+std::map<uint64_t, std::string> ProcessLabels(QueryClient& q, const std::string& job) {
+  std::map<uint64_t, std::string> labels;
+  v1::ListJobsResponse jobs;
+  if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &jobs)) return labels;
+  for (const auto& j : jobs.jobs()) {
+    if (j.job_id() != job) continue;
+    for (const auto& p : j.processes()) {
+      const auto& id = p.identity();
+      labels[p.process_id()] = id.rank() >= 0 ? std::to_string(id.rank())
+                                              : absl::StrCat("pid ", id.pid());
+    }
+  }
+  return labels;
+}
+
+std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t process_id) {
+  auto it = labels.find(process_id);
+  return it == labels.end() ? absl::StrCat("p", process_id) : it->second;
+}
+
+
+void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepReportResponse& resp) {
+  const auto labels = ProcessLabels(q, job);
+  // By rank, then step: the server answers in process order, which is arrival order.
+  std::vector<const v1::StepReport*> ordered;
+  for (const auto& rep : resp.reports()) ordered.push_back(&rep);
+  auto rank_key = [&](const v1::StepReport* rep) {
+    const std::string l = Label(labels, rep->step().process_id());
+    return std::make_pair(l.size(), l);
+  };
+  std::stable_sort(ordered.begin(), ordered.end(), [&](const auto* a, const auto* b) {
+    if (rank_key(a) != rank_key(b)) return rank_key(a) < rank_key(b);
+    return a->step().number() < b->step().number();
+  });
+  Table t({">RANK", ">STEP", ">WALL ms", ">GPU BUSY", ">KERNELS", ">COPIED", ">SYNC-BLOCKED ms",
+           "PRIMARY BOTTLENECK", ">LOST ms", "STEADY"});
+  for (const v1::StepReport* rp : ordered) {
+    const v1::StepReport& rep = *rp;
+    const auto& b = rep.breakdown();
+    const int64_t lost = rep.findings().empty() ? 0 : rep.findings(0).lost_ns();
+    t.Add({Label(labels, rep.step().process_id()), std::to_string(rep.step().number()),
+           Ms(b.wall_ns()), Percent(b.gpu_busy_ns(), b.wall_ns()), std::to_string(b.kernel_count()),
+           FormatBytes(b.memcpy_bytes()), Ms(b.host_sync_blocked_ns()), rep.primary_bottleneck(),
+           Ms(lost), rep.steady_state() ? "yes" : "no"});
+  }
+  t.Print(std::cout);
+  for (const v1::StepReport* rp : ordered) {
+    const v1::StepReport& rep = *rp;
+    const auto& b = rep.breakdown();
+    std::cout << "\nrank " << Label(labels, rep.step().process_id()) << " step "
+              << rep.step().number() << ": " << Ms(b.wall_ns()) << " ms, GPU busy "
+              << Percent(b.gpu_busy_ns(), b.wall_ns()) << " (kernels " << Ms(b.kernel_ns())
+              << " ms, copies " << Ms(b.memcpy_ns()) << " ms), GPU idle " << Ms(b.gpu_idle_ns())
+              << " ms = sync " << Ms(b.idle_sync_blocked_ns()) << " + launch "
+              << Ms(b.idle_launch_bound_ns()) << " + host " << Ms(b.idle_host_other_ns()) << "\n";
+    if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
+    for (const auto& f : rep.findings()) {
+      std::cout << "  [" << f.severity() << "] " << f.detector() << ": " << f.title();
+      if (f.lost_ns() > 0) std::cout << " (~" << Ms(f.lost_ns()) << " ms lost)";
+      std::cout << "\n";
+      std::string evidence;
+      for (const auto& e : f.evidence()) {
+        evidence += (evidence.empty() ? "" : "; ") + e.key() + "=" + e.value();
+      }
+      if (!evidence.empty()) std::cout << "      evidence: " << evidence << "\n";
+      if (!f.fix_hint().empty()) std::cout << "      fix: " << f.fix_hint() << "\n";
+    }
+    if (!rep.top_kernels().empty()) {
+      const auto& k = rep.top_kernels(0);
+      std::cout << "  top kernel: " << k.name().substr(0, 100) << " x" << k.count() << " = "
+                << Ms(k.total_ns()) << " ms" << (k.tensor_cores() ? " (tensor cores)" : "") << "\n";
+    }
+  }
+}
+
+}  // namespace gpuspy::cli

@@ -5,9 +5,12 @@
 
 #include <limits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "collector/http/step_timeline.h"
+#include "collector/http/web_ui.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "httplib.h"
 
@@ -61,6 +64,17 @@ absl::StatusOr<int64_t> IntParam(const httplib::Request& req, const char* name, 
                                                    "' is not a non-negative integer"));
   }
   return v;
+}
+
+// "<job>[-steps-A-B][-pP].trace.json", reduced to characters safe in a header and a file name.
+std::string TraceFileName(const httplib::Request& req, const std::string& job) {
+  std::string name = job;
+  if (req.has_param("steps")) absl::StrAppend(&name, "-steps-", req.get_param_value("steps"));
+  if (req.has_param("process")) absl::StrAppend(&name, "-p", req.get_param_value("process"));
+  for (char& c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return name + ".trace.json";
 }
 
 }  // namespace
@@ -135,6 +149,16 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     r.set_limit(static_cast<uint32_t>(std::min<int64_t>(*limit, std::numeric_limits<uint32_t>::max())));
     Json(res, ToJson(engine->GetEvents(r)));
   });
+  s.Get(R"(/api/jobs/([^/]+)/timeline)", [engine](const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<int64_t> process = IntParam(req, "process", 0);
+    absl::StatusOr<int64_t> step = IntParam(req, "step", -1);
+    for (const auto* p : {&process, &step}) {
+      if (!p->ok()) return Error(res, 400, std::string(p->status().message()));
+    }
+    // Step numbers are per process: a timeline of "step 4" of every rank at once means nothing.
+    if (*process == 0 || *step < 0) return Error(res, 400, "timeline needs process=P and step=N");
+    Json(res, StepTimeline(engine, req.matches[1], static_cast<uint64_t>(*process), *step));
+  });
   s.Get(R"(/api/jobs/([^/]+)/trace)", [engine](const httplib::Request& req, httplib::Response& res) {
     const std::string job = req.matches[1];
     absl::StatusOr<int64_t> process = IntParam(req, "process", 0);
@@ -174,9 +198,11 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     absl::StatusOr<v1::GetEventsResponse> events = engine->GetEvents(er);
     if (!events.ok()) return Error(res, HttpCode(events.status()), std::string(events.status().message()));
     exporters::AttachEvents(&*events, &processes);
-    res.set_header("Content-Disposition", absl::StrCat("attachment; filename=\"", job, ".trace.json\""));
+    res.set_header("Content-Disposition", absl::StrCat("attachment; filename=\"", TraceFileName(req, job), "\""));
     res.set_content(exporters::ChromeTraceJson(processes), "application/json");
   });
+
+  AddWebUiRoutes(&s);
 
   api->port_ = port == 0 ? s.bind_to_any_port(host) : (s.bind_to_port(host, port) ? port : -1);
   if (api->port_ <= 0) {

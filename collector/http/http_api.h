@@ -1,6 +1,9 @@
 // The collector's HTTP/JSON API (for the web viewer and scripts): the Query service's answers as
-// JSON, plus the trace export. Handlers only parse parameters, call QueryEngine, map statuses.
+// JSON, plus the trace export, and the web viewer itself (web_ui.h). Handlers only parse
+// parameters, call QueryEngine (or one helper), map statuses.
 //
+//   GET /                                                  the web viewer
+//   GET /static/<path>                                     its scripts and styles
 //   GET /api/jobs
 //   GET /api/stats
 //   GET /api/jobs/{job}/steps[?process=P]
@@ -8,6 +11,7 @@
 //   GET /api/jobs/{job}/summary
 //   GET /api/jobs/{job}/events[?from=NS&to=NS&limit=N&process=P]
 //   GET /api/jobs/{job}/trace[?steps=A-B&process=P]      Chrome/Perfetto trace JSON
+//   GET /api/jobs/{job}/timeline?process=P&step=N        one step for the viewer's timeline
 //
 // Bad parameters answer 400 with a message, unknown jobs 404.
 #pragma once

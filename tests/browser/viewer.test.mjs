@@ -1,0 +1,316 @@
+// The web viewer in a real browser against a real gpuspyd fed by gpuspy-replay: the jobs page,
+// the job overview (step chart, findings, ranks), the step detail page (findings, canvas
+// timeline, correlation), export, live updates, and the timeline's render time on 100k events.
+//
+//   GPUSPYD_BIN=... REPLAY_BIN=... node --test tests/browser/viewer.test.mjs
+// Screenshots go to $GPUSPY_BROWSER_ARTIFACTS (default: a temp dir); with
+// GPUSPY_UPDATE_DOC_IMAGES=1 also to docs/img/ (the README's pictures).
+import {test, before, after} from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {Collector, launchChromium, requireEnv} from './harness.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const DOC_IMG = path.join(HERE, '..', '..', 'docs', 'img');
+const ARTIFACTS = process.env.GPUSPY_BROWSER_ARTIFACTS || path.join(os.tmpdir(), 'gpuspy-browser-artifacts');
+const VIEWPORT = {width: 1400, height: 900};
+
+let collector, browser, replayBin;
+let skipReason = '';
+
+before(async () => {
+  replayBin = requireEnv('REPLAY_BIN');
+  collector = await Collector.start(requireEnv('GPUSPYD_BIN'));
+  // Deterministic synthetic jobs (fixed seeds): the screenshots show the same data every run.
+  await collector.replay(replayBin, ['--job', 'copy', '--scenario', 'copy_heavy', '--steps', '6']);
+  await collector.replay(replayBin, ['--job', 'train', '--scenario', 'sync_stall', '--steps', '10', '--ranks', '4', '--slow-rank', '2']);
+  await collector.replay(replayBin, ['--job', 'storm', '--scenario', 'launch_storm', '--steps', '4']);
+  const launched = await launchChromium();
+  if (launched.error) {
+    skipReason = launched.error;
+    console.log(`SKIPPED: browser tests need Chromium: ${skipReason}`);
+  }
+  browser = launched.browser;
+  fs.mkdirSync(ARTIFACTS, {recursive: true});
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (collector) await collector.stop();
+});
+
+// A fresh page that fails the test on any script error. Error answers from the API are
+// expected where a test asks for them (Chromium logs each as a console error).
+async function openPage(t, {httpErrorsExpected = false} = {}) {
+  const context = await browser.newContext({viewport: VIEWPORT, acceptDownloads: true});
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    if (httpErrorsExpected && /Failed to load resource: the server responded with a status of 40\d/.test(m.text())) return;
+    problems.push('console error: ' + m.text());
+  });
+  t.after(async () => {
+    await context.close();
+    assert.deepEqual(problems, [], 'the page logged errors');
+  });
+  return page;
+}
+
+async function screenshot(page, name) {
+  const file = path.join(ARTIFACTS, name);
+  await page.evaluate(() => window.scrollTo(0, 0));  // else the sticky header lands mid-picture
+  await page.screenshot({path: file, fullPage: true});
+  if (process.env.GPUSPY_UPDATE_DOC_IMAGES === '1') fs.copyFileSync(file, path.join(DOC_IMG, name));
+  return file;
+}
+
+const browserTest = (name, fn) => test(name, async (t) => {
+  if (skipReason) return t.skip(skipReason);
+  await fn(t);
+});
+
+const num = (v) => (v === undefined ? 0 : Number(v));
+const processOf = async (job) => (await collector.json('/api/jobs')).jobs.find((j) => j.job_id === job).processes
+  .sort((a, b) => num(a.identity.rank) - num(b.identity.rank))[0].process_id;
+
+test('gpuspyd serves the viewer with content types and revalidation, and the timeline API checks its parameters', async () => {
+  const index = await fetch(collector.url + '/');
+  assert.equal(index.status, 200);
+  assert.match(index.headers.get('content-type'), /^text\/html/);
+  assert.match(await index.text(), /<script type="module" src="\/static\/js\/app.js">/);
+  const js = await fetch(collector.url + '/static/js/app.js');
+  assert.equal(js.status, 200);
+  assert.match(js.headers.get('content-type'), /^text\/javascript/);
+  const etag = js.headers.get('etag');
+  assert.ok(etag, 'assets carry an ETag');
+  assert.equal((await fetch(collector.url + '/static/js/app.js', {headers: {'If-None-Match': etag}})).status, 304);
+  assert.match((await fetch(collector.url + '/static/app.css')).headers.get('content-type'), /^text\/css/);
+  assert.equal((await fetch(collector.url + '/static/nope.js')).status, 404);
+
+  assert.equal((await fetch(collector.url + '/api/jobs/copy/timeline?step=2')).status, 400);
+  assert.equal((await fetch(collector.url + '/api/jobs/copy/timeline?step=x&process=1')).status, 400);
+  assert.equal((await fetch(collector.url + '/api/jobs/nope/timeline?step=1&process=1')).status, 404);
+  const p = await processOf('copy');
+  assert.equal((await fetch(collector.url + `/api/jobs/copy/timeline?step=99&process=${p}`)).status, 404);
+});
+
+test('the timeline\'s idle intervals add up to the step report\'s idle attribution', async () => {
+  const p = await processOf('storm');
+  for (const step of [2, 3]) {
+    const report = (await collector.json(`/api/jobs/storm/report?step=${step}&process=${p}`)).reports[0];
+    const tl = await collector.json(`/api/jobs/storm/timeline?step=${step}&process=${p}`);
+    const sums = [0, 0, 0];
+    for (const [s, e, cause] of tl.idle) sums[cause] += e - s;
+    const b = report.breakdown;
+    assert.deepEqual(sums, [num(b.idle_sync_blocked_ns), num(b.idle_launch_bound_ns), num(b.idle_host_other_ns)]);
+    assert.equal(tl.events.kind.filter((k) => k === 0).length, num(b.kernel_count));
+  }
+});
+
+browserTest('the jobs page lists every job with its processes, and shows new jobs without a reload', async (t) => {
+  const page = await openPage(t);
+  await page.goto(collector.url + '/');
+  const row = page.locator('tr.job-row[data-job="train"]');
+  await row.waitFor();
+  assert.equal(await row.locator('.process-count').textContent(), '4');
+  assert.equal(await row.locator('.step-count').textContent(), '40');
+  assert.match(await row.textContent(), /gpuspy attach --job train --steps 20/);
+  assert.equal(await page.locator('tr.job-row').count(), 3);
+  await screenshot(page, 'viewer-jobs.png');
+
+  await row.locator('button.expander').click();
+  assert.equal(await page.locator('tr.process-rows tbody tr').count(), 4);
+  assert.match(await page.locator('tr.process-rows').textContent(), /disconnected/);
+
+  await collector.replay(replayBin, ['--job', 'late', '--steps', '3']);
+  await page.locator('tr.job-row[data-job="late"]').waitFor({timeout: 10000});
+  assert.equal(await page.locator('tr.process-rows tbody tr').count(), 4, 'the expanded job stays expanded');
+});
+
+browserTest('the job overview charts one bar per step, marks warm-up, ranks the copy finding first', async (t) => {
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/job/copy');
+  await page.locator('.step-bar').first().waitFor();
+  const steps = (await collector.json('/api/jobs/copy/steps')).steps;
+  assert.equal(await page.locator('.step-bar').count(), steps.length);
+  assert.equal(await page.locator('.step-bar[data-kind="warmup"]').count(), 2);
+  assert.equal(await page.locator('.job-finding').first().getAttribute('data-detector'), 'copy_dominated');
+  assert.equal(await page.locator('.ranks-table').count(), 0, 'no rank comparison for one process');
+});
+
+browserTest('a multi-rank job gets a tab per rank and the straggler stands out', async (t) => {
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/job/train');
+  await page.locator('.step-bar').first().waitFor();
+  assert.equal(await page.locator('.tabs .tab').count(), 4);
+  assert.equal(await page.locator('.step-bar').count(), 10);
+  assert.equal(await page.locator('.rank-row').count(), 4);
+  const straggler = page.locator('.rank-row.is-straggler');
+  assert.equal(await straggler.count(), 1);
+  assert.equal((await straggler.locator('td').first().textContent()).trim(), '2');
+  await page.locator('.tabs .tab').nth(2).click();
+  await page.waitForFunction(() => document.querySelector('.tabs .tab.active').textContent.startsWith('rank 2'));
+  await page.locator('.tabs .tab').nth(0).click();
+  await screenshot(page, 'viewer-job.png');
+});
+
+browserTest('a copy-dominated step shows the copy finding, and its timeline draws every kernel of the step', async (t) => {
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/job/copy');
+  await page.locator('.step-bar[data-step="4"]').click();
+  await page.waitForURL(/#\/job\/copy\/step\/\d+\/4$/);
+  const finding = page.locator('.finding[data-detector="copy_dominated"]');
+  await finding.waitFor();
+  assert.match(await finding.textContent(), /pinned memory/);
+
+  const p = await processOf('copy');
+  const report = (await collector.json(`/api/jobs/copy/report?step=4&process=${p}`)).reports[0];
+  await page.waitForFunction(() => window.__timelineStats && window.__timelineStats.renders > 0);
+  const stats = await page.evaluate(() => window.__timelineStats);
+  assert.ok(stats.kernels > 0);
+  assert.equal(stats.kernels, num(report.breakdown.kernel_count));
+  assert.equal(stats.drawnKernels, stats.kernels, 'the whole step is in view: every kernel drawn');
+  assert.equal(stats.memcpys, num(report.breakdown.memcpy_count));
+  assert.ok(stats.idleIntervals > 0);
+  assert.equal(await page.locator('.kernels-table .kernel-row').count(), report.top_kernels.length);
+
+  // The blocking copy call: selecting it shows the copy it issued (correlation across lanes).
+  await page.locator('canvas.timeline-canvas').scrollIntoViewIfNeeded();
+  const memcpyCall = await page.evaluate(() => {
+    const tl = window.__gpuspyTimeline, m = tl.m;
+    for (let i = 0; i < m.n; ++i) if (m.strings[m.name[i]] === 'cudaMemcpy') return tl.screenPosition(i);
+    return null;
+  });
+  assert.ok(memcpyCall, 'the step has a cudaMemcpy call');
+  await page.mouse.click(memcpyCall.x, memcpyCall.y);
+  await page.waitForFunction(() => window.__timelineStats.related);
+  const sel = await page.evaluate(() => window.__timelineStats);
+  assert.equal(sel.selected.name, 'cudaMemcpy');
+  assert.equal(sel.related.kind, 'memcpy');
+  await page.mouse.move(5, 5);  // no tooltip in the picture
+  await screenshot(page, 'viewer-step.png');
+});
+
+browserTest('wheel zooms, drag pans, clicking a launch selects the kernel it launched', async (t) => {
+  const page = await openPage(t);
+  const p = await processOf('storm');
+  await page.goto(collector.url + `/#/job/storm/step/${p}/2`);
+  await page.waitForFunction(() => window.__timelineStats && window.__timelineStats.renders > 0);
+  const real = await page.evaluate(() => window.__timelineStats);
+  t.diagnostic(`real launch-storm step: ${real.events} events, model built in ${real.buildMs.toFixed(1)} ms, ` +
+    `frame ${real.lastRenderMs.toFixed(2)} ms`);
+
+  const canvas = page.locator('canvas.timeline-canvas');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const span = (s) => s.view.end - s.view.start;
+  await page.mouse.move(box.x + box.width / 2, box.y + 60);
+  await page.mouse.wheel(0, -600);
+  await page.waitForFunction((before) => {
+    const s = window.__timelineStats;
+    return s.view.end - s.view.start < before / 2;
+  }, span(real));
+  const zoomed = await page.evaluate(() => window.__timelineStats);
+  assert.ok(zoomed.visibleEvents < real.visibleEvents, 'fewer events in view after zooming in');
+
+  await page.mouse.move(box.x + box.width / 2, box.y + 60);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 - 200, box.y + 60, {steps: 5});
+  await page.mouse.up();
+  const panned = await page.evaluate(() => window.__timelineStats);
+  assert.ok(panned.view.start > zoomed.view.start, 'dragging left moves later in time');
+  assert.ok(Math.abs(span(panned) - span(zoomed)) < span(zoomed) * 1e-6, 'panning keeps the zoom');
+
+  // Zoom onto one launch call so it is wide enough to click, then click it.
+  const target = await page.evaluate(() => {
+    const tl = window.__gpuspyTimeline, m = tl.m;
+    for (let i = 0; i < m.n; ++i) {
+      if (m.kind[i] === 4 && m.strings[m.name[i]].startsWith('cudaLaunchKernel') && m.gpuByCorr.has(m.corr[i])) {
+        tl.zoomTo(m.start[i] - 20000, m.end[i] + 20000);
+        tl.render();
+        return {index: i, ...tl.screenPosition(i), kernel: m.strings[m.name[m.gpuByCorr.get(m.corr[i])]]};
+      }
+    }
+    return null;
+  });
+  assert.ok(target, 'the step has a kernel launch');
+  await page.mouse.click(target.x, target.y);
+  await page.waitForFunction(() => window.__timelineStats.selected);
+  const sel = await page.evaluate(() => window.__timelineStats);
+  assert.equal(sel.selected.kind, 'api');
+  assert.equal(sel.related.kind, 'kernel');
+  assert.equal(sel.related.name, target.kernel);
+  assert.equal(sel.related.correlation, sel.selected.correlation);
+  assert.equal(await page.locator('.event-details .related-name').textContent(), target.kernel);
+  await screenshot(page, 'timeline-selected.png');
+});
+
+browserTest('a 100k-event step stays smooth: every frame drawn well within budget', async (t) => {
+  const page = await openPage(t);
+  await page.goto(collector.url + '/');
+  await page.locator('tr.job-row').first().waitFor();
+  const r = await page.evaluate(async () => (await import('/static/js/timeline/bench.js')).run(100000));
+  const line = `timeline, ${r.events} events: model built in ${r.buildMs.toFixed(0)} ms; frame (draw + raster) ` +
+    `whole step ${r.fitMedianMs.toFixed(1)} ms (${r.visibleAtFit} events in ${r.rectsAtFit} rects + ${r.mergedColumnsAtFit} merged columns), ` +
+    `zoomed ${r.zoomMedianMs.toFixed(1)} ms, panning ${r.panMedianMs.toFixed(1)} ms median; worst frame ${r.maxFrameMs.toFixed(1)} ms`;
+  t.diagnostic(line);
+  console.log(line);
+  fs.writeFileSync(path.join(ARTIFACTS, 'timeline-100k.json'), JSON.stringify(r, null, 2));
+  assert.ok(r.events >= 99000);
+  assert.ok(r.visibleAtFit === r.events, 'the whole step is considered at full zoom-out');
+  assert.ok(r.rectsAtFit + r.mergedColumnsAtFit < r.events / 5, 'sub-pixel events are merged, not drawn one by one');
+  // Generous bounds (2 shared cores, software rendering): a smooth canvas needs < 16 ms per
+  // frame, and the median measured here is far below that; the worst frame is the first (JIT).
+  assert.ok(r.medianFrameMs < 50, `median frame ${r.medianFrameMs} ms`);
+  assert.ok(r.fitMedianMs < 100, `whole-step frame ${r.fitMedianMs} ms`);
+  assert.ok(r.buildMs < 3000, `model build ${r.buildMs} ms`);
+});
+
+browserTest('export downloads a valid Chrome trace of the chosen steps, and a step page downloads its own', async (t) => {
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/job/copy/export');
+  await page.locator('#export-download').waitFor();
+  await page.locator('input[name=whole]').uncheck();
+  await page.locator('input[name=from]').fill('2');
+  await page.locator('input[name=to]').fill('3');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#export-download').click()]);
+  assert.equal(download.suggestedFilename(), 'copy-steps-2-3.trace.json');
+  const trace = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+  const cats = (c) => trace.traceEvents.filter((e) => e.cat === c);
+  assert.equal(cats('gpuspy_step').length, 2);
+  assert.ok(cats('kernel').length > 0);
+  assert.ok(cats('gpu_memcpy').length > 0, 'the copies are in the trace');
+  fs.writeFileSync(path.join(ARTIFACTS, 'copy-steps-2-3.trace.json'), JSON.stringify(trace));
+
+  const p = await processOf('copy');
+  await page.goto(collector.url + `/#/job/copy/step/${p}/4`);
+  const [one] = await Promise.all([page.waitForEvent('download'), page.locator('a.download-step').click()]);
+  const stepTrace = JSON.parse(fs.readFileSync(await one.path(), 'utf8'));
+  assert.equal(stepTrace.traceEvents.filter((e) => e.cat === 'gpuspy_step').length, 1);
+});
+
+browserTest('the overview follows a job while data arrives', async (t) => {
+  const page = await openPage(t);
+  await collector.replay(replayBin, ['--job', 'growing', '--steps', '3', '--warmup-steps', '0']);
+  await page.goto(collector.url + '/#/job/growing');
+  await page.locator('.step-bar').first().waitFor();
+  assert.equal(await page.locator('.tabs .tab').count(), 0);
+  await collector.replay(replayBin, ['--job', 'growing', '--steps', '3', '--warmup-steps', '0', '--seed', '2']);
+  await page.locator('.tabs .tab').nth(1).waitFor({timeout: 10000});
+  assert.equal(await page.locator('.tabs .tab').count(), 2);
+});
+
+browserTest('unknown jobs and pages say so', async (t) => {
+  const page = await openPage(t, {httpErrorsExpected: true});
+  await page.goto(collector.url + '/#/job/nope');
+  await page.locator('.error-box').waitFor();
+  assert.match(await page.locator('.error-box').textContent(), /unknown job 'nope'/);
+  await page.goto(collector.url + '/#/no/such/page');
+  await page.locator('.error-box').waitFor();
+  assert.match(await page.locator('.error-box').textContent(), /no page/);
+});

@@ -1,0 +1,53 @@
+// Where a step's wall time went, as the six categories the charts stack. Computed from the
+// report's breakdown so the categories always add up to the step's wall time:
+//   compute      GPU running kernels (union)
+//   copy         GPU busy with copies/memsets while no kernel runs
+//   sync         GPU idle while the host waits in a synchronizing call
+//   launch       GPU idle while the host launches (launch-bound)
+//   input        GPU idle, host doing no CUDA work, and the step has an input_stall finding
+//   other        GPU idle, host doing no CUDA work, for no reason a detector named
+import {num} from './api.js';
+
+export const CATEGORIES = [
+  {key: 'compute', label: 'compute', color: '#4e79a7'},
+  {key: 'copy', label: 'copy', color: '#f28e2b'},
+  {key: 'sync', label: 'sync-blocked idle', color: '#e15759'},
+  {key: 'launch', label: 'launch-bound idle', color: '#b07aa1'},
+  {key: 'input', label: 'input-stall idle', color: '#edc948'},
+  {key: 'other', label: 'other idle', color: '#bab0ac'},
+];
+
+export function hasFinding(report, detector) {
+  return (report.findings || []).some((f) => f.detector === detector);
+}
+
+export function categorize(report) {
+  const b = report.breakdown || {};
+  const hostOther = num(b.idle_host_other_ns);
+  const inputStall = hasFinding(report, 'input_stall');
+  return {
+    compute: num(b.kernel_ns),
+    copy: Math.max(0, num(b.gpu_busy_ns) - num(b.kernel_ns)),
+    sync: num(b.idle_sync_blocked_ns),
+    launch: num(b.idle_launch_bound_ns),
+    input: inputStall ? hostOther : 0,
+    other: inputStall ? 0 : hostOther,
+  };
+}
+
+// 'steady', 'warmup' or 'outlier' (the cross-step detectors say which).
+export function stepKind(report) {
+  if (report.steady_state) return 'steady';
+  if (hasFinding(report, 'warmup')) return 'warmup';
+  if (hasFinding(report, 'outlier_step')) return 'outlier';
+  return 'unsteady';
+}
+
+export const STEP_KIND_LABEL = {steady: 'steady', warmup: 'warm-up', outlier: 'outlier', unsteady: 'not steady'};
+
+export function median(values) {
+  if (!values.length) return 0;
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}

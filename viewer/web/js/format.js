@@ -1,0 +1,67 @@
+// Numbers as people read them; the same units as the CLI (model/units.cc).
+
+export function ms(ns, digits = 2) {
+  return (ns / 1e6).toFixed(digits) + ' ms';
+}
+
+export function duration(ns) {
+  const a = Math.abs(ns);
+  if (a < 1e3) return Math.round(ns) + ' ns';
+  if (a < 1e6) return (ns / 1e3).toFixed(a < 1e4 ? 2 : 1) + ' us';
+  if (a < 1e9) return (ns / 1e6).toFixed(a < 1e7 ? 2 : 1) + ' ms';
+  return (ns / 1e9).toFixed(2) + ' s';
+}
+
+export function bytes(n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; ++i; }
+  return i === 0 ? n + ' B' : n.toFixed(1) + ' ' + units[i];
+}
+
+export const pct = (x) => (100 * x).toFixed(1) + '%';
+
+export function count(n) {
+  return Number(n).toLocaleString('en-US');
+}
+
+// "3 s ago", "5 min ago" from unix ns (collector clock) against the browser's clock.
+export function ago(unixNs) {
+  if (!unixNs) return '—';
+  const s = Math.max(0, (Date.now() - unixNs / 1e6) / 1000);
+  if (s < 60) return Math.round(s) + ' s ago';
+  if (s < 3600) return Math.round(s / 60) + ' min ago';
+  if (s < 86400) return (s / 3600).toFixed(1) + ' h ago';
+  return (s / 86400).toFixed(1) + ' d ago';
+}
+
+export function dateTime(unixNs) {
+  if (!unixNs) return '—';
+  return new Date(unixNs / 1e6).toLocaleString();
+}
+
+// C++ kernel names run to hundreds of characters of templates and parameters; tables show the
+// function's own name (templates folded, namespaces beyond the last two dropped) and keep the full
+// name in a tooltip.
+export function shortKernel(name) {
+  const s = name.replace(/^void /, '').replace(/\(anonymous namespace\)/g, '{anon}');
+  let depth = 0, out = '';
+  for (const c of s) {
+    if (c === '<') { if (depth++ === 0) out += '<…>'; continue; }
+    if (c === '>') { depth = Math.max(0, depth - 1); continue; }
+    if (c === '(' && depth === 0) break;
+    if (depth === 0) out += c;
+  }
+  const parts = out.split('::');
+  if (parts.length > 2) out = '…::' + parts.slice(-2).join('::');
+  if (!out) out = name;
+  return out.length > 90 ? out.slice(0, 88) + '…' : out;
+}
+
+// 1, 2, 5 x 10^k: axis ticks that read well.
+export function niceStep(range, targetTicks) {
+  const raw = range / Math.max(1, targetTicks);
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  return 10 * p;
+}

@@ -1,0 +1,184 @@
+// Job overview: step-time chart per rank, the job's top findings, the per-rank (straggler)
+// comparison and the top kernels. Reloads its data when the collector has new events for the job.
+import {api, num} from './api.js';
+import {h, fill, commandHint} from './dom.js';
+import * as fmt from './format.js';
+import {POLL_MS, setCrumbs, setLive} from './layout.js';
+import {CATEGORIES, categorize, median} from './breakdown.js';
+import {stepChart, categoryLegend} from './step_chart.js';
+import {aggregateFindings, severityBadge} from './findings.js';
+import {kernelTable} from './kernels.js';
+import {attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateCounts} from './job_info.js';
+import {stateBadge} from './jobs_page.js';
+
+export async function render(root, {job: jobId}, ctx) {
+  const jobHref = '#/job/' + encodeURIComponent(jobId);
+  setCrumbs({label: 'jobs', href: '#/'}, {label: jobId, href: jobHref});
+  const state = {process: null, data: null, version: ''};
+
+  const head = h('div', {class: 'page-head'});
+  const chartBox = h('div', {class: 'chart-box'});
+  const tabs = h('div', {class: 'tabs', role: 'tablist'});
+  const findingsBox = h('div', {});
+  const ranksBox = h('div', {});
+  const kernelsBox = h('div', {});
+  fill(root, h('section', {class: 'page job-page'}, head,
+    h('section', {class: 'card'}, h('h2', {}, 'Step time'), tabs, chartBox,
+      categoryLegend([h('span', {class: 'legend-item'}, h('i', {class: 'hatched'}), 'warm-up (W) / outlier (O): not steady')])),
+    h('section', {class: 'card'}, h('h2', {}, 'Top findings'), findingsBox),
+    ranksBox,
+    h('section', {class: 'card'}, h('h2', {}, 'Top kernels (steady steps)'), kernelsBox)));
+
+  const load = async () => {
+    const [jobs, reports, summary] = await Promise.all([
+      api.jobs(ctx.signal), api.reports(jobId, {all: 1}, ctx.signal), api.summary(jobId, ctx.signal)]);
+    const job = (jobs.jobs || []).find((j) => j.job_id === jobId);
+    if (!job) throw new Error("job '" + jobId + "' is gone (retention?)");
+    state.version = job.event_count + '/' + job.step_count;
+    state.data = {job, summary: summary.summary || {}, byProcess: groupByProcess(reports.reports || [])};
+  };
+
+  const draw = () => {
+    const {job, summary, byProcess} = state.data;
+    const procs = sortedProcesses(job).filter((p) => byProcess.has(p.process_id));
+    if (!procs.some((p) => p.process_id === state.process)) state.process = procs.length ? procs[0].process_id : null;
+    setLive(isLiveJob(job));
+    drawHead(head, job, summary, jobId);
+    fill(tabs, procs.length > 1 ? procs.map((p) => h('button', {
+      type: 'button', role: 'tab', class: 'tab' + (p.process_id === state.process ? ' active' : ''),
+      'aria-selected': String(p.process_id === state.process), dataset: {process: p.process_id},
+      onclick: () => { state.process = p.process_id; draw(); },
+    }, processLabel(p))) : null);
+    const reports = state.process ? byProcess.get(state.process) : [];
+    fill(chartBox, reports.length
+      ? stepChart(reports, {
+        width: chartBox.clientWidth || root.clientWidth - 40,
+        onSelect: (r) => { location.hash = jobHref + '/step/' + r.step.process_id + '/' + num(r.step.number); },
+      })
+      : h('p', {class: 'muted'}, 'No steps yet: steps appear once the job has run a few iterations.'));
+    drawFindings(findingsBox, [...byProcess.values()].flat(), jobHref);
+    drawRanks(ranksBox, procs, byProcess);
+    fill(kernelsBox, kernelTable(summary.top_kernels || []));
+  };
+
+  await load();
+  draw();
+  const onResize = () => { if (state.data) draw(); };
+  let resizeTimer = 0;
+  const debounced = () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(onResize, 150); };
+  window.addEventListener('resize', debounced);
+  ctx.onClose(() => window.removeEventListener('resize', debounced));
+  ctx.every(POLL_MS, async () => {
+    const jobs = await api.jobs(ctx.signal);
+    const job = (jobs.jobs || []).find((j) => j.job_id === jobId);
+    if (job && job.event_count + '/' + job.step_count !== state.version) {
+      await load();
+      draw();
+    } else if (job) {
+      state.data.job = job;  // states and last-seen move without new events
+      drawHead(head, job, state.data.summary, jobId);
+      setLive(isLiveJob(job));
+    }
+  });
+}
+
+function groupByProcess(reports) {
+  const by = new Map();
+  for (const r of reports) {
+    const p = r.step.process_id;
+    if (!by.has(p)) by.set(p, []);
+    by.get(p).push(r);
+  }
+  for (const list of by.values()) list.sort((a, b) => num(a.step.number) - num(b.step.number));
+  return by;
+}
+
+function drawHead(head, job, summary, jobId) {
+  const procs = sortedProcesses(job);
+  fill(head,
+    h('div', {class: 'title-row'},
+      h('h1', {}, 'Job ', h('span', {class: 'job-id'}, jobId)),
+      stateCounts(job).map(([s, n]) => stateBadge(s, procs.length > 1 ? n + ' ' + s : s)),
+      h('span', {class: 'spacer'}),
+      h('a', {class: 'button', href: '#/job/' + encodeURIComponent(jobId) + '/export'}, 'Export trace…')),
+    h('div', {class: 'stats'},
+      stat('processes', procs.length),
+      stat('GPUs', gpuSummary(procs).join(', ') || '—'),
+      stat('steps', fmt.count(num(summary.step_count)) + ' (' + fmt.count(num(summary.steady_step_count)) + ' steady)'),
+      stat('median step', num(summary.median_step_wall_ns) ? fmt.ms(num(summary.median_step_wall_ns)) : '—'),
+      stat('median GPU busy', summary.median_gpu_busy_fraction ? fmt.pct(summary.median_gpu_busy_fraction) : '—'),
+      stat('events', fmt.count(num(summary.event_count))),
+      stat('last seen', fmt.ago(num(job.last_seen_unix_ns)))),
+    h('p', {class: 'attach'}, 'Capture more steps of a running job: ', commandHint(attachCommand(jobId))));
+}
+
+function stat(label, value) {
+  return h('div', {class: 'stat'}, h('span', {class: 'stat-label'}, label), h('span', {class: 'stat-value'}, value));
+}
+
+function drawFindings(box, reports, jobHref) {
+  const agg = aggregateFindings(reports);
+  if (!agg.length) {
+    fill(box, h('p', {class: 'muted'}, 'No findings: nothing slows these steps down that gpuspy knows of.'));
+    return;
+  }
+  fill(box, h('table', {class: 'table findings-table'},
+    h('thead', {}, h('tr', {}, ['', 'finding', 'steps', 'est. lost per step', 'example (worst step)', 'fix'].map((t) => h('th', {}, t)))),
+    h('tbody', {}, agg.map((a) => h('tr', {class: 'job-finding', dataset: {detector: a.detector}},
+      h('td', {}, severityBadge(a.severity)),
+      h('td', {}, h('code', {}, a.detector)),
+      h('td', {class: 'num'}, a.steps + ' / ' + a.of + (a.steadyOnly ? ' steady' : '')),
+      h('td', {class: 'num'}, a.lostPerStep > 0 ? fmt.ms(a.lostPerStep) : '—'),
+      h('td', {}, h('a', {href: jobHref + '/step/' + a.worst.step.process_id + '/' + num(a.worst.step.number)},
+        'step ' + num(a.worst.step.number)), ': ', a.title),
+      h('td', {class: 'fix'}, a.fix_hint || ''))))));
+}
+
+// Straggler view: each rank's steady steps side by side; the slowest rank's bar stands out.
+function drawRanks(box, procs, byProcess) {
+  if (procs.length < 2) { fill(box); return; }
+  const rows = procs.map((p) => {
+    const reps = byProcess.get(p.process_id) || [];
+    const steady = reps.filter((r) => r.steady_state);
+    const basis = steady.length ? steady : reps;
+    const cats = {};
+    for (const c of CATEGORIES) cats[c.key] = median(basis.map((r) => categorize(r)[c.key]));
+    const counts = new Map();
+    for (const r of basis) counts.set(r.primary_bottleneck, (counts.get(r.primary_bottleneck) || 0) + 1);
+    const primary = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
+    const straggler = reps.flatMap((r) => (r.findings || []).filter((f) => f.detector === 'straggler'));
+    return {p, wall: median(basis.map((r) => num(r.breakdown.wall_ns))), cats, steady: steady.length,
+      comm: median(basis.map((r) => num(r.breakdown.communication_ns))),
+      primary: primary ? primary[0] : 'none', straggler};
+  });
+  const fastest = Math.min(...rows.map((r) => r.wall).filter((w) => w > 0));
+  const slowest = Math.max(...rows.map((r) => r.wall));
+  fill(box, h('section', {class: 'card ranks'}, h('h2', {}, 'Ranks'),
+    h('p', {class: 'muted'}, 'Median over each rank\'s steady steps. In data-parallel training every rank waits for the slowest one.'),
+    h('table', {class: 'table ranks-table'},
+      h('thead', {}, h('tr', {}, ['rank', 'host', 'steady steps', 'median step', '', 'vs fastest', 'in collectives', 'primary bottleneck', 'straggler']
+        .map((t) => h('th', {}, t)))),
+      h('tbody', {}, rows.map((r) => h('tr', {class: 'rank-row' + (r.straggler.length ? ' is-straggler' : ''), dataset: {process: r.p.process_id}},
+        h('td', {class: 'num'}, rankOf(r.p) >= 0 ? rankOf(r.p) : '—'),
+        h('td', {}, (r.p.identity.host || '?') + ':' + (r.p.identity.pid || '?')),
+        h('td', {class: 'num'}, r.steady),
+        h('td', {class: 'num'}, fmt.ms(r.wall)),
+        h('td', {class: 'bar-cell'}, rankBar(r.cats, slowest)),
+        h('td', {class: 'num' + (r.wall > fastest * 1.05 ? ' warn' : '')}, r.wall > fastest ? '+' + fmt.pct(r.wall / fastest - 1) : 'fastest'),
+        h('td', {class: 'num', title: 'median time in communication kernels (NCCL): a rank waiting for a slower one waits here'},
+          r.comm ? fmt.ms(r.comm) : '—'),
+        h('td', {}, h('code', {}, r.primary)),
+        h('td', {}, r.straggler.length ? h('span', {title: r.straggler[0].title}, severityBadge(r.straggler[0].severity),
+          ' ', 'slowest; others wait ~' + fmt.ms(median(r.straggler.map((f) => num(f.lost_ns))))) : '')))))));
+}
+
+function rankBar(cats, scaleNs) {
+  const bar = h('div', {class: 'hbar'});
+  for (const c of CATEGORIES) {
+    if (cats[c.key] > 0) {
+      bar.append(h('span', {style: {width: (100 * cats[c.key] / scaleNs) + '%', background: c.color},
+        title: c.label + ': ' + fmt.ms(cats[c.key])}));
+    }
+  }
+  return bar;
+}

@@ -1,0 +1,86 @@
+// Jobs: every job the collector knows, live ones first, with their processes.
+import {api, num} from './api.js';
+import {h, fill, commandHint} from './dom.js';
+import * as fmt from './format.js';
+import {POLL_MS, setCrumbs, setLive} from './layout.js';
+import {
+  attachCommand, gpuSummary, hostsOf, isLiveJob, lossText, rankOf, rankRange, sortedProcesses,
+  stateCounts, stateOf,
+} from './job_info.js';
+
+export async function render(root, params, ctx) {
+  setCrumbs({label: 'jobs', href: '#/'});
+  const expanded = new Set();
+  const body = h('div', {});
+  fill(root, h('section', {class: 'page jobs-page'},
+    h('div', {class: 'page-head'}, h('h1', {}, 'Jobs'),
+      h('p', {class: 'muted'}, 'Updates every ' + POLL_MS / 1000 + ' s. Click a job for its steps, findings and timeline.')),
+    body));
+
+  const draw = (answer) => {
+    const jobs = [...(answer.jobs || [])].sort((a, b) =>
+      Number(isLiveJob(b)) - Number(isLiveJob(a)) || num(b.last_seen_unix_ns) - num(a.last_seen_unix_ns));
+    const live = jobs.filter(isLiveJob).length;
+    setLive(live > 0, live ? live + ' live' : '');
+    if (!jobs.length) {
+      fill(body, h('div', {class: 'empty'},
+        h('p', {}, 'No jobs yet. Profile a program and it shows up here:'),
+        commandHint('gpuspy run -- python train.py'),
+        h('p', {class: 'muted'}, 'or replay a synthetic one: ', h('code', {}, 'gpuspy-replay --job demo'))));
+      return;
+    }
+    fill(body, h('table', {class: 'table jobs'},
+      h('thead', {}, h('tr', {},
+        ['', 'job', 'state', 'processes', 'ranks', 'hosts', 'GPUs', 'steps', 'events', 'last seen', 'attach']
+          .map((t) => h('th', {}, t)))),
+      jobs.map((job) => jobRows(job, expanded, () => draw(answer)))));
+  };
+
+  draw(await api.jobs(ctx.signal));
+  ctx.every(POLL_MS, async () => draw(await api.jobs(ctx.signal)));
+}
+
+function jobRows(job, expanded, redraw) {
+  const procs = sortedProcesses(job);
+  const open = expanded.has(job.job_id);
+  const href = '#/job/' + encodeURIComponent(job.job_id);
+  const hosts = hostsOf(procs);
+  const rows = [h('tr', {class: 'job-row', dataset: {job: job.job_id}},
+    h('td', {}, h('button', {
+      class: 'expander', type: 'button', title: open ? 'hide processes' : 'show processes',
+      'aria-expanded': String(open),
+      onclick: () => { open ? expanded.delete(job.job_id) : expanded.add(job.job_id); redraw(); },
+    }, open ? '▾' : '▸')),
+    h('td', {}, h('a', {href, class: 'job-link'}, job.job_id)),
+    h('td', {}, stateCounts(job).map(([s, n]) => stateBadge(s, procs.length > 1 ? n + ' ' + s : s))),
+    h('td', {class: 'num process-count'}, procs.length),
+    h('td', {}, rankRange(procs)),
+    h('td', {title: hosts.join('\n')}, hosts.length > 2 ? hosts.length + ' hosts' : hosts.join(', ')),
+    h('td', {}, gpuSummary(procs).join(', ') || '—'),
+    h('td', {class: 'num step-count'}, fmt.count(num(job.step_count))),
+    h('td', {class: 'num'}, fmt.count(num(job.event_count))),
+    h('td', {title: fmt.dateTime(num(job.last_seen_unix_ns))}, fmt.ago(num(job.last_seen_unix_ns))),
+    h('td', {}, commandHint(attachCommand(job.job_id))))];
+  if (open) {
+    rows.push(h('tr', {class: 'process-rows'}, h('td', {}), h('td', {colspan: 10},
+      h('table', {class: 'table inner'},
+        h('thead', {}, h('tr', {}, ['process', 'rank', 'host', 'pid', 'GPUs', 'state', 'source', 'events', 'capture', 'last seen']
+          .map((t) => h('th', {}, t)))),
+        h('tbody', {}, procs.map((p) => h('tr', {},
+          h('td', {class: 'num'}, p.process_id),
+          h('td', {class: 'num'}, rankOf(p) >= 0 ? rankOf(p) : '—'),
+          h('td', {}, p.identity.host || '?'),
+          h('td', {class: 'num'}, p.identity.pid || '?'),
+          h('td', {}, gpuSummary([p]).join(', ') || '—'),
+          h('td', {}, stateBadge(stateOf(p), stateOf(p))),
+          h('td', {}, p.identity.source || ''),
+          h('td', {class: 'num'}, fmt.count(num(p.event_count))),
+          h('td', {class: lossText(p) ? 'warn' : 'muted'}, lossText(p) || 'complete'),
+          h('td', {title: fmt.dateTime(num(p.last_seen_unix_ns))}, fmt.ago(num(p.last_seen_unix_ns))))))))));
+  }
+  return h('tbody', {}, rows);
+}
+
+export function stateBadge(state, text) {
+  return h('span', {class: 'badge state state-' + state.replace(/[^a-z_]/gi, '')}, text);
+}

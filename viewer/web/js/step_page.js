@@ -1,0 +1,151 @@
+// Step detail: the step's breakdown and findings, its timeline, its top kernels, and its trace.
+import {api, num} from './api.js';
+import {h, fill} from './dom.js';
+import * as fmt from './format.js';
+import {POLL_MS, setCrumbs, setLive} from './layout.js';
+import {CATEGORIES, categorize, stepKind, STEP_KIND_LABEL} from './breakdown.js';
+import {categoryLegend} from './step_chart.js';
+import {findingCard} from './findings.js';
+import {kernelTable} from './kernels.js';
+import {isLiveJob, processLabel} from './job_info.js';
+import {Timeline} from './timeline/timeline.js';
+import {IDLE_COLORS, PALETTE} from './timeline/colors.js';
+import {keyValues} from './tooltip.js';
+import {perfettoHint, traceFileName} from './export_page.js';
+
+export async function render(root, {job: jobId, process, step}, ctx) {
+  const jobHref = '#/job/' + encodeURIComponent(jobId);
+  const stepHref = (n) => jobHref + '/step/' + process + '/' + n;
+  const [jobs, reportAnswer, steps, timelineJson] = await Promise.all([
+    api.jobs(ctx.signal),
+    api.reports(jobId, {process, step}, ctx.signal),
+    api.steps(jobId, process, ctx.signal),
+    api.timeline(jobId, process, step, ctx.signal),
+  ]);
+  const job = (jobs.jobs || []).find((j) => j.job_id === jobId);
+  const proc = job && job.processes.find((p) => p.process_id === process);
+  let report = (reportAnswer.reports || [])[0];
+  if (!report) throw new Error('no report for step ' + step);
+  const who = proc ? processLabel(proc) : 'process ' + process;
+  setCrumbs({label: 'jobs', href: '#/'}, {label: jobId, href: jobHref}, {label: who}, {label: 'step ' + step});
+  setLive(job ? isLiveJob(job) : false);
+
+  const numbers = (steps.steps || []).map((s) => num(s.number)).sort((a, b) => a - b);
+  const at = numbers.indexOf(step);
+  const prev = at > 0 ? numbers[at - 1] : null;
+  const next = at >= 0 && at < numbers.length - 1 ? numbers[at + 1] : null;
+
+  const head = h('div', {class: 'page-head'});
+  const summaryBox = h('div', {});
+  const findingsBox = h('div', {class: 'findings'});
+  const details = h('div', {class: 'event-details muted'}, 'Click an event for its details.');
+  let timeline = new Timeline(timelineJson, {onSelect: (s) => showSelection(details, s, timeline)});
+  const timelineBox = h('div', {class: 'timeline-box'}, timeline.el);
+  const toolsBox = h('div', {}, timeline.toolbar());
+  const kernelsBox = h('div', {});
+
+  const draw = () => {
+    const kind = stepKind(report);
+    const wall = num(report.breakdown.wall_ns);
+    fill(head,
+      h('div', {class: 'title-row'},
+        h('h1', {}, 'Step ', h('span', {class: 'step-number'}, step)),
+        h('span', {class: 'badge kind-' + kind}, STEP_KIND_LABEL[kind]),
+        h('span', {class: 'muted'}, who),
+        h('span', {class: 'spacer'}),
+        prev !== null ? h('a', {class: 'button', href: stepHref(prev)}, '‹ step ' + prev) : null,
+        next !== null ? h('a', {class: 'button', href: stepHref(next)}, 'step ' + next + ' ›') : null,
+        h('a', {class: 'button primary download-step', href: api.traceUrl(jobId, {process, steps: step + '-' + step}),
+          download: traceFileName(jobId, step + '-' + step, process)}, 'Download trace')),
+      h('div', {class: 'stats'},
+        stat('wall', fmt.ms(wall)),
+        stat('GPU busy', wall ? fmt.pct(num(report.breakdown.gpu_busy_ns) / wall) : '—'),
+        stat('primary bottleneck', h('code', {class: 'primary'}, report.primary_bottleneck || 'none')),
+        stat('kernels', fmt.count(num(report.breakdown.kernel_count))),
+        stat('copies', fmt.count(num(report.breakdown.memcpy_count)) + ' · ' + fmt.bytes(num(report.breakdown.memcpy_bytes))),
+        stat('syncs', fmt.count(num(report.breakdown.sync_count))),
+        stat('API calls', fmt.count(num(report.breakdown.api_call_count))),
+        stat('events', fmt.count(num(report.event_count)))),
+      report.capture_note ? h('p', {class: 'warn-box'}, 'Capture incomplete: ', report.capture_note) : null);
+    fill(summaryBox, breakdownBar(report), categoryLegend());
+    fill(findingsBox, (report.findings || []).length
+      ? report.findings.map((f) => findingCard(f, wall))
+      : h('p', {class: 'muted'}, 'No findings for this step.'));
+    fill(kernelsBox, kernelTable(report.top_kernels || []));
+  };
+  draw();
+
+  fill(root, h('section', {class: 'page step-page'}, head,
+    h('section', {class: 'card'}, h('h2', {}, 'Where the time went'), summaryBox),
+    h('section', {class: 'card'}, h('h2', {}, 'Findings'), findingsBox),
+    h('section', {class: 'card'}, h('h2', {}, 'Timeline'), toolsBox, timelineLegend(), timelineBox, details,
+      timelineJson.truncated ? h('p', {class: 'warn-box'}, 'This step has more events than the viewer loads; the timeline is cut.') : null),
+    h('section', {class: 'card'}, h('h2', {}, 'Top kernels'), kernelsBox),
+    h('section', {class: 'card'}, h('h2', {}, 'Export'),
+      h('p', {}, h('a', {class: 'button', href: api.traceUrl(jobId, {process, steps: step + '-' + step}),
+        download: traceFileName(jobId, step + '-' + step, process)}, 'This step'), ' ',
+        h('a', {class: 'button', href: jobHref + '/export'}, 'A range of steps…')),
+      perfettoHint())));
+  timeline.resize();
+  // A handle for tests and the devtools console (zoom, reveal, screenPosition).
+  window.__gpuspyTimeline = timeline;
+  ctx.onClose(() => { timeline.destroy(); delete window.__gpuspyTimeline; delete window.__timelineStats; });
+
+  // While a capture runs the last step may still be filling up: follow it.
+  ctx.every(POLL_MS, async () => {
+    const fresh = ((await api.reports(jobId, {process, step}, ctx.signal)).reports || [])[0];
+    if (!fresh || fresh.event_count === report.event_count) return;
+    report = fresh;
+    draw();
+    const view = timeline.view;
+    timeline.destroy();
+    timeline = new Timeline(await api.timeline(jobId, process, step, ctx.signal), {onSelect: (s) => showSelection(details, s, timeline)});
+    fill(timelineBox, timeline.el);
+    fill(toolsBox, timeline.toolbar());
+    timeline.view = view;
+    timeline.resize();
+    window.__gpuspyTimeline = timeline;
+  });
+}
+
+function stat(label, value) {
+  return h('div', {class: 'stat'}, h('span', {class: 'stat-label'}, label), h('span', {class: 'stat-value'}, value));
+}
+
+function breakdownBar(report) {
+  const cats = categorize(report);
+  const wall = num(report.breakdown.wall_ns) || 1;
+  return h('div', {class: 'hbar big'}, CATEGORIES.filter((c) => cats[c.key] > 0).map((c) =>
+    h('span', {style: {width: (100 * cats[c.key] / wall) + '%', background: c.color},
+      title: `${c.label}: ${fmt.ms(cats[c.key])} (${fmt.pct(cats[c.key] / wall)})`},
+    cats[c.key] / wall > 0.08 ? `${c.label} ${fmt.ms(cats[c.key], 1)}` : '')));
+}
+
+function timelineLegend() {
+  const item = (color, label) => h('span', {class: 'legend-item'}, h('i', {style: {background: color}}), label);
+  return h('div', {class: 'legend small'},
+    item(PALETTE[0], 'kernel'), item(PALETTE[8], 'copy HtoD'), item(PALETTE[9], 'copy DtoH'), item(PALETTE[11], 'memset'),
+    item(PALETTE[13], 'CUDA API'), item(PALETTE[12], 'sync / blocking'), item(PALETTE[15], 'NVTX'),
+    h('span', {class: 'legend-sep'}, 'GPU idle:'),
+    item(IDLE_COLORS.sync_blocked, 'sync-blocked'), item(IDLE_COLORS.launch_bound, 'launch-bound'),
+    item(IDLE_COLORS.host_other, 'host busy elsewhere (input?)'));
+}
+
+function showSelection(box, s, timeline) {
+  if (!s) {
+    fill(box, 'Click an event for its details.');
+    box.className = 'event-details muted';
+    return;
+  }
+  box.className = 'event-details';
+  const e = s.event, r = s.related;
+  const rows = (d) => keyValues([['kind', d.kind], ['duration', fmt.duration(d.end - d.start)],
+    ['start', fmt.duration(d.start) + ' into the step'], ['details', d.info], ['lane', d.lane],
+    ['correlation', d.correlation || '']]);
+  fill(box,
+    h('div', {class: 'sel'}, h('h3', {}, e.name), rows(e)),
+    r ? h('div', {class: 'sel related'},
+      h('h3', {}, e.kind === 'api' ? 'Launched: ' : 'Launched by: ', h('span', {class: 'related-name'}, r.name)),
+      rows(r),
+      h('button', {type: 'button', class: 'button', onclick: () => timeline.reveal(r.index)}, 'go to it')) : null);
+}

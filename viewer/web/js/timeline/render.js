@@ -1,0 +1,192 @@
+// Draws the timeline on a 2D canvas. Only the visible slice of each row is visited (binary
+// search), and events narrower than a pixel are merged into one 1-px column per pixel, so a frame
+// costs O(visible events) JS work and O(width x rows) drawing, whatever the step holds.
+import {PALETTE, IDLE_COLORS, KIND} from './colors.js';
+import {duration, niceStep} from '../format.js';
+
+export const GUTTER = 150;   // lane labels
+export const AXIS_H = 24;    // time axis
+const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
+const CHAR_W = 6.2;          // average glyph width at FONT: cheaper than measureText per label
+
+// view: {start, end} in ns relative to the step start. sel: {selected, related, hover} indexes.
+export function drawTimeline(ctx, m, view, width, height, sel) {
+  const t0 = performance.now();
+  const plotW = width - GUTTER;
+  const scale = plotW / (view.end - view.start);
+  const X = (t) => GUTTER + (t - view.start) * scale;
+  const stats = {rects: 0, columns: 0, labels: 0, visible: 0, byKind: new Array(9).fill(0)};
+
+  ctx.clearRect(0, 0, width, height);
+  ctx.font = FONT;
+  ctx.textBaseline = 'middle';
+
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(GUTTER, 0, plotW, height);
+  ctx.clip();
+  ctx.translate(0, AXIS_H);
+
+  // Outside the step: greyed, so spill-over from neighbouring steps reads as context.
+  ctx.fillStyle = '#f1f1f1';
+  if (view.start < 0) ctx.fillRect(GUTTER, 0, Math.min(plotW, X(0) - GUTTER), m.height);
+  if (view.end > m.wall) ctx.fillRect(Math.max(GUTTER, X(m.wall)), 0, width, m.height);
+
+  // GPU idle, shaded by cause across the whole GPU band and solid in the idle row.
+  const ir = m.idleRow;
+  for (let j = ir.firstEndingAfter(view.start); j < ir.start.length && ir.start[j] <= view.end; ++j) {
+    const x0 = Math.max(GUTTER, X(ir.start[j])), x1 = Math.min(width, X(ir.end[j]));
+    const color = IDLE_COLORS[ir.causes[ir.cause[j]]] || '#ccc';
+    ctx.globalAlpha = 0.16;
+    ctx.fillStyle = color;
+    ctx.fillRect(x0, m.gpuTop, Math.max(1, x1 - x0), m.gpuBottom - m.gpuTop);
+    ctx.globalAlpha = 1;
+    ctx.fillRect(x0, ir.y + 2, Math.max(1, x1 - x0), ir.height - 4);
+  }
+  // Host time blocked on the GPU: a red band behind the blocking thread's API row.
+  ctx.globalAlpha = 0.18;
+  ctx.fillStyle = PALETTE[12];
+  for (const b of m.blocking) {
+    if (b.end < view.start || b.start > view.end) continue;
+    const rows = b.lane >= 0 && m.apiRowOfLane.has(b.lane) ? [m.apiRowOfLane.get(b.lane)] : [...m.apiRowOfLane.values()];
+    for (const r of rows) ctx.fillRect(X(b.start), r.y - 1, Math.max(1, (b.end - b.start) * scale), r.height + 2);
+  }
+  ctx.globalAlpha = 1;
+
+  // Events: rectangles batched per colour, labels collected and drawn last.
+  const batches = PALETTE.map(() => []);
+  const labels = [];
+  for (const r of m.rows) {
+    if (r === ir) continue;
+    const y = r.y, hgt = r.height, n = r.start.length;
+    const {start, end, color, ids} = r;
+    let colX = -1, colColor = 0;  // the pending merged 1-px column
+    for (let j = r.firstEndingAfter(view.start); j < n; ++j) {
+      const s = start[j];
+      if (s > view.end) break;
+      const e = end[j];
+      if (e < view.start) continue;
+      stats.visible++;
+      stats.byKind[m.kind[ids[j]]]++;
+      const x0 = X(s), x1 = X(e);
+      if (x1 - x0 < 1) {
+        const px = Math.floor(x0);
+        if (px !== colX) {
+          if (colX >= 0) { batches[colColor].push(colX, y, 1, hgt); stats.columns++; }
+          colX = px;
+          colColor = color[j];
+        }
+        continue;
+      }
+      const bx = Math.max(GUTTER - 1, x0), bw = Math.min(width + 1, x1) - bx;
+      batches[color[j]].push(bx, y, bw, hgt);
+      stats.rects++;
+      if (bw > 36 && hgt >= 14) labels.push(bx, y + hgt / 2, bw, ids[j]);
+    }
+    if (colX >= 0) { batches[colColor].push(colX, y, 1, hgt); stats.columns++; }
+  }
+  for (let c = 0; c < batches.length; ++c) {
+    const b = batches[c];
+    if (!b.length) continue;
+    ctx.fillStyle = PALETTE[c];
+    ctx.beginPath();
+    for (let k = 0; k < b.length; k += 4) ctx.rect(b[k], b[k + 1], b[k + 2], b[k + 3]);
+    ctx.fill();
+  }
+  for (let k = 0; k < labels.length; k += 4) {
+    const i = labels[k + 3];
+    const chars = Math.floor((labels[k + 2] - 6) / CHAR_W);
+    if (chars < 3) continue;
+    let text = m.strings[m.name[i]];
+    if (text.length > chars) text = text.slice(0, chars - 1) + '…';
+    ctx.fillStyle = m.kind[i] === KIND.nvtx || m.kind[i] === KIND.api ? '#1d2a1d' : '#fff';
+    ctx.fillText(text, labels[k] + 3, labels[k + 1]);
+    stats.labels++;
+  }
+
+  // Selection: outline the event and what it is correlated with, joined by an arrow.
+  const outline = (i, colour) => {
+    if (i < 0) return null;
+    const r = m.rows[m.rowOfEvent[i]];
+    const x0 = X(m.start[i]), w = Math.max(2, (m.end[i] - m.start[i]) * scale);
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x0 - 1, r.y - 1, w + 2, r.height + 2);
+    return {x: x0, y: r.y, h: r.height};
+  };
+  if (sel.hover >= 0 && sel.hover !== sel.selected) outline(sel.hover, 'rgba(0,0,0,0.45)');
+  const a = outline(sel.selected, '#111');
+  const b = outline(sel.related, '#d62728');
+  if (a && b) {
+    const [from, to] = a.y < b.y ? [a, b] : [b, a];
+    ctx.strokeStyle = '#d62728';
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    ctx.moveTo(from.x, from.y + from.h);
+    ctx.lineTo(to.x, to.y);
+    ctx.stroke();
+  }
+  ctx.restore();
+
+  drawAxis(ctx, view, width, X);
+  drawGutter(ctx, m, height);
+  stats.ms = performance.now() - t0;
+  return stats;
+}
+
+function drawAxis(ctx, view, width, X) {
+  ctx.fillStyle = '#fafafa';
+  ctx.fillRect(GUTTER, 0, width - GUTTER, AXIS_H);
+  const span = view.end - view.start;
+  const step = niceStep(span, Math.max(2, (width - GUTTER) / 110));
+  ctx.strokeStyle = '#ccc';
+  ctx.fillStyle = '#555';
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  for (let t = Math.ceil(view.start / step) * step; t <= view.end; t += step) {
+    const x = Math.round(X(t)) + 0.5;
+    ctx.moveTo(x, AXIS_H - 6);
+    ctx.lineTo(x, AXIS_H);
+    ctx.fillText(duration(t), x + 3, AXIS_H / 2);
+  }
+  ctx.stroke();
+  ctx.strokeStyle = '#ddd';
+  ctx.beginPath();
+  ctx.moveTo(GUTTER, AXIS_H + 0.5);
+  ctx.lineTo(width, AXIS_H + 0.5);
+  ctx.stroke();
+}
+
+function drawGutter(ctx, m, height) {
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, GUTTER, height);
+  ctx.fillStyle = '#666';
+  ctx.fillText('time since step start', 6, AXIS_H / 2);
+  ctx.save();
+  ctx.translate(0, AXIS_H);
+  let lastLane = null;
+  for (const r of m.rows) {
+    const laneStart = r.lane !== lastLane;
+    if (laneStart) {
+      ctx.strokeStyle = '#e4e4e4';
+      ctx.beginPath();
+      ctx.moveTo(0, r.y - 1.5);
+      ctx.lineTo(ctx.canvas.width, r.y - 1.5);
+      ctx.stroke();
+    }
+    const y = r.y + r.height / 2;
+    if (r.kind === 'idle') {
+      ctx.fillStyle = '#222';
+      ctx.fillText('GPU idle (cause)', 6, y);
+    } else if (laneStart) {
+      ctx.fillStyle = '#222';
+      ctx.fillText(m.lanesJson[r.lane].label, 6, y);
+      if (r.label) { ctx.fillStyle = '#888'; ctx.fillText(r.label, GUTTER - 58, y); }
+    } else if (r.label) {
+      ctx.fillStyle = '#888';
+      ctx.fillText(r.label, GUTTER - 58, y);
+    }
+    lastLane = r.lane;
+  }
+  ctx.restore();
+}

@@ -1,5 +1,6 @@
 // libgpuspy_core.so's exported entry points. Everything else in the core is hidden.
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -59,8 +60,15 @@ int Start(const char* cupti_path) {
     return 1;
   }
   g_exit_timeout_ms = config.exit_timeout_ms;
+  v1::ProcessIdentity identity = BuildIdentity(RealEnv, "inject");
+  // CUPTI's clock may not be the wall clock: the offset lets the collector line up ranks on
+  // different hosts (with the per-host skew it measures from heartbeats).
+  timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  identity.set_clock_offset_ns(static_cast<int64_t>(wall.tv_sec) * 1'000'000'000 + wall.tv_nsec -
+                               capture.Now());
   g_pipeline = new EventPipeline(
-      config, capture.api(), BuildIdentity(RealEnv, "inject"),
+      config, capture.api(), std::move(identity),
       std::make_unique<GrpcBatchSink>(config.collector, config.mode == CaptureMode::kAlways
                                                             ? v1::CAPTURE_MODE_CONTINUOUS
                                                             : v1::CAPTURE_MODE_DORMANT),

@@ -63,20 +63,48 @@ std::string RealEnv(const char* name) {
   return v != nullptr ? v : "";
 }
 
-std::string DetectJobId(const EnvLookup& env) {
-  for (const char* n : {"GPUSPY_JOB", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "GPUSPY_K8S_JOB"}) {
-    std::string v = env(n);
-    if (!v.empty()) return v;
-  }
-  if (!env("KUBERNETES_SERVICE_HOST").empty()) {
-    for (const char* n : {"POD_NAME", "HOSTNAME"}) {
-      std::string v = env(n);
-      if (!v.empty()) return v;
+std::string DetectJobId(const EnvLookup& env) { return DetectJob(env).id; }
+
+JobInfo DetectJob(const EnvLookup& env) {
+  JobInfo job;
+  const bool k8s = !env("KUBERNETES_SERVICE_HOST").empty();
+  const struct {
+    const char* var;
+    const char* launcher;
+  } kIds[] = {{"GPUSPY_JOB", "gpuspy"},
+              {"SLURM_JOB_ID", "slurm"},
+              {"TORCHELASTIC_RUN_ID", "torchelastic"},
+              {"GPUSPY_K8S_JOB", "kubernetes"}};
+  for (const auto& k : kIds) {
+    if (std::string v = env(k.var); !v.empty()) {
+      job.id = v;
+      job.launcher = k.launcher;
+      break;
     }
   }
-  std::string ompi = env("OMPI_MCA_orte_ess_jobid");
-  if (!ompi.empty()) return "mpi-" + ompi;
-  return "";
+  if (job.id.empty() && k8s) {
+    for (const char* n : {"POD_NAME", "HOSTNAME"}) {
+      if (std::string v = env(n); !v.empty()) {
+        job.id = v;
+        job.launcher = "kubernetes";
+        break;
+      }
+    }
+  }
+  if (job.id.empty()) {
+    if (std::string ompi = env("OMPI_MCA_orte_ess_jobid"); !ompi.empty()) {
+      job.id = "mpi-" + ompi;
+      job.launcher = "mpi";
+    }
+  }
+  if (std::string name = env("SLURM_JOB_NAME"); !name.empty()) {
+    job.name = name;
+  } else if (k8s && !env("POD_NAME").empty()) {
+    const std::string ns = env("POD_NAMESPACE");
+    job.name = ns.empty() ? env("POD_NAME") : ns + "/" + env("POD_NAME");
+  }
+  job.node_rank = FirstInt(env, {"SLURM_NODEID", "GROUP_RANK", "NODE_RANK"}, -1);
+  return job;
 }
 
 RankInfo DetectRank(const EnvLookup& env) {
@@ -97,7 +125,11 @@ v1::ProcessIdentity BuildIdentity(const EnvLookup& env, const std::string& sourc
   id.set_pid(static_cast<uint32_t>(getpid()));
   id.set_uid(getuid());
   id.set_process_key(absl::StrCat(host, ":", getpid(), ":", StartTicks()));
-  id.set_job_id(DetectJobId(env));
+  const JobInfo job = DetectJob(env);
+  id.set_job_id(job.id);
+  id.set_launcher(job.launcher);
+  id.set_job_name(job.name);
+  id.set_node_rank(job.node_rank);
   const RankInfo r = DetectRank(env);
   id.set_rank(r.rank);
   id.set_local_rank(r.local_rank);

@@ -18,6 +18,15 @@ std::string RealEnv(const char* name);
 // "" when none (the collector groups such processes per host).
 std::string DetectJobId(const EnvLookup& env);
 
+// The job as the launcher describes it.
+struct JobInfo {
+  std::string id;
+  std::string launcher;  // see ProcessIdentity.launcher
+  std::string name;
+  int node_rank = -1;
+};
+JobInfo DetectJob(const EnvLookup& env);
+
 struct RankInfo {
   int rank = -1;
   int local_rank = -1;

@@ -28,6 +28,30 @@ TEST(ProcessIdentity, KubernetesPodNameOnlyInsideKubernetes) {
             "trainer-0");
 }
 
+TEST(ProcessIdentity, LauncherJobNameAndNodeRank) {
+  JobInfo slurm = DetectJob(FakeEnv({{"SLURM_JOB_ID", "1234"}, {"SLURM_JOB_NAME", "pretrain"},
+                                     {"SLURM_NODEID", "3"}}));
+  EXPECT_EQ(slurm.id, "1234");
+  EXPECT_EQ(slurm.launcher, "slurm");
+  EXPECT_EQ(slurm.name, "pretrain");
+  EXPECT_EQ(slurm.node_rank, 3);
+  JobInfo elastic = DetectJob(FakeEnv({{"TORCHELASTIC_RUN_ID", "r1"}, {"GROUP_RANK", "1"}}));
+  EXPECT_EQ(elastic.launcher, "torchelastic");
+  EXPECT_EQ(elastic.node_rank, 1);
+  JobInfo pod = DetectJob(FakeEnv({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}, {"POD_NAME", "trainer-0"},
+                                   {"POD_NAMESPACE", "ml"}}));
+  EXPECT_EQ(pod.id, "trainer-0");
+  EXPECT_EQ(pod.launcher, "kubernetes");
+  EXPECT_EQ(pod.name, "ml/trainer-0");
+  JobInfo mpi = DetectJob(FakeEnv({{"OMPI_MCA_orte_ess_jobid", "77"}}));
+  EXPECT_EQ(mpi.id, "mpi-77");
+  EXPECT_EQ(mpi.launcher, "mpi");
+  EXPECT_EQ(mpi.node_rank, -1);
+  JobInfo mine = DetectJob(FakeEnv({{"GPUSPY_JOB", "j"}, {"SLURM_JOB_ID", "1"}}));
+  EXPECT_EQ(mine.launcher, "gpuspy");
+  EXPECT_EQ(DetectJob(FakeEnv({})).launcher, "");
+}
+
 TEST(ProcessIdentity, RanksFromTorchrunSlurmAndMpi) {
   RankInfo t = DetectRank(FakeEnv({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "8"}}));
   EXPECT_EQ(t.rank, 3);

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "collector/storage/postgres_store.h"
 #include "grpcpp/server_builder.h"
 #include "spdlog/spdlog.h"
 
@@ -72,15 +73,22 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
         absl::StrCat("--step-pattern '", options.step_pattern, "' is not a valid regex"));
   }
 
-  absl::StatusOr<int> lock_fd = LockDataDir(options.data_dir);
-  if (!lock_fd.ok()) return lock_fd.status();
-  s->data_dir_lock_fd_ = *lock_fd;
-
-  EmbeddedStoreOptions store_options;
-  store_options.data_dir = options.data_dir;
-  store_options.segment_max_bytes = options.segment_bytes;
-  store_options.fsync_each_batch = options.fsync_each_batch;
-  absl::StatusOr<std::unique_ptr<Store>> store = OpenEmbeddedStore(store_options);
+  absl::StatusOr<std::unique_ptr<Store>> store;
+  if (!options.postgres.empty()) {
+    // The hub store: no data dir; the store's schema lock keeps one daemon per database.
+    PostgresStoreOptions store_options;
+    store_options.conninfo = options.postgres;
+    store = OpenPostgresStore(store_options);
+  } else {
+    absl::StatusOr<int> lock_fd = LockDataDir(options.data_dir);
+    if (!lock_fd.ok()) return lock_fd.status();
+    s->data_dir_lock_fd_ = *lock_fd;
+    EmbeddedStoreOptions store_options;
+    store_options.data_dir = options.data_dir;
+    store_options.segment_max_bytes = options.segment_bytes;
+    store_options.fsync_each_batch = options.fsync_each_batch;
+    store = OpenEmbeddedStore(store_options);
+  }
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
   s->dictionaries_ = std::make_unique<DictionaryCache>(s->store_.get());

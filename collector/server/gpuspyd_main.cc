@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "collector/server/collector_server.h"
+#include "collector/storage/postgres_store.h"
 #include "spdlog/spdlog.h"
 
 namespace {
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--data-dir", options.data_dir, "Where events and the index are stored")
       ->capture_default_str();
+  app.add_option("--postgres", options.postgres,
+                 "Store in PostgreSQL instead (hub): libpq conninfo or postgresql:// URI; "
+                 "--data-dir, --segment-bytes and --fsync then do not apply");
   app.add_option("--retention-bytes", options.retention_bytes,
                  "Evict the oldest data beyond this many bytes (0 = unlimited)")
       ->capture_default_str();
@@ -101,7 +105,9 @@ int main(int argc, char** argv) {
   spdlog::info("gpuspyd listening on {}{}{}, data in {}",
                options.listen.empty() ? "" : absl::StrCat(options.listen.substr(0, options.listen.rfind(':')), ":", (*server)->tcp_port()),
                options.listen.empty() || options.unix_socket.empty() ? "" : " and ",
-               options.unix_socket.empty() ? "" : "unix:" + options.unix_socket, options.data_dir);
+               options.unix_socket.empty() ? "" : "unix:" + options.unix_socket,
+               options.postgres.empty() ? options.data_dir
+                                        : gpuspy::collector::DescribePostgres(options.postgres));
   int sig = 0;
   sigwait(&stop_signals, &sig);
   spdlog::info("gpuspyd: {} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");

@@ -13,6 +13,7 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:7070";  // "" disables TCP
   std::string unix_socket;                // "" disables; default from DefaultUnixSocketPath()
   std::string data_dir;                   // default from DefaultDataDir()
+  std::string postgres;                   // PostgreSQL conninfo: store there, not in data_dir
   uint64_t retention_bytes = 10ull << 30;
   absl::Duration retention_age = absl::Hours(24 * 7);
   absl::Duration retention_interval = absl::Seconds(30);

@@ -1,7 +1,7 @@
-// The embedded store beyond storage_test.cc: the segment record format on its own, schema
-// versioning, window edges, age retention across segments, the recovery cases (complete but
-// unindexed tail, a segment shorter than its index, orphan files, a lost index), stats, fsync
-// mode, and appends racing reads and retention.
+// The embedded store beyond the interface tests every backend passes (storage_test.cc): the
+// segment record format on its own, schema versioning, segment files and their size limit, the
+// recovery cases (corrupt records, unacknowledged tails, a segment shorter than its index, missing
+// and orphan segment files, a lost index), a full disk, on-disk stats and fsync mode.
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -28,6 +28,8 @@ namespace gpuspy::collector {
 namespace {
 
 namespace fs = std::filesystem;
+
+using gpuspy::testing::TestIdentity;
 
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
 
@@ -250,54 +252,6 @@ TEST_F(EmbeddedStoreTest, NewerSchemaIsRefused) {
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(EmbeddedStoreTest, TimeWindowEdges) {
-  auto store = Open();
-  auto id = *store->UpsertProcess(Identity("p", "j"), 1);
-  ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 100, 200)).ok());
-  ASSERT_TRUE(store->AppendBatch(Batch(id, 2, 300, 400)).ok());
-  // Overlap with [from, to): max_ns >= from and min_ns < to.
-  EXPECT_EQ(Sequences(*store->ReadBatches(id, 200, 300)), (std::vector<uint64_t>{1}));
-  EXPECT_EQ(Sequences(*store->ReadBatches(id, 200, 301)), (std::vector<uint64_t>{1, 2}));
-  EXPECT_EQ(Sequences(*store->ReadBatches(id, 201, 300)), (std::vector<uint64_t>{}));
-  EXPECT_EQ(Sequences(*store->ReadBatches(id, 50, 100)), (std::vector<uint64_t>{}));
-  EXPECT_EQ(Sequences(*store->ReadBatches(id, 50, 101)), (std::vector<uint64_t>{1}));
-  EXPECT_EQ(Sequences(*store->ReadBatches(id, 150, 160)), (std::vector<uint64_t>{1}));  // inside
-  EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2}));
-  EXPECT_TRUE(store->ReadBatches(id + 1, 0, 0)->empty());  // another process has nothing
-}
-
-TEST_F(EmbeddedStoreTest, AgeRetentionEvictsOnlySegmentsIdleTooLongOldestFirst) {
-  // 4 records of 932 bytes fit a 4096-byte segment.
-  auto store = Open(/*segment_bytes=*/4096);
-  auto id = *store->UpsertProcess(Identity("p", "j"), 1);
-  for (uint64_t seq = 1; seq <= 8; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 900)).ok());
-  ASSERT_EQ(Segments().size(), 2u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const int64_t cutoff = NowNs();
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  for (uint64_t seq = 9; seq <= 12; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 900)).ok());
-  ASSERT_EQ(Segments().size(), 3u);
-  const int64_t now = NowNs();
-  auto evicted = store->EnforceRetention({0, /*max_age_ns=*/now - cutoff}, now);
-  ASSERT_TRUE(evicted.ok()) << evicted.status();
-  EXPECT_EQ(*evicted, 2u);
-  EXPECT_EQ(Segments().size(), 1u);
-  auto left = store->ReadBatches(id, 0, 0);
-  EXPECT_EQ(Sequences(*left), (std::vector<uint64_t>{9, 10, 11, 12}));
-  EXPECT_EQ(left->back().payload, Batch(id, 12, 0, 0, 900).payload);
-  // Nothing else is old enough: a second pass is a no-op.
-  EXPECT_EQ(*store->EnforceRetention({0, now - cutoff}, now), 0u);
-  EXPECT_EQ(store->Stats().segments_evicted, 2u);
-}
-
-TEST_F(EmbeddedStoreTest, ByteRetentionNeverEvictsTheOnlyActiveSegment) {
-  auto store = Open();
-  auto id = *store->UpsertProcess(Identity("p", "j"), 1);
-  for (uint64_t seq = 1; seq <= 5; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 1000)).ok());
-  EXPECT_EQ(*store->EnforceRetention({/*max_bytes=*/100, 0}, NowNs()), 0u);
-  EXPECT_EQ(store->ReadBatches(id, 0, 0)->size(), 5u);
-}
-
 TEST_F(EmbeddedStoreTest, CompleteButUnindexedRecordIsCutOnReopen) {
   uint64_t id = 0;
   {
@@ -422,85 +376,104 @@ TEST_F(EmbeddedStoreTest, FsyncEachBatchAcrossRollsAndFlushSurviveReopen) {
   EXPECT_EQ(p->max_sequence, 9u);
 }
 
-TEST_F(EmbeddedStoreTest, LossCountersKeepTheLargestCumulativeValue) {
-  auto store = Open();
+TEST_F(EmbeddedStoreTest, SegmentFilesStayWithinTheirSizeLimit) {
+  auto store = Open(/*segment_bytes=*/4096);
   auto id = *store->UpsertProcess(Identity("p", "j"), 1);
-  StoredBatch b = Batch(id, 2, 1, 1);
-  b.loss = {10, 20, 30};
-  ASSERT_TRUE(store->AppendBatch(b).ok());
-  StoredBatch late = Batch(id, 1, 1, 1);  // arrives late with older counters
-  late.loss = {5, 25, 0};
-  ASSERT_TRUE(store->AppendBatch(late).ok());
-  auto p = store->GetProcess(id);
-  EXPECT_EQ(p->loss, (LossCounters{10, 25, 30}));
-  EXPECT_EQ(p->max_sequence, 2u);
-  EXPECT_EQ(p->sequence_gaps(), 0u);
-  ASSERT_TRUE(store->AppendBatch(Batch(id, 5, 1, 1)).ok());
-  EXPECT_EQ(store->GetProcess(id)->sequence_gaps(), 2u);  // 3 and 4 never came
+  for (uint64_t seq = 1; seq <= 40; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 900)).ok());
+  EXPECT_EQ(Segments().size(), 10u);
+  for (const auto& seg : Segments()) EXPECT_LE(fs::file_size(seg), 4096u);
 }
 
-// Writers, a reader and retention at once. Retention removes whole segments oldest first and
-// each process appends in sequence order, so what is left of a process is always a contiguous
-// run ending at its newest batch, and the counters still describe everything ever stored.
-TEST_F(EmbeddedStoreTest, AppendsReadsAndRetentionRaceSafely) {
-  auto store = Open(/*segment_bytes=*/16 * 1024);
-  std::vector<uint64_t> ids;
-  for (int p = 0; p < 4; ++p) ids.push_back(*store->UpsertProcess(Identity("p" + std::to_string(p), "j"), 1));
-  constexpr uint64_t kPerProcess = 150;
-  std::atomic<bool> done{false};
-  std::atomic<int> failures{0};
-  std::thread reader([&] {
-    while (!done.load()) {
-      for (uint64_t id : ids) {
-        auto b = store->ReadBatches(id, 0, 0);
-        if (!b.ok()) {
-          ++failures;
-          continue;
-        }
-        for (size_t i = 1; b.ok() && i < b->size(); ++i) {
-          if ((*b)[i].sequence != (*b)[i - 1].sequence + 1) ++failures;
-        }
-        for (const StoredBatch& x : *b) {
-          if (x.payload != Batch(id, x.sequence, 0, 0, 200).payload) ++failures;
-        }
-      }
-      (void)store->Stats();
-    }
-  });
-  std::thread janitor([&] {
-    while (!done.load()) {
-      if (!store->EnforceRetention({/*max_bytes=*/64 * 1024, 0}, NowNs()).ok()) ++failures;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  });
-  std::vector<std::thread> writers;
-  for (uint64_t id : ids) {
-    writers.emplace_back([&, id] {
-      for (uint64_t seq = 1; seq <= kPerProcess; ++seq) {
-        if (!store->AppendBatch(Batch(id, seq, seq, seq, 200)).ok()) ++failures;
-      }
-    });
+TEST_F(EmbeddedStoreTest, CorruptRecordIsSkippedAndCountedOthersStayReadable) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
+    for (uint64_t seq = 1; seq <= 3; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq)).ok());
   }
-  for (auto& w : writers) w.join();
-  done = true;
-  reader.join();
-  janitor.join();
-  EXPECT_EQ(failures.load(), 0);
-  for (uint64_t id : ids) {
-    auto left = store->ReadBatches(id, 0, 0);
-    ASSERT_TRUE(left.ok());
-    // A writer that finished early may have had all of its segments evicted.
-    if (left->empty()) continue;
-    EXPECT_EQ(left->back().sequence, kPerProcess);
-    EXPECT_EQ(left->back().sequence - left->front().sequence + 1, left->size());
+  {
+    // Flip a payload byte of the second record (32-byte header + 100-byte payload each).
+    std::fstream f(Segments().front(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(132 + 32 + 50);
+    f.put('Z');
   }
-  for (uint64_t id : ids) {
-    auto p = store->GetProcess(id);
-    EXPECT_EQ(p->batch_count, kPerProcess);
-    EXPECT_EQ(p->event_count, 3 * kPerProcess);
+  auto store = Open();
+  auto batches = store->ReadBatches(id, 0, 0);
+  ASSERT_TRUE(batches.ok());
+  ASSERT_EQ(batches->size(), 2u);
+  EXPECT_EQ((*batches)[0].sequence, 1u);
+  EXPECT_EQ((*batches)[1].sequence, 3u);
+  EXPECT_EQ(store->Stats().corrupt_records, 1u);
+}
+
+TEST_F(EmbeddedStoreTest, UnacknowledgedTailIsCutOnReopen) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
+    for (uint64_t seq = 1; seq <= 3; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq)).ok());
   }
-  EXPECT_GT(store->Stats().segments_evicted, 0u);
+  const auto seg = Segments().front();
+  const auto indexed = fs::file_size(seg);
+  {
+    // A crash mid-append: a partial record after the last indexed one.
+    std::ofstream f(seg, std::ios::app | std::ios::binary);
+    f << std::string(57, 'x');
+  }
+  auto store = Open();
+  EXPECT_EQ(fs::file_size(seg), indexed);
+  EXPECT_EQ(store->ReadBatches(id, 0, 0)->size(), 3u);
+  ASSERT_TRUE(store->AppendBatch(Batch(id, 4, 4, 4)).ok());
+  EXPECT_EQ(store->ReadBatches(id, 0, 0)->size(), 4u);
   EXPECT_EQ(store->Stats().corrupt_records, 0u);
+}
+
+TEST_F(EmbeddedStoreTest, MissingSegmentFileDropsOnlyItsBatches) {
+  uint64_t id = 0;
+  {
+    auto store = Open(/*segment_bytes=*/1024);
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
+    for (uint64_t seq = 1; seq <= 10; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 400)).ok());
+  }
+  fs::remove(Segments().front());
+  auto store = Open(1024);
+  auto left = store->ReadBatches(id, 0, 0);
+  ASSERT_TRUE(left.ok());
+  EXPECT_FALSE(left->empty());
+  EXPECT_LT(left->size(), 10u);
+  EXPECT_EQ(left->back().sequence, 10u);
+}
+
+// Runs in a child process: RLIMIT_FSIZE makes the segment write fail with EFBIG, exactly like a
+// full disk, without touching the test process's own limits.
+TEST_F(EmbeddedStoreTest, FullDiskRefusesTheBatchAndKeepsEverythingElse) {
+  auto store = Open();
+  auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);
+  ASSERT_TRUE(store->AppendBatch(Batch(*id, 1, 1, 2, 1000)).ok());
+  const uint64_t seg_size = fs::file_size(Segments().front());
+  const pid_t child = fork();
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{seg_size + 100, RLIM_INFINITY};
+    setrlimit(RLIMIT_FSIZE, &lim);
+    absl::Status st = store->AppendBatch(Batch(*id, 2, 2, 3, 5000));
+    if (st.code() != absl::StatusCode::kResourceExhausted) _exit(10);
+    if (st.message().find("File too large") == std::string_view::npos) _exit(11);
+    // Nothing partial was left behind, and earlier data reads back.
+    if (fs::file_size(Segments().front()) != seg_size) _exit(12);
+    auto all = store->ReadBatches(*id, 0, 0);
+    if (!all.ok() || all->size() != 1) _exit(13);
+    // Space comes back: appends work again.
+    lim.rlim_cur = RLIM_INFINITY;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    if (!store->AppendBatch(Batch(*id, 3, 3, 4, 5000)).ok()) _exit(14);
+    if (store->Stats().write_errors != 1) _exit(15);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -81,10 +83,36 @@ void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
   c.nvtx_ranges++;
 }
 
+// The launch-overhead benchmark's workload: `n` back-to-back launches of a tiny kernel, the
+// pattern of a launch-bound PyTorch loop. Prints the host time per launch as JSON.
+int LaunchLoop(long n) {
+  // A real CUDA process is never single-threaded (the driver starts its own threads). Without a
+  // second thread, glibc locks mutexes non-atomically, and the first thread any injected library
+  // starts would show up as "overhead" of every mutex the fake takes.
+  std::atomic<bool> done{false};
+  std::thread driver_thread([&] {
+    while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  fake_cuda_launch_kernel(kKernels[0], {1, 1, 1}, {32, 1, 1}, 0, kStream, 1000);  // warm up
+  fake_cuda_stream_synchronize(kStream);
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < n; ++i) {
+    fake_cuda_launch_kernel(kKernels[0], {1, 1, 1}, {32, 1, 1}, 0, kStream, 1000);
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  const double ns = std::chrono::duration<double, std::nano>(elapsed).count() / static_cast<double>(n);
+  std::printf("{\"launches\": %ld, \"ns_per_launch\": %.2f}\n", n, ns);
+  done.store(true);
+  driver_thread.join();
+  fake_cuda_context_destroy();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int steps = 5, kernels = 20, sleep_us = 0;
+  long launch_loop = 0;
   bool no_cuda = false, fork_child = false, exec_child = false, print_maps = false;
   std::string expect;
   for (int i = 1; i < argc; ++i) {
@@ -98,15 +126,17 @@ int main(int argc, char** argv) {
     else if (a == "--exec-child") exec_child = true;
     else if (a == "--print-maps") print_maps = true;
     else if (a == "--expect") expect = next();
+    else if (a == "--launch-loop") launch_loop = std::atol(next().c_str());
     else {
       std::fprintf(stderr,
                    "fake_train: unknown flag %s\nusage: fake_train [--steps N] [--kernels K] "
                    "[--sleep-us U] [--no-cuda] [--fork] [--exec-child] [--print-maps] "
-                   "[--expect FILE]\n",
+                   "[--expect FILE] [--launch-loop N]\n",
                    a.c_str());
       return 2;
     }
   }
+  if (launch_loop > 0) return LaunchLoop(launch_loop);
   Counts c;
   std::vector<std::vector<std::string>> names;  // per step, in launch order
   if (!no_cuda) {

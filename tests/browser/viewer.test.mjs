@@ -61,11 +61,15 @@ async function openPage(t, {httpErrorsExpected = false} = {}) {
   return page;
 }
 
-async function screenshot(page, name) {
+// The README shows the three main pages (doc = true); the rest are test artifacts only.
+async function screenshot(page, name, {doc = false} = {}) {
   const file = path.join(ARTIFACTS, name);
   await page.evaluate(() => window.scrollTo(0, 0));  // else the sticky header lands mid-picture
   await page.screenshot({path: file, fullPage: true});
-  if (process.env.GPUSPY_UPDATE_DOC_IMAGES === '1') fs.copyFileSync(file, path.join(DOC_IMG, name));
+  if (doc && process.env.GPUSPY_UPDATE_DOC_IMAGES === '1') {
+    fs.mkdirSync(DOC_IMG, {recursive: true});
+    fs.copyFileSync(file, path.join(DOC_IMG, name));
+  }
   return file;
 }
 
@@ -121,7 +125,7 @@ browserTest('the jobs page lists every job with its processes, and shows new job
   assert.equal(await row.locator('.step-count').textContent(), '40');
   assert.match(await row.textContent(), /gpuspy attach --job train --steps 20/);
   assert.equal(await page.locator('tr.job-row').count(), 3);
-  await screenshot(page, 'viewer-jobs.png');
+  await screenshot(page, 'viewer-jobs.png', {doc: true});
 
   await row.locator('button.expander').click();
   assert.equal(await page.locator('tr.process-rows tbody tr').count(), 4);
@@ -156,7 +160,7 @@ browserTest('a multi-rank job gets a tab per rank and the straggler stands out',
   await page.locator('.tabs .tab').nth(2).click();
   await page.waitForFunction(() => document.querySelector('.tabs .tab.active').textContent.startsWith('rank 2'));
   await page.locator('.tabs .tab').nth(0).click();
-  await screenshot(page, 'viewer-job.png');
+  await screenshot(page, 'viewer-job.png', {doc: true});
 });
 
 browserTest('a copy-dominated step shows the copy finding, and its timeline draws every kernel of the step', async (t) => {
@@ -193,7 +197,7 @@ browserTest('a copy-dominated step shows the copy finding, and its timeline draw
   assert.equal(sel.selected.name, 'cudaMemcpy');
   assert.equal(sel.related.kind, 'memcpy');
   await page.mouse.move(5, 5);  // no tooltip in the picture
-  await screenshot(page, 'viewer-step.png');
+  await screenshot(page, 'viewer-step.png', {doc: true});
 });
 
 browserTest('wheel zooms, drag pans, clicking a launch selects the kernel it launched', async (t) => {

@@ -166,19 +166,22 @@ void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
 void EventPipeline::Drain(bool forced_flush) {
   flush_(forced_flush);
   ParseCompleted(std::chrono::milliseconds(0));
-  if (window_.active()) {
+  const bool in_window = window_.active();
+  if (in_window) {
     // The process is ending inside a window: keep what was traced up to now.
     window_.Stop(tracing_.now_ns());
     Route();
     window_.Finish();
     tracing_.disable();
     tracing_on_ = false;
+  }
+  Route();
+  if (!outgoing_.empty()) CutBatch();
+  if (in_window) {  // after the last batch, as in TendWindow
     v1::CaptureStatus status = WindowStatus();
     status.set_message("the process is exiting");
     SendStatus(status);
   }
-  Route();
-  if (!outgoing_.empty()) CutBatch();
 }
 
 void EventPipeline::Route() {
@@ -209,6 +212,9 @@ void EventPipeline::Listen(Clock::time_point now) {
   if (!connected_ && (config_.mode == CaptureMode::kOnDemand || window_.active())) {
     if (!EnsureConnected()) return;
   }
+  if (!connected_) return;
+  // A quiet process (dormant, or between windows) sends no batch that would trigger the replay.
+  if (!spill_.empty()) ReplaySpill();
   if (!connected_) return;
   for (const v1::Command& c : sink_->TakeCommands()) HandleCommand(c);
   if (now - last_heartbeat_ >= std::chrono::milliseconds(config_.heartbeat_ms)) {
@@ -319,6 +325,9 @@ void EventPipeline::TendWindow(Clock::time_point now) {
       Route();
       window_.Finish();
       drain_deadline_ = {};
+      // Deliver the window's last events before saying DONE: whoever waits for DONE (gpuspy
+      // attach) reads the reports right after.
+      if (!outgoing_.empty()) CutBatch();
       Log(LogLevel::kInfo, "capture %llu: done, %u steps, %llu events sent",
           static_cast<unsigned long long>(window_.request().capture_id), window_.steps_captured(),
           static_cast<unsigned long long>(window_.events_sent()));

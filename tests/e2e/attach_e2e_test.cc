@@ -22,12 +22,15 @@ constexpr int kStepSleepUs = 20'000;  // each fake training step takes ~20 ms
 
 class AttachE2E : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const std::string port_file = dir_.path() + "/port";
+  void SetUp() override { StartDaemon(0); }
+
+  // Starts gpuspyd on `port` (0 = any free one) over the test's data dir.
+  void StartDaemon(int port) {
+    const std::string port_file = dir_.path() + "/port" + std::to_string(++starts_);
     daemon_ = std::make_unique<Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
-                                 "--data-dir", dir_.path() + "/store", "--port-file", port_file,
-                                 "--log-level", "info"},
+        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
+                                 "--unix", "", "--http", "", "--data-dir", dir_.path() + "/store",
+                                 "--port-file", port_file, "--log-level", "info"},
         dir_.path() + "/gpuspyd.log");
     port_ = testing::WaitForPortFile(port_file);
     ASSERT_GT(port_, 0) << testing::ReadFile(dir_.path() + "/gpuspyd.log");
@@ -128,6 +131,7 @@ class AttachE2E : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<Process> daemon_;
   int port_ = 0;
+  int starts_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Query::Stub> query_;
   std::unique_ptr<v1::Control::Stub> control_;
@@ -275,6 +279,34 @@ TEST_F(AttachE2E, ARankStartingDuringTheCaptureJoinsIt) {
     EXPECT_EQ(p.status().state(), v1::CAPTURE_STATE_DONE) << "rank " << p.rank();
     EXPECT_EQ(p.status().steps_captured(), 30u);
   }
+}
+
+TEST_F(AttachE2E, CollectorRestartMidCaptureLosesNoStepOfTheWindow) {
+  StartRank("restart", 0);
+  ASSERT_TRUE(WaitForState("restart", 1, "dormant"));
+  ASSERT_EQ(Cli({"attach", "--job", "restart", "--steps", "40", "--detach"}).exit_code, 0);
+  ASSERT_TRUE(WaitForState("restart", 1, "capturing"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const int port = port_;
+  daemon_->Stop(SIGKILL);
+  // The process keeps its window going on its own (spilling), whatever the collector does.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  StartDaemon(port);
+  // It reconnects, replays the spill, finishes its 40 steps and goes dormant again.
+  ASSERT_TRUE(WaitForState("restart", 1, "dormant")) << RankLog("restart", 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::vector<v1::ProcessInfo> p = Processes("restart");
+  ASSERT_EQ(p.size(), 1u);
+  const std::vector<v1::Step> steps = Steps("restart", p[0].process_id());
+  ASSERT_EQ(steps.size(), 40u) << RankLog("restart", 0);
+  for (size_t i = 1; i < steps.size(); ++i) EXPECT_EQ(steps[i].number(), steps[i - 1].number() + 1);
+  EXPECT_EQ(p[0].loss().spill_dropped_events(), 0u);
+  // The new collector never saw the attach: `gpuspy attach` polling it would say so clearly.
+  grpc::ClientContext ctx;
+  v1::GetCaptureRequest req;
+  req.set_job_id("restart");
+  v1::GetCaptureResponse resp;
+  EXPECT_EQ(control_->GetCapture(&ctx, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(AttachE2E, ClearAnswersForJobsThatCannotBeAttached) {

@@ -211,6 +211,15 @@ absl::Status PgBatchWriter::Roll(int64_t now) {
   return absl::OkStatus();
 }
 
+absl::Status PgBatchWriter::Flush() {
+  std::lock_guard lock(conn_mu_);
+  // A commit that wrote nothing flushes nothing: touch the active partition's catalog row.
+  PgParams p;
+  p.Int(active_id_);
+  return conn_->Query("UPDATE batch_partitions SET last_write_ns = last_write_ns WHERE segment_id = $1", p)
+      .status();
+}
+
 absl::Status PgBatchWriter::DropPartition(int64_t segment_id, const std::string& relname) {
   // Table and catalog row go together (DDL is transactional): nothing to reconcile after a crash.
   absl::Status st = conn_->Run("BEGIN");

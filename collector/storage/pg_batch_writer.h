@@ -49,6 +49,10 @@ class PgBatchWriter {
   // Store::EnforceRetention: whole partitions, oldest first; returns partitions dropped.
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy, int64_t now_unix_ns);
 
+  // A synchronous commit on the writer connection: the WAL is flushed up to here, so everything
+  // committed before on any connection (synchronous or not) is durable.
+  absl::Status Flush();
+
   uint64_t write_errors() const { return write_errors_.load(); }
   uint64_t partitions_dropped() const { return partitions_dropped_.load(); }
 

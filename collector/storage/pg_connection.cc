@@ -278,10 +278,11 @@ absl::Status PgConnection::EnsureConnected() {
 }
 
 absl::Status PgConnection::ErrorFrom(pg_result* r, std::string_view what, std::string_view sql) {
-  const char* state = r == nullptr ? nullptr : PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  const char* field = r == nullptr ? nullptr : PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  const std::string state = field == nullptr ? "" : field;  // r is cleared below
   std::string msg = OneLine(r != nullptr ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
   if (msg.empty()) msg = OneLine(PQerrorMessage(conn_));
-  absl::StatusCode code = state != nullptr ? StatusCodeForSqlState(state)
+  absl::StatusCode code = !state.empty() ? StatusCodeForSqlState(state)
                           : PQstatus(conn_) == CONNECTION_BAD ? absl::StatusCode::kUnavailable
                                                               : absl::StatusCode::kInternal;
   if (r != nullptr) PQclear(r);
@@ -289,7 +290,7 @@ absl::Status PgConnection::ErrorFrom(pg_result* r, std::string_view what, std::s
   absl::StrReplaceAll({{"\n", " "}}, &head);
   return absl::Status(code, absl::StrCat("postgres ", where_, ": ", std::string(what), " (", head,
                                          sql.size() > 60 ? "...)" : ")", ": ", msg,
-                                         state != nullptr ? absl::StrCat(" [", state, "]") : ""));
+                                         state.empty() ? "" : absl::StrCat(" [", state, "]")));
 }
 
 absl::Status PgConnection::Run(const std::string& sql) {

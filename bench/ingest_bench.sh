@@ -9,7 +9,7 @@ ranks=${2:-4}
 steps=${3:-40}
 tmp=$(mktemp -d /tmp/gpuspy-ingest-bench.XXXXXX)
 "$bin/collector/server/gpuspyd" --listen 127.0.0.1:0 --unix "" --http "" --data-dir "$tmp/store" \
-  --port-file "$tmp/port" --log-level warn &
+  --port-file "$tmp/port" --log-level warn --compress "${COMPRESS:-zstd}" &
 daemon=$!
 trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [[ -s "$tmp/port" ]] && break; sleep 0.05; done
@@ -20,10 +20,13 @@ start=$(date +%s.%N)
 end=$(date +%s.%N)
 events=$(awk '{s += $3} END {print s}' "$tmp/replay.log")
 bytes=$(du -sb "$tmp/store" | cut -f1)
-python3 - "$events" "$start" "$end" "$bytes" "$ranks" <<'PY'
+segments=$(du -sb "$tmp/store/segments" | cut -f1)
+python3 - "$events" "$start" "$end" "$bytes" "$ranks" "$segments" <<'PY'
 import sys
 events, start, end, stored, ranks = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+segments = int(sys.argv[6])
 s = end - start
 print(f"| ingest, {ranks} producers, durable (segment + SQLite index per batch) | {events:,} events | "
-      f"{s:.2f} s | {events/s/1e6:.2f} M events/s | {stored/events:.1f} B/event at rest |")
+      f"{s:.2f} s | {events/s/1e6:.2f} M events/s | {stored/events:.1f} B/event at rest "
+      f"({segments/events:.1f} in segments, the rest SQLite index + WAL) |")
 PY

@@ -87,6 +87,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     store_options.data_dir = options.data_dir;
     store_options.segment_max_bytes = options.segment_bytes;
     store_options.fsync_each_batch = options.fsync_each_batch;
+    store_options.compress = options.compress_segments;
     store = OpenEmbeddedStore(store_options);
   }
   if (!store.ok()) return store.status();

@@ -71,6 +71,10 @@ int main(int argc, char** argv) {
                  "HTTP/JSON API address (host:port; port 0 picks a free one; '' disables)")
       ->capture_default_str();
   app.add_option("--http-port-file", options.http_port_file, "Write the bound HTTP port to this file");
+  std::string compress = "zstd";
+  app.add_option("--compress", compress, "Stored batches: zstd (about half the disk) or none")
+      ->check(CLI::IsMember({"zstd", "none"}))
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -84,6 +88,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.fsync_each_batch = fsync == "batch";
+  options.compress_segments = compress == "zstd";
   spdlog::set_level(spdlog::level::from_str(log_level));
 
   // Block the stop signals in every thread (gRPC's included) and take them here with sigwait.

@@ -19,6 +19,7 @@ struct ServerOptions {
   absl::Duration retention_interval = absl::Seconds(30);
   uint64_t segment_bytes = 64ull << 20;
   bool fsync_each_batch = false;
+  bool compress_segments = true;     // --compress zstd|none
   int max_message_bytes = 32 << 20;
   std::string step_pattern = analysis::kDefaultStepPattern;
   std::string port_file;                  // written with the bound TCP port once listening

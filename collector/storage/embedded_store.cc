@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "collector/storage/payload_codec.h"
 #include "collector/storage/segment_file.h"
 #include "collector/storage/sqlite_db.h"
 #include "collector/storage/store.h"
@@ -443,7 +444,11 @@ absl::Status EmbeddedStore::AppendBatch(const StoredBatch& b) {
           absl::StrCat("process ", b.process_id, " batch ", b.sequence, " is already stored"));
     }
   }
-  const uint64_t record = kSegmentHeaderBytes + b.payload.size();
+  // At rest the batch is zstd'ed unless that does not make it smaller.
+  std::string compressed = options_.compress ? CompressPayload(b.payload) : std::string();
+  const bool zstd = !compressed.empty() && compressed.size() < b.payload.size();
+  const std::string& stored = zstd ? compressed : b.payload;
+  const uint64_t record = kSegmentHeaderBytes + stored.size();
   if (active_->size() > 0 && active_->size() + record > options_.segment_max_bytes) {
     if (absl::Status st = RollSegment(); !st.ok()) {
       ++stats_.write_errors;
@@ -451,7 +456,8 @@ absl::Status EmbeddedStore::AppendBatch(const StoredBatch& b) {
     }
   }
   const uint64_t before = active_->size();
-  absl::StatusOr<uint64_t> offset = active_->Append(b.process_id, b.sequence, b.payload);
+  absl::StatusOr<uint64_t> offset =
+      active_->Append(b.process_id, b.sequence, stored, zstd ? kSegmentFlagZstd : 0);
   if (!offset.ok()) {
     ++stats_.write_errors;
     return offset.status();
@@ -474,7 +480,7 @@ absl::Status EmbeddedStore::AppendBatch(const StoredBatch& b) {
   (*ins)->Bind(1, static_cast<int64_t>(b.process_id)).Bind(2, static_cast<int64_t>(b.sequence))
       .Bind(3, b.min_ns).Bind(4, b.max_ns).Bind(5, static_cast<int64_t>(b.event_count))
       .Bind(6, static_cast<int64_t>(active_id_)).Bind(7, static_cast<int64_t>(*offset))
-      .Bind(8, static_cast<int64_t>(b.payload.size()));
+      .Bind(8, static_cast<int64_t>(stored.size()));
   if (absl::Status st = (*ins)->Run(); !st.ok()) return undo(st);
   absl::StatusOr<std::unique_ptr<SqliteStatement>> proc = db_->Prepare(
       "UPDATE processes SET event_count = event_count + ?, batch_count = batch_count + 1, "

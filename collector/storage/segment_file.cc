@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "collector/storage/payload_codec.h"
 
 namespace gpuspy::collector {
 namespace {
@@ -18,7 +19,7 @@ struct Header {
   uint32_t magic;
   uint32_t length;
   uint32_t crc;
-  uint32_t reserved;
+  uint32_t flags;
   uint64_t process_id;
   uint64_t sequence;
 };
@@ -56,12 +57,12 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Open(const std::st
 SegmentWriter::~SegmentWriter() { close(fd_); }
 
 absl::StatusOr<uint64_t> SegmentWriter::Append(uint64_t process_id, uint64_t sequence,
-                                               const std::string& payload) {
+                                               const std::string& payload, uint32_t flags) {
   if (payload.size() > UINT32_MAX) {
     return absl::InvalidArgumentError(
         absl::StrCat("batch of ", payload.size(), " bytes does not fit a segment record"));
   }
-  Header h{kSegmentRecordMagic, static_cast<uint32_t>(payload.size()), Crc(payload), 0, process_id,
+  Header h{kSegmentRecordMagic, static_cast<uint32_t>(payload.size()), Crc(payload), flags, process_id,
            sequence};
   std::string record(reinterpret_cast<const char*>(&h), sizeof(h));
   record += payload;
@@ -131,6 +132,13 @@ absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, u
   }
   if (h.crc != Crc(payload)) {
     return absl::DataLossError(absl::StrCat(path, " offset ", offset, ": checksum mismatch"));
+  }
+  if (h.flags & kSegmentFlagZstd) {
+    absl::StatusOr<std::string> raw = DecompressPayload(payload, kMaxStoredPayloadBytes);
+    if (!raw.ok()) {
+      return absl::DataLossError(absl::StrCat(path, " offset ", offset, ": ", raw.status().message()));
+    }
+    return raw;
   }
   return payload;
 }

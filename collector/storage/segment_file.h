@@ -1,8 +1,10 @@
 // Append-only segment files holding stored batches. Each record carries its own header and a
 // checksum, so a damaged or truncated file is detected per record and the rest stays readable.
 //
-// Record: [magic u32][payload bytes u32][crc32 of payload u32][reserved u32]
+// Record: [magic u32][payload bytes u32][crc32 of payload u32][flags u32]
 //         [process_id u64][sequence u64][payload]
+// flags bit 0: the payload is zstd-compressed (the checksum covers the stored bytes, so damage is
+// found before decompressing). Files written before compression existed have flags 0.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,9 @@ namespace gpuspy::collector {
 
 inline constexpr uint32_t kSegmentRecordMagic = 0x59505347;  // "GSPY"
 inline constexpr size_t kSegmentHeaderBytes = 32;
+inline constexpr uint32_t kSegmentFlagZstd = 1;
+// A decompressed payload larger than this is treated as corruption (the ingest limit is lower).
+inline constexpr size_t kMaxStoredPayloadBytes = 1ull << 30;
 
 // The segment currently being written.
 class SegmentWriter {
@@ -29,7 +34,8 @@ class SegmentWriter {
   // size, so a failed append leaves no partial record. ENOSPC/EFBIG/EDQUOT -> ResourceExhausted,
   // other errors -> Internal; the message names the file and the errno text. Payloads must fit
   // the header's u32 length (InvalidArgument otherwise). Short writes are continued.
-  absl::StatusOr<uint64_t> Append(uint64_t process_id, uint64_t sequence, const std::string& payload);
+  absl::StatusOr<uint64_t> Append(uint64_t process_id, uint64_t sequence, const std::string& payload,
+                                  uint32_t flags = 0);
   // Cuts the file back to `bytes` (drops records that were written but never indexed).
   absl::Status Truncate(uint64_t bytes);
   absl::Status Sync();
@@ -46,8 +52,9 @@ class SegmentWriter {
 // fsyncs a directory, so that files created in it survive a power loss.
 absl::Status SyncDirectory(const std::string& dir);
 
-// Reads and verifies the record at `offset` whose payload is `length` bytes. DataLoss when the
-// header or checksum does not match (or the record is cut short); NotFound when the file is gone.
+// Reads and verifies the record at `offset` whose stored payload is `length` bytes, and returns
+// the payload (decompressed if it was stored compressed). DataLoss when the header or checksum
+// does not match, the record is cut short or does not decompress; NotFound when the file is gone.
 absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, uint64_t offset,
                                               uint64_t length, uint64_t process_id,
                                               uint64_t sequence);

@@ -107,6 +107,7 @@ struct EmbeddedStoreOptions {
   std::string data_dir;                       // created if missing
   uint64_t segment_max_bytes = 64ull << 20;   // a segment is sealed and a new one started past this
   bool fsync_each_batch = false;              // power-loss durability per batch (slower)
+  bool compress = true;                       // zstd the stored payloads (~2x smaller at rest)
 };
 
 // SQLite index + append-only segment files under options.data_dir.

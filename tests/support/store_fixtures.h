@@ -27,7 +27,14 @@ inline collector::StoredBatch TestBatch(uint64_t process, uint64_t seq, int64_t 
   b.min_ns = min_ns;
   b.max_ns = max_ns;
   b.event_count = events;
-  b.payload = std::string(payload_bytes, static_cast<char>('a' + seq % 26));
+  // Incompressible bytes (a simple LCG seeded by the batch), so at-rest compression leaves sizes
+  // as the tests reason about them; compression has tests of its own.
+  b.payload.resize(payload_bytes);
+  uint64_t x = process * 1'000'003 + seq * 7'919 + 1;
+  for (char& c : b.payload) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    c = static_cast<char>(x >> 56);
+  }
   return b;
 }
 

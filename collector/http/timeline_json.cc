@@ -52,7 +52,7 @@ const char* SyncKindName(SyncKind k) {
 
 class Builder {
  public:
-  Builder(analysis::Interval window) : origin_(window.start_ns) {
+  explicit Builder(analysis::Interval window) : origin_(window.start_ns) {
     strings_.push_back("");
     index_[""] = 0;
     for (const char* k : kKindNames) kinds_.push_back(k);

@@ -1,5 +1,6 @@
 // Reading ListJobs answers: process labels, ranks, states, GPUs.
 import {num} from './api.js';
+import {h} from './dom.js';
 
 // Rank is -1 when unknown; proto3 JSON leaves a rank of 0 out, hence the default.
 export const rankOf = (p) => (p.identity && p.identity.rank !== undefined ? p.identity.rank : 0);
@@ -18,6 +19,10 @@ export function sortedProcesses(job) {
 export const stateOf = (p) => p.state || 'unknown';
 export const isLiveState = (s) => s !== 'disconnected' && s !== 'unknown';
 export const isLiveJob = (job) => (job.processes || []).some((p) => isLiveState(stateOf(p)));
+
+export function stateBadge(state, text) {
+  return h('span', {class: 'badge state state-' + state.replace(/[^a-z_]/gi, '')}, text);
+}
 
 // {"capturing": 2, "disconnected": 1}, most frequent first.
 export function stateCounts(job) {

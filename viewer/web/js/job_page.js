@@ -8,8 +8,9 @@ import {CATEGORIES, categorize, median} from './breakdown.js';
 import {stepChart, categoryLegend} from './step_chart.js';
 import {aggregateFindings, severityBadge} from './findings.js';
 import {kernelTable} from './kernels.js';
-import {attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateCounts} from './job_info.js';
-import {stateBadge} from './jobs_page.js';
+import {
+  attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateBadge, stateCounts,
+} from './job_info.js';
 
 export async function render(root, {job: jobId}, ctx) {
   const jobHref = '#/job/' + encodeURIComponent(jobId);

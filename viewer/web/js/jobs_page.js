@@ -5,7 +5,7 @@ import * as fmt from './format.js';
 import {POLL_MS, setCrumbs, setLive} from './layout.js';
 import {
   attachCommand, gpuSummary, hostsOf, isLiveJob, lossText, rankOf, rankRange, sortedProcesses,
-  stateCounts, stateOf,
+  stateBadge, stateCounts, stateOf,
 } from './job_info.js';
 
 export async function render(root, params, ctx) {
@@ -64,7 +64,7 @@ function jobRows(job, expanded, redraw) {
   if (open) {
     rows.push(h('tr', {class: 'process-rows'}, h('td', {}), h('td', {colspan: 10},
       h('table', {class: 'table inner'},
-        h('thead', {}, h('tr', {}, ['process', 'rank', 'host', 'pid', 'GPUs', 'state', 'source', 'events', 'capture', 'last seen']
+        h('thead', {}, h('tr', {}, ['process', 'rank', 'host', 'pid', 'GPUs', 'state', 'mode', 'source', 'events', 'capture', 'last seen']
           .map((t) => h('th', {}, t)))),
         h('tbody', {}, procs.map((p) => h('tr', {},
           h('td', {class: 'num'}, p.process_id),
@@ -73,6 +73,7 @@ function jobRows(job, expanded, redraw) {
           h('td', {class: 'num'}, p.identity.pid || '?'),
           h('td', {}, gpuSummary([p]).join(', ') || '—'),
           h('td', {}, stateBadge(stateOf(p), stateOf(p))),
+          h('td', {}, modeText(p.mode)),
           h('td', {}, p.identity.source || ''),
           h('td', {class: 'num'}, fmt.count(num(p.event_count))),
           h('td', {class: lossText(p) ? 'warn' : 'muted'}, lossText(p) || 'complete'),
@@ -81,6 +82,9 @@ function jobRows(job, expanded, redraw) {
   return h('tbody', {}, rows);
 }
 
-export function stateBadge(state, text) {
-  return h('span', {class: 'badge state state-' + state.replace(/[^a-z_]/gi, '')}, text);
+// How the process traces: from its start, or only inside attach windows (GPUSPY_MODE=ondemand).
+function modeText(mode) {
+  if (mode === 'CAPTURE_MODE_CONTINUOUS') return 'always';
+  if (mode === 'CAPTURE_MODE_DORMANT') return 'on demand';
+  return '—';
 }

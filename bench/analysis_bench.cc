@@ -52,6 +52,27 @@ void BM_StepReport(benchmark::State& state) {
 }
 BENCHMARK(BM_StepReport)->DenseRange(0, 6)->Unit(benchmark::kMicrosecond);
 
+// How the report's cost grows with the events in a step: a window spanning K launch-storm steps
+// is analysed as one step (K = 1 .. 256: ~7k .. ~2M events).
+void BM_StepReportScaling(benchmark::State& state) {
+  const int k = static_cast<int>(state.range(0));
+  const Fixture& f = Get(synthetic::Scenario::kLaunchStorm, std::max(k, 4));
+  EventColumns events;
+  for (int i = 0; i < k; ++i) events.Append(f.rank.steps[i]);
+  analysis::StepWindow w = f.steps[0];
+  w.end_ns = f.steps[k - 1].end_ns;
+  for (auto _ : state) {
+    v1::StepReport r = analysis::BuildStepReport(events, f.rank.strings, w, 1);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations() * events.size());
+  state.counters["events_per_step"] = static_cast<double>(events.size());
+  state.counters["time_per_1k_events"] = benchmark::Counter(
+      static_cast<double>(events.size()) / 1000.0,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_StepReportScaling)->RangeMultiplier(4)->Range(1, 256)->Unit(benchmark::kMillisecond);
+
 void BM_PeriodDetection(benchmark::State& state) {
   const Fixture& f = Get(synthetic::Scenario::kLaunchStorm, static_cast<int>(state.range(0)), false);
   for (auto _ : state) {

@@ -43,10 +43,25 @@ rm -f "$json"
   bench/ingest_bench.sh build 4 40
   bench/ingest_bench.sh build 8 40
   echo
+  echo "## In-process hot path (bench/capture_hot_path_bench: CUPTI buffer -> events -> wire batch)"
+  echo
+  echo '```'
+  build/bench/capture_hot_path_bench --benchmark_min_time=0.3 2>&1 | grep -E "^(BM_|Benchmark)"
+  echo '```'
+  echo
+  echo "## Per-launch cost in the application (bench/launch_overhead.sh, fake CUDA)"
+  echo
+  bench/launch_overhead.sh build
+  echo
   echo "## Live reports (bench/live_latency.py: fake CUDA under the real injection path)"
   echo
   echo "| measure | sample | median | p90 | max |"
   echo "|---|---|---|---|---|"
   python3 bench/live_latency.py build 20
 } | tee -a "$out"
+if command -v gnuplot >/dev/null; then
+  bench/scaling.sh build >/dev/null && echo "scaling curves: bench/results/scaling-$(date +%Y-%m-%d).md"
+else
+  echo "scaling curves skipped: install gnuplot-nox to plot them (bench/scaling.sh)"
+fi
 echo "written: $out"

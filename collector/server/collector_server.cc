@@ -78,6 +78,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     // The hub store: no data dir; the store's schema lock keeps one daemon per database.
     PostgresStoreOptions store_options;
     store_options.conninfo = options.postgres;
+    store_options.compress = options.compress_segments;
     store = OpenPostgresStore(store_options);
   } else {
     absl::StatusOr<int> lock_fd = LockDataDir(options.data_dir);

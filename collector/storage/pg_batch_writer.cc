@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "collector/storage/payload_codec.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {
@@ -11,9 +12,9 @@ namespace {
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
 
 // Parameters per batch in the group statement (the segment id, $1, is shared).
-constexpr int kParamsPerBatch = 10;
+constexpr int kParamsPerBatch = 11;
 
-// SELECT append_batch($1, $2..$11), append_batch($1, $12..$21), ...: one row, one result per batch.
+// SELECT append_batch($1, $2..$12), append_batch($1, $13..$23), ...: one row, one result per batch.
 // Each group size is one prepared statement on the writer connection (at most kMaxGroupBatches).
 std::string GroupStatement(size_t n) {
   std::string sql = "SELECT ";
@@ -54,7 +55,11 @@ absl::Status PgBatchWriter::LoadActivePartition() {
 }
 
 absl::Status PgBatchWriter::Append(const StoredBatch& batch) {
-  Pending me{&batch, absl::OkStatus(), false};
+  Pending me{&batch, std::string(), absl::OkStatus(), false};
+  if (options_.compress) {
+    me.compressed = CompressPayload(batch.payload);
+    if (me.compressed.size() >= batch.payload.size()) me.compressed.clear();
+  }
   std::unique_lock lock(queue_mu_);
   queue_.push_back(&me);
   queue_cv_.wait(lock, [&] { return me.done || queue_.front() == &me; });
@@ -64,11 +69,11 @@ absl::Status PgBatchWriter::Append(const StoredBatch& batch) {
   uint64_t bytes = 0;
   for (Pending* p : queue_) {
     if (!group.empty() &&
-        (group.size() >= kMaxGroupBatches || bytes + p->batch->payload.size() > kMaxGroupBytes)) {
+        (group.size() >= kMaxGroupBatches || bytes + p->stored().size() > kMaxGroupBytes)) {
       break;
     }
     group.push_back(p);
-    bytes += p->batch->payload.size();
+    bytes += p->stored().size();
   }
   lock.unlock();
   {
@@ -96,7 +101,7 @@ void PgBatchWriter::WriteGroup(const std::vector<Pending*>& group) {
   const int64_t now = NowNs();
   size_t i = 0;
   while (i < group.size()) {
-    if (ShouldRoll(group[i]->batch->payload.size(), now)) {
+    if (ShouldRoll(group[i]->stored().size(), now)) {
       if (absl::Status st = Roll(now); !st.ok()) {
         for (size_t k = i; k < group.size(); ++k) group[k]->status = st;
         write_errors_ += group.size() - i;
@@ -107,10 +112,10 @@ void PgBatchWriter::WriteGroup(const std::vector<Pending*>& group) {
     std::vector<Pending*> part;
     uint64_t bytes = 0;
     do {
-      bytes += group[i]->batch->payload.size();
+      bytes += group[i]->stored().size();
       part.push_back(group[i++]);
     } while (i < group.size() &&
-             active_bytes_ + bytes + group[i]->batch->payload.size() <= options_.partition_max_bytes);
+             active_bytes_ + bytes + group[i]->stored().size() <= options_.partition_max_bytes);
     WriteInOneTransaction(part, now);
   }
 }
@@ -143,7 +148,8 @@ absl::Status PgBatchWriter::TryWrite(const std::vector<Pending*>& items, int64_t
         .Int(static_cast<int64_t>(b.loss.queue_dropped_events))
         .Int(static_cast<int64_t>(b.loss.spill_dropped_events))
         .Int(now)
-        .Bytes(b.payload);
+        .Bytes(p->stored())
+        .Bool(!p->compressed.empty());
   }
   if (absl::Status st = conn_->Run("BEGIN"); !st.ok()) return st;
   absl::StatusOr<PgResult> r = conn_->Query(GroupStatement(items.size()), params);
@@ -157,7 +163,7 @@ absl::Status PgBatchWriter::TryWrite(const std::vector<Pending*>& items, int64_t
     const StoredBatch& b = *items[i]->batch;
     switch (r->Int(0, static_cast<int>(i))) {
       case 0:
-        stored_bytes += b.payload.size();
+        stored_bytes += items[i]->stored().size();
         results.push_back(absl::OkStatus());
         break;
       case 1:

@@ -1,8 +1,8 @@
 // The PostgreSQL store's write path for batches: one connection, group commit, time/size
 // partitions, retention.
 //
-// Group commit: AppendBatch calls from concurrent ingest streams queue up; the first in line
-// writes everything queued behind it (up to kMaxGroupBatches / kMaxGroupBytes) as one statement in
+// Group commit: AppendBatch calls from concurrent ingest streams queue up (each compresses its
+// payload first, in its own thread); the first in line writes everything queued behind it (up to kMaxGroupBatches / kMaxGroupBytes) as one statement in
 // one transaction and wakes the others with their own results. One commit (one WAL flush) then
 // acknowledges many batches: with N producers streaming, the cost of durability is shared.
 //
@@ -29,8 +29,9 @@
 namespace gpuspy::collector {
 
 struct PgBatchWriterOptions {
-  uint64_t partition_max_bytes = 1ull << 30;
+  uint64_t partition_max_bytes = 1ull << 30;  // of stored (compressed) payload
   int64_t partition_max_age_ns = 0;  // 0 = partitions roll by size only
+  bool compress = true;              // zstd payloads at rest (kept raw when that is not smaller)
 };
 
 class PgBatchWriter {
@@ -59,6 +60,8 @@ class PgBatchWriter {
  private:
   struct Pending {
     const StoredBatch* batch;
+    std::string compressed;  // the zstd payload, when smaller than the wire form
+    const std::string& stored() const { return compressed.empty() ? batch->payload : compressed; }
     absl::Status status;
     bool done = false;
   };

@@ -55,6 +55,14 @@ PgParams& PgParams::Int(int64_t v) {
   return *this;
 }
 
+PgParams& PgParams::Bool(bool v) {
+  values_.push_back(v ? "t" : "f");
+  lengths_.push_back(0);
+  formats_.push_back(0);
+  types_.push_back(kBoolOid);
+  return *this;
+}
+
 PgParams& PgParams::Text(std::string_view v) {
   values_.push_back(v.data() == nullptr ? "" : v.data());
   lengths_.push_back(static_cast<int>(v.size()));

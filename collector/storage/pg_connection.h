@@ -28,6 +28,7 @@ class PgParams {
   PgParams(const PgParams&) = delete;  // values_ points into owned_
   PgParams& operator=(const PgParams&) = delete;
   PgParams& Int(int64_t v);
+  PgParams& Bool(bool v);
   PgParams& Text(std::string_view v);
   PgParams& Bytes(std::string_view v);  // bytea
   PgParams& IntArray(const std::vector<int64_t>& v);       // bigint[]

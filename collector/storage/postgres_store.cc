@@ -11,6 +11,8 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "collector/storage/payload_codec.h"
 #include "collector/storage/pg_batch_writer.h"
 #include "collector/storage/pg_connection.h"
 #include "collector/storage/pg_migrations.h"
@@ -22,6 +24,10 @@ namespace {
 
 // Advisory lock key space: (kLockClass, hashtext(schema)). 'gpsy'.
 constexpr int64_t kLockClass = 0x67707379;
+constexpr absl::Duration kLockWait = absl::Milliseconds(1500);
+
+// A decompressed payload larger than this is damage, not data (bytea itself stops at 1 GiB).
+constexpr size_t kMaxPayloadBytes = 1ull << 30;
 
 constexpr char kProcessColumns[] =
     "SELECT process_id, identity, first_seen_ns, last_seen_ns, event_count, batch_count, "
@@ -59,6 +65,7 @@ class PostgresStore final : public Store {
   PostgresStoreOptions options_;
   std::unique_ptr<PgPool> pool_;
   std::unique_ptr<PgBatchWriter> writer_;
+  std::atomic<uint64_t> corrupt_records_{0};
 };
 
 PgConnectOptions PostgresStore::ConnectOptions() const {
@@ -77,16 +84,23 @@ absl::Status PostgresStore::Open() {
   const std::string schema = options_.schema;
   // Taken again on every reconnect: the lock belongs to the session.
   writer_options.on_connect = [schema](PgConnection& c) -> absl::Status {
-    PgParams p;
-    p.Int(kLockClass).Text(schema);
-    absl::StatusOr<PgResult> r =
-        c.Query("SELECT pg_try_advisory_lock($1::bigint::integer, hashtext($2))", p);
-    if (!r.ok()) return r.status();
-    if (r->rows() != 1 || r->Int(0, 0) == 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "PostgreSQL schema '", schema, "' at ", c.where(), " is in use by another gpuspyd"));
+    // A daemon that just stopped (or a connection the store just dropped) releases the lock when
+    // its server process has exited, a moment after the client went away: retry briefly before
+    // calling the schema taken.
+    const absl::Time deadline = absl::Now() + kLockWait;
+    while (true) {
+      PgParams p;
+      p.Int(kLockClass).Text(schema);
+      absl::StatusOr<PgResult> r =
+          c.Query("SELECT pg_try_advisory_lock($1::bigint::integer, hashtext($2))", p);
+      if (!r.ok()) return r.status();
+      if (r->rows() == 1 && r->Int(0, 0) != 0) return absl::OkStatus();
+      if (absl::Now() >= deadline) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "PostgreSQL schema '", schema, "' at ", c.where(), " is in use by another gpuspyd"));
+      }
+      absl::SleepFor(absl::Milliseconds(50));
     }
-    return absl::OkStatus();
   };
   absl::StatusOr<std::unique_ptr<PgConnection>> writer = PgConnection::Connect(writer_options);
   if (!writer.ok()) return writer.status();
@@ -99,6 +113,7 @@ absl::Status PostgresStore::Open() {
   PgBatchWriterOptions wo;
   wo.partition_max_bytes = options_.partition_max_bytes;
   wo.partition_max_age_ns = options_.partition_max_age_ns;
+  wo.compress = options_.compress;
   absl::StatusOr<std::unique_ptr<PgBatchWriter>> w = PgBatchWriter::Open(std::move(*writer), wo);
   if (!w.ok()) return w.status();
   writer_ = std::move(*w);
@@ -223,7 +238,7 @@ absl::StatusOr<std::vector<StoredBatch>> PostgresStore::ReadBatches(uint64_t pro
   if (!all) p.Int(from_ns).Int(to_ns);
   absl::StatusOr<PgResult> r = pool_->Acquire()->Query(
       absl::StrCat("SELECT sequence, min_ns, max_ns, event_count, cupti_dropped, queue_dropped, "
-                   "spill_dropped, payload FROM batches WHERE process_id = $1",
+                   "spill_dropped, payload, payload_zstd FROM batches WHERE process_id = $1",
                    all ? "" : " AND max_ns >= $2 AND min_ns < $3", " ORDER BY sequence"),
       p);
   if (!r.ok()) return r.status();
@@ -239,6 +254,18 @@ absl::StatusOr<std::vector<StoredBatch>> PostgresStore::ReadBatches(uint64_t pro
     b.loss = {static_cast<uint64_t>(r->Int(i, 4)), static_cast<uint64_t>(r->Int(i, 5)),
               static_cast<uint64_t>(r->Int(i, 6))};
     b.payload = std::string(r->Bytes(i, 7));
+    if (r->Int(i, 8) != 0) {
+      absl::StatusOr<std::string> raw = DecompressPayload(b.payload, kMaxPayloadBytes);
+      if (!raw.ok()) {
+        // The database checks its own pages; this is a payload that was stored damaged or was
+        // changed behind the store's back. Like a failed checksum in the embedded store.
+        ++corrupt_records_;
+        spdlog::error("storage: process {} batch {} skipped: {}", process_id, b.sequence,
+                      raw.status().ToString());
+        continue;
+      }
+      b.payload = std::move(*raw);
+    }
     out.push_back(std::move(b));
   }
   return out;
@@ -289,6 +316,7 @@ StoreStats PostgresStore::Stats() {
   StoreStats s;
   s.segments_evicted = writer_->partitions_dropped();
   s.write_errors = writer_->write_errors();
+  s.corrupt_records = corrupt_records_.load();
   // Every table of the schema with its TOAST data and indexes (partitions are tables; the
   // partitioned parent itself holds nothing).
   absl::StatusOr<PgResult> r = pool_->Acquire()->Query(

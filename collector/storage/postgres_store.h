@@ -22,6 +22,8 @@ struct PostgresStoreOptions {
   // age. Retention drops whole partitions, so these are its granularity.
   uint64_t partition_max_bytes = 1ull << 30;
   int64_t partition_max_age_ns = 6LL * 3600 * 1'000'000'000;
+  // zstd the stored payloads (kept raw when that is not smaller); reads handle both.
+  bool compress = true;
   // Connections for queries and metadata; batch appends use one more, their own.
   int pool_size = 4;
   int connect_timeout_s = 10;

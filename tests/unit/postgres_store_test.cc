@@ -6,6 +6,7 @@
 
 #include <thread>
 
+#include "collector/storage/pg_connection.h"
 #include "collector/storage/pg_migrations.h"
 #include "collector/storage/postgres_store.h"
 #include "tests/support/postgres_fixture.h"
@@ -81,6 +82,76 @@ TEST_F(PostgresStoreTest, NewerSchemaIsRefused) {
   auto s = OpenPostgresStore(Options());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
   EXPECT_NE(s.status().message().find("newer gpuspyd"), std::string_view::npos) << s.status();
+}
+
+// A database written by a gpuspyd that knew only migration 1 (payloads always raw): opening it
+// applies the rest, and what was stored reads back next to what is stored now (compressed).
+TEST_F(PostgresStoreTest, VersionOneSchemaIsMigratedAndItsRawBatchesStayReadable) {
+  {
+    PgConnectOptions co;
+    co.conninfo = server_->Conninfo(database_);
+    co.session_setup = {"SET search_path TO gpuspy"};
+    auto conn = PgConnection::Connect(co);
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    ASSERT_TRUE((*conn)->Run("CREATE SCHEMA gpuspy").ok());
+    ASSERT_TRUE(MigratePostgres(**conn, PgMigrations().first(1)).ok());
+  }
+  ASSERT_EQ(Exec("SET search_path TO gpuspy;"
+                 "INSERT INTO processes(process_key, job_id, identity, first_seen_ns, last_seen_ns) "
+                 "VALUES ('p', 'j', '', 1, 1);"
+                 "CREATE TABLE batches_s0000000001 PARTITION OF batches FOR VALUES IN (1);"
+                 "INSERT INTO batch_partitions VALUES (1, 'batches_s0000000001', 1, 1, 5);"
+                 "SELECT append_batch(1, 1, 1, 10, 20, 3, 0, 0, 0, 1, 'hello'::bytea);"),
+            "");
+  ASSERT_EQ(Sql("SELECT max(version) FROM gpuspy.schema_migrations"), "1");
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Sql("SELECT max(version) FROM gpuspy.schema_migrations"),
+            std::to_string(PgMigrations().back().version));
+  StoredBatch now = Batch(1, 2, 50 << 10);
+  now.payload = std::string(50 << 10, 'z');  // compresses
+  ASSERT_TRUE(store->AppendBatch(now).ok());
+  auto all = store->ReadBatches(1, 0, 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].payload, "hello");
+  EXPECT_EQ((*all)[0].event_count, 3u);
+  EXPECT_EQ((*all)[1].payload, now.payload);
+  EXPECT_EQ(Sql("SELECT string_agg(payload_zstd::text, ',' ORDER BY sequence) FROM gpuspy.batches"),
+            "false,true");
+  EXPECT_EQ(store->GetProcess(1)->batch_count, 2u);
+  EXPECT_EQ(store->AppendBatch(Batch(1, 1)).code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST_F(PostgresStoreTest, DamagedCompressedPayloadIsSkippedAndCounted) {
+  auto store = Open();
+  auto id = *store->UpsertProcess(TestIdentity("p", "j"), 1);
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    StoredBatch b = Batch(id, seq);
+    b.payload = std::string(10000, static_cast<char>('a' + seq));
+    ASSERT_TRUE(store->AppendBatch(b).ok());
+  }
+  ASSERT_EQ(Exec("UPDATE gpuspy.batches SET payload = 'not zstd' WHERE sequence = 2"), "");
+  auto all = store->ReadBatches(id, 0, 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].sequence, 1u);
+  EXPECT_EQ((*all)[1].sequence, 3u);
+  EXPECT_EQ((*all)[1].payload, std::string(10000, 'd'));
+  EXPECT_EQ(store->Stats().corrupt_records, 1u);
+}
+
+TEST_F(PostgresStoreTest, WithoutCompressionPayloadsAreStoredAsTheyCame) {
+  PostgresStoreOptions o = Options();
+  o.compress = false;
+  auto store = Open(o);
+  auto id = *store->UpsertProcess(TestIdentity("p", "j"), 1);
+  StoredBatch b = Batch(id, 1);
+  b.payload = std::string(10000, 'x');
+  ASSERT_TRUE(store->AppendBatch(b).ok());
+  EXPECT_EQ(Sql("SELECT payload_zstd::text || ' ' || octet_length(payload) FROM gpuspy.batches"),
+            "false 10000");
+  EXPECT_EQ(store->ReadBatches(id, 0, 0)->front().payload, b.payload);
 }
 
 TEST_F(PostgresStoreTest, FailedMigrationLeavesNothingHalfApplied) {
@@ -197,6 +268,7 @@ TEST_F(PostgresStoreTest, PartitionsAreTablesCreatedAndDroppedWithTheirCatalogRo
   // A reopened store continues in the newest partition (batch 9 is alone there) and rolls on.
   store.reset();
   store = Open(o);
+  ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->AppendBatch(Batch(id, 10, 900)).ok());
   EXPECT_EQ(Sql(partitions), "1");
   EXPECT_EQ(Sql("SELECT count(*) FROM gpuspy.batches_s0000000005"), "2");

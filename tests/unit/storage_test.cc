@@ -97,6 +97,27 @@ TEST_P(StorageTest, PayloadBytesComeBackExactly) {
   EXPECT_TRUE((*all)[2].payload == large.payload);
 }
 
+// Real batches compress (both backends zstd them at rest); what comes back is the wire form.
+TEST_P(StorageTest, CompressiblePayloadsRoundTripAndTakeLessRoomAtRest) {
+  auto store = Open();
+  auto id = *store->UpsertProcess(TestIdentity("p", "j"), 1);
+  std::vector<std::string> payloads;
+  for (uint64_t seq = 1; seq <= 16; ++seq) {
+    std::string text;
+    while (text.size() < (64u << 10)) text += "ncclDevKernel_AllReduce_Sum_f32 step " + std::to_string(seq) + " ";
+    payloads.push_back(text);
+    StoredBatch b = Batch(id, seq, 1, 2);
+    b.payload = text;
+    ASSERT_TRUE(store->AppendBatch(b).ok());
+  }
+  auto all = store->ReadBatches(id, 0, 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), payloads.size());
+  for (size_t i = 0; i < payloads.size(); ++i) EXPECT_TRUE((*all)[i].payload == payloads[i]) << i;
+  EXPECT_LT(factory_.SegmentBytes(), 16u * (64u << 10) / 4);
+  EXPECT_EQ(store->Stats().corrupt_records, 0u);
+}
+
 TEST_P(StorageTest, DuplicateSequenceIsAlreadyExistsAndChangesNothing) {
   auto store = Open();
   auto id = store->UpsertProcess(TestIdentity("p1", "job"), 100);

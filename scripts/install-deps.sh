@@ -8,7 +8,7 @@ apt-get install -y -qq --no-install-recommends \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev \
   libsqlite3-dev zlib1g-dev libzstd-dev libre2-dev \
-  libpq-dev postgresql \
+  libpq-dev postgresql prometheus gnuplot-nox \
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev \
   chromium fonts-dejavu-core >/dev/null
 # The web viewer's browser tests: node (the machine's own when it has one, else Debian's) and

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "collector/http/step_timeline.h"
 #include "collector/http/web_ui.h"
+#include "collector/metrics/collector_metrics.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "httplib.h"
 
@@ -97,6 +98,9 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
 
   s.Get("/api/jobs", [engine](const httplib::Request&, httplib::Response& res) {
     Json(res, ToJson(engine->ListJobs()));
+  });
+  s.Get("/metrics", [engine](const httplib::Request&, httplib::Response& res) {
+    res.set_content(CollectorMetrics(engine), "text/plain; version=0.0.4; charset=utf-8");
   });
   s.Get("/api/stats", [engine](const httplib::Request&, httplib::Response& res) {
     Json(res, ToJson(absl::StatusOr<v1::GetStatsResponse>(engine->GetStats())));

@@ -12,6 +12,7 @@
 //   GET /api/jobs/{job}/events[?from=NS&to=NS&limit=N&process=P]
 //   GET /api/jobs/{job}/trace[?steps=A-B&process=P]      Chrome/Perfetto trace JSON
 //   GET /api/jobs/{job}/timeline?process=P&step=N        one step for the viewer's timeline
+//   GET /metrics                                           Prometheus exposition (metrics/)
 //
 // Bad parameters answer 400 with a message, unknown jobs 404.
 #pragma once

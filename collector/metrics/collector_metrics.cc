@@ -1,0 +1,147 @@
+#include "collector/metrics/collector_metrics.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "absl/time/clock.h"
+#include "collector/metrics/prometheus_text.h"
+
+namespace gpuspy::collector {
+namespace {
+
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct JobFigures {
+  std::string job;
+  std::vector<double> step_seconds, gpu_busy;
+  std::map<std::string, int> primary;          // bottleneck -> processes whose last step has it
+  std::map<std::string, double> lost_seconds;  // detector -> summed over processes' last steps
+  int reports = 0;
+};
+
+void WriteCollector(const v1::CollectorStats& s, PrometheusText& m) {
+  m.Family("gpuspy_ingest_batches_total", "counter", "Batches received, by outcome");
+  m.Sample(s.batches_stored(), {{"result", "stored"}});
+  m.Sample(s.batches_duplicate(), {{"result", "duplicate"}});
+  m.Sample(s.batches_rejected(), {{"result", "rejected"}});
+  m.Family("gpuspy_ingest_events_total", "counter", "Events stored");
+  m.Sample(s.events_stored());
+  m.Family("gpuspy_ingest_bytes_total", "counter", "Wire bytes of stored batches");
+  m.Sample(s.bytes_stored());
+  m.Family("gpuspy_ingest_sequence_gaps_total", "counter", "Batches producers numbered but never delivered");
+  m.Sample(s.sequence_gaps());
+  m.Family("gpuspy_ingest_streams_open", "gauge", "Open ingest streams");
+  m.Sample(s.streams_open());
+  m.Family("gpuspy_ingest_streams_aborted_total", "counter", "Ingest streams that ended abnormally");
+  m.Sample(s.streams_aborted());
+  m.Family("gpuspy_storage_bytes", "gauge", "Bytes on disk (segments + index)");
+  m.Sample(s.storage_bytes());
+  m.Family("gpuspy_storage_errors_total", "counter", "Failed storage writes");
+  m.Sample(s.storage_errors());
+  m.Family("gpuspy_storage_corrupt_records_total", "counter", "Stored records skipped: checksum or decompression failed");
+  m.Sample(s.corrupt_records());
+  m.Family("gpuspy_storage_segments_evicted_total", "counter", "Segments removed by retention");
+  m.Sample(s.segments_evicted());
+}
+
+}  // namespace
+
+std::string CollectorMetrics(QueryEngine* engine) {
+  PrometheusText m;
+  WriteCollector(engine->GetStats().stats(), m);
+
+  absl::StatusOr<v1::ListJobsResponse> jobs = engine->ListJobs();
+  if (!jobs.ok()) {
+    m.Family("gpuspy_up", "gauge", "1 when the collector could read its store");
+    m.Sample(0);
+    return m.text();
+  }
+  // Processes by state, drops by where they happened (all jobs: no job label).
+  std::map<std::string, int> states = {{"capturing", 0}, {"dormant", 0}, {"disconnected", 0}};
+  uint64_t cupti = 0, queue = 0, spill = 0;
+  std::vector<const v1::JobInfo*> recent;
+  const int64_t since = absl::ToUnixNanos(absl::Now() - kJobWindow);
+  for (const v1::JobInfo& j : jobs->jobs()) {
+    bool live = false;
+    for (const v1::ProcessInfo& p : j.processes()) {
+      ++states[p.state()];
+      live |= p.state() != "disconnected";
+      cupti += p.loss().cupti_dropped_records();
+      queue += p.loss().queue_dropped_events();
+      spill += p.loss().spill_dropped_events();
+    }
+    if (live || j.last_seen_unix_ns() >= since) recent.push_back(&j);
+  }
+  m.Family("gpuspy_up", "gauge", "1 when the collector could read its store");
+  m.Sample(1);
+  m.Family("gpuspy_processes", "gauge", "Known processes by state");
+  for (const auto& [state, n] : states) m.Sample(n, {{"state", state}});
+  m.Family("gpuspy_events_dropped_total", "counter", "Events producers lost, by where (latest counters reported)");
+  m.Sample(static_cast<double>(cupti), {{"where", "cupti"}});
+  m.Sample(static_cast<double>(queue), {{"where", "queue"}});
+  m.Sample(static_cast<double>(spill), {{"where", "spill"}});
+
+  std::sort(recent.begin(), recent.end(), [](const v1::JobInfo* a, const v1::JobInfo* b) {
+    return a->last_seen_unix_ns() > b->last_seen_unix_ns();
+  });
+  if (recent.size() > kMaxJobs) recent.resize(kMaxJobs);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<JobFigures> figures;
+  for (const v1::JobInfo* j : recent) {
+    v1::GetStepReportRequest req;
+    req.set_job_id(j->job_id());
+    req.set_last(1);
+    absl::StatusOr<v1::GetStepReportResponse> reports = engine->GetStepReport(req);
+    if (!reports.ok()) continue;
+    JobFigures f;
+    f.job = j->job_id();
+    for (const v1::StepReport& r : reports->reports()) {
+      const auto& b = r.breakdown();
+      if (b.wall_ns() <= 0) continue;
+      ++f.reports;
+      f.step_seconds.push_back(Seconds(b.wall_ns()));
+      f.gpu_busy.push_back(static_cast<double>(b.gpu_busy_ns()) / static_cast<double>(b.wall_ns()));
+      ++f.primary[r.primary_bottleneck().empty() ? "none" : r.primary_bottleneck()];
+      for (const v1::Finding& x : r.findings()) f.lost_seconds[x.detector()] += Seconds(x.lost_ns());
+    }
+    if (f.reports > 0) figures.push_back(std::move(f));
+  }
+  const double analysis_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  m.Family("gpuspy_job_step_seconds", "gauge", "Median over processes of the last step's wall time");
+  for (const JobFigures& f : figures) m.Sample(Median(f.step_seconds), {{"job", f.job}});
+  m.Family("gpuspy_job_gpu_busy_ratio", "gauge", "Median over processes of the last step's GPU busy fraction");
+  for (const JobFigures& f : figures) m.Sample(Median(f.gpu_busy), {{"job", f.job}});
+  m.Family("gpuspy_job_primary_bottleneck", "gauge",
+           "1 for the primary bottleneck of most processes' last step, 0 for the others seen");
+  for (const JobFigures& f : figures) {
+    const auto top = std::max_element(f.primary.begin(), f.primary.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (const auto& [bottleneck, n] : f.primary) {
+      m.Sample(bottleneck == top->first ? 1 : 0, {{"job", f.job}, {"bottleneck", bottleneck}});
+    }
+  }
+  m.Family("gpuspy_job_time_lost_seconds", "gauge",
+           "Estimated time lost per step to each bottleneck (mean over processes' last step)");
+  for (const JobFigures& f : figures) {
+    for (const auto& [detector, s] : f.lost_seconds) {
+      m.Sample(s / f.reports, {{"job", f.job}, {"bottleneck", detector}});
+    }
+  }
+  m.Family("gpuspy_metrics_analysis_seconds", "gauge", "Time this scrape spent analysing jobs' last steps");
+  m.Sample(analysis_s);
+  m.Family("gpuspy_metrics_jobs", "gauge", "Jobs with per-job series in this scrape (at most 50)");
+  m.Sample(static_cast<double>(figures.size()));
+  return m.text();
+}
+
+}  // namespace gpuspy::collector

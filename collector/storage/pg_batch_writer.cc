@@ -284,8 +284,8 @@ absl::StatusOr<uint64_t> PgBatchWriter::EnforceRetention(const RetentionPolicy& 
     if (absl::Status st = DropPartition(p.id, p.relname); !st.ok()) return st;
     total -= p.bytes;
     ++dropped;
+    ++partitions_dropped_;
   }
-  partitions_dropped_ += dropped;
   return dropped;
 }
 

@@ -153,6 +153,13 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   write_port(options.http_port_file, s->http_port());
   write_port(options.port_file, s->tcp_port_);
   s->retention_thread_ = std::thread([raw = s.get()] { raw->RetentionLoop(); });
+  if (!options.forward_to.empty()) {
+    ForwarderOptions fo;
+    fo.hub = options.forward_to;
+    s->forwarder_ = std::make_unique<Forwarder>(s->store_.get(), &s->connections_, fo);
+    s->forwarder_->Start();
+    spdlog::info("node: forwarding every stored batch to the hub at {}", options.forward_to);
+  }
   return s;
 }
 
@@ -182,6 +189,7 @@ absl::Status CollectorServer::Shutdown(absl::Duration grace) {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  if (forwarder_ != nullptr) forwarder_->Stop();
   if (http_ != nullptr) http_->Stop();
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "collector/control/control_service.h"
+#include "collector/forward/forwarder.h"
 #include "collector/http/http_api.h"
 #include "collector/ingest/ingest_service.h"
 #include "collector/query/query_service.h"
@@ -49,6 +50,7 @@ class CollectorServer {
   std::unique_ptr<ControlService> control_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HttpApi> http_;
+  std::unique_ptr<Forwarder> forwarder_;  // node role only
   int tcp_port_ = 0;
   int data_dir_lock_fd_ = -1;
   std::string unix_socket_;

@@ -46,6 +46,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--data-dir", options.data_dir, "Where events and the index are stored")
       ->capture_default_str();
+  app.add_option("--role", options.role,
+                 "standalone: one collector; node: also forward everything to --forward-to; hub: "
+                 "the collector nodes forward to (usually with --postgres)")
+      ->check(CLI::IsMember({"standalone", "node", "hub"}))
+      ->capture_default_str();
+  app.add_option("--forward-to", options.forward_to, "node: the hub's gRPC address (host:port)");
   app.add_option("--postgres", options.postgres,
                  "Store in PostgreSQL instead (hub): libpq conninfo or postgresql:// URI; "
                  "--data-dir, --segment-bytes and --fsync then do not apply");
@@ -79,6 +85,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if ((options.role == "node") != !options.forward_to.empty()) {
+    std::fprintf(stderr, "gpuspyd: --role node needs --forward-to HUB, and only a node forwards\n");
+    return 2;
+  }
 
   if (retention_age == "0") {
     options.retention_age = absl::ZeroDuration();

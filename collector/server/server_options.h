@@ -14,6 +14,8 @@ struct ServerOptions {
   std::string unix_socket;                // "" disables; default from DefaultUnixSocketPath()
   std::string data_dir;                   // default from DefaultDataDir()
   std::string postgres;                   // PostgreSQL conninfo: store there, not in data_dir
+  std::string role = "standalone";        // standalone | node | hub
+  std::string forward_to;                 // node: the hub's address
   uint64_t retention_bytes = 10ull << 30;
   absl::Duration retention_age = absl::Hours(24 * 7);
   absl::Duration retention_interval = absl::Seconds(30);

@@ -119,6 +119,9 @@ class EmbeddedStore final : public Store {
   absl::Status AppendBatch(const StoredBatch& batch) override;
   absl::StatusOr<std::vector<StoredBatch>> ReadBatches(uint64_t process_id, int64_t from_ns,
                                                        int64_t to_ns) override;
+  absl::StatusOr<std::vector<StoredBatch>> ReadBatchesAfter(uint64_t process_id,
+                                                            uint64_t after_sequence,
+                                                            size_t limit) override;
   absl::Status UpsertSteps(const std::vector<StepRecord>& steps) override;
   absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) override;
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
@@ -141,6 +144,9 @@ class EmbeddedStore final : public Store {
   absl::StatusOr<std::vector<ProcessRecord>> QueryProcesses(const std::string& where,
                                                             const std::string& arg, int64_t id);
   int ReadFd(uint64_t segment_id);
+  // Reads the batches a prepared SELECT of (sequence, min_ns, max_ns, event_count, segment_id,
+  // offset, length) yields; records failing their checks are skipped and counted. mu_ held.
+  absl::StatusOr<std::vector<StoredBatch>> ReadRowsLocked(uint64_t process_id, SqliteStatement& query);
 
   EmbeddedStoreOptions options_;
   std::mutex mu_;  // guards everything below
@@ -522,21 +528,40 @@ absl::StatusOr<std::vector<StoredBatch>> EmbeddedStore::ReadBatches(uint64_t pro
   if (!q.ok()) return q.status();
   (*q)->Bind(1, static_cast<int64_t>(process_id));
   if (!all) (*q)->Bind(2, from_ns).Bind(3, to_ns);
+  return ReadRowsLocked(process_id, **q);
+}
+
+absl::StatusOr<std::vector<StoredBatch>> EmbeddedStore::ReadBatchesAfter(uint64_t process_id,
+                                                                        uint64_t after_sequence,
+                                                                        size_t limit) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+      "SELECT sequence, min_ns, max_ns, event_count, segment_id, offset, length FROM batches "
+      "WHERE process_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, static_cast<int64_t>(process_id)).Bind(2, static_cast<int64_t>(after_sequence))
+      .Bind(3, static_cast<int64_t>(limit));
+  return ReadRowsLocked(process_id, **q);
+}
+
+absl::StatusOr<std::vector<StoredBatch>> EmbeddedStore::ReadRowsLocked(uint64_t process_id,
+                                                                      SqliteStatement& query) {
+  SqliteStatement* q = &query;
   std::vector<StoredBatch> out;
-  absl::StatusOr<bool> row = (*q)->Step();
-  for (; row.ok() && *row; row = (*q)->Step()) {
+  absl::StatusOr<bool> row = q->Step();
+  for (; row.ok() && *row; row = q->Step()) {
     StoredBatch b;
     b.process_id = process_id;
-    b.sequence = static_cast<uint64_t>((*q)->Int(0));
-    b.min_ns = (*q)->Int(1);
-    b.max_ns = (*q)->Int(2);
-    b.event_count = static_cast<uint32_t>((*q)->Int(3));
-    const uint64_t segment = static_cast<uint64_t>((*q)->Int(4));
+    b.sequence = static_cast<uint64_t>(q->Int(0));
+    b.min_ns = q->Int(1);
+    b.max_ns = q->Int(2);
+    b.event_count = static_cast<uint32_t>(q->Int(3));
+    const uint64_t segment = static_cast<uint64_t>(q->Int(4));
     const int fd = ReadFd(segment);
     absl::StatusOr<std::string> payload =
         fd < 0 ? absl::NotFoundError(SegmentPath(segment) + " is missing")
-               : ReadSegmentRecord(fd, SegmentPath(segment), static_cast<uint64_t>((*q)->Int(5)),
-                                   static_cast<uint64_t>((*q)->Int(6)), process_id, b.sequence);
+               : ReadSegmentRecord(fd, SegmentPath(segment), static_cast<uint64_t>(q->Int(5)),
+                                   static_cast<uint64_t>(q->Int(6)), process_id, b.sequence);
     if (!payload.ok()) {
       ++stats_.corrupt_records;
       spdlog::error("storage: process {} batch {} skipped: {}", process_id, b.sequence,

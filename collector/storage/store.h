@@ -91,6 +91,12 @@ class Store {
                                                                int64_t from_ns,
                                                                int64_t to_ns) = 0;
 
+  // Up to `limit` batches of a process with sequence > `after_sequence`, by sequence: what a node
+  // collector still has to forward to its hub. The default reads every batch and filters.
+  virtual absl::StatusOr<std::vector<StoredBatch>> ReadBatchesAfter(uint64_t process_id,
+                                                                    uint64_t after_sequence,
+                                                                    size_t limit);
+
   // Inserts or replaces steps by (process_id, number).
   virtual absl::Status UpsertSteps(const std::vector<StepRecord>& steps) = 0;
   virtual absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) = 0;

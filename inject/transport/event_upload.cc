@@ -1,5 +1,8 @@
 #include "inject/transport/event_upload.h"
 
+#include <algorithm>
+
+#include "absl/time/clock.h"
 #include "codec/batch_encoder.h"
 #include "inject/transport/ingest_client.h"
 
@@ -9,21 +12,55 @@ absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
                                           const v1::ProcessIdentity& identity,
                                           const StringTable& strings,
                                           const std::vector<EventColumns>& chunks,
-                                          absl::Duration ack_timeout) {
+                                          const UploadOptions& options) {
   IngestClient client;
   if (absl::Status st = client.Connect(address, identity, absl::Seconds(5)); !st.ok()) return st;
   BatchEncoder encoder(&strings);
   UploadResult r;
-  uint64_t sequence = client.last_stored_sequence();  // a re-upload continues, not duplicates
-  for (const EventColumns& chunk : chunks) {
-    if (chunk.empty()) continue;
-    v1::EventBatch batch;
-    encoder.Encode(chunk, ++sequence, {}, &batch);
-    r.events += chunk.size();
-    r.wire_bytes += batch.ByteSizeLong();
-    ++r.batches;
-    if (absl::Status st = client.Send(batch); !st.ok()) return st;
-    if (absl::Status st = client.WaitForAcks(sequence, ack_timeout); !st.ok()) return st;
+  // Chunk i is batch base + i + 1: a re-upload continues after what is stored, not duplicates.
+  const uint64_t base = client.last_stored_sequence();
+  absl::Time give_up = absl::InfiniteFuture();
+  absl::Time next_send = absl::Now();
+  size_t i = 0;
+  std::vector<const EventColumns*> todo;
+  for (const EventColumns& c : chunks) {
+    if (!c.empty()) todo.push_back(&c);
+  }
+  while (i < todo.size()) {
+    absl::Status st;
+    if (!client.connected()) {
+      st = client.Connect(address, identity, absl::Seconds(5));
+      if (st.ok()) {
+        // Resume right after the last batch the collector stored; it may have lost the
+        // definitions earlier batches carried (a fresh store), so send them all again.
+        i = std::max<uint64_t>(client.last_stored_sequence(), base) - base;
+        encoder.ResendAllDefinitions();
+        continue;
+      }
+    } else {
+      if (options.chunk_interval > absl::ZeroDuration()) {
+        absl::SleepFor(next_send - absl::Now());
+        next_send = std::max(next_send + options.chunk_interval, absl::Now());
+      }
+      v1::EventBatch batch;
+      const uint64_t sequence = base + i + 1;
+      encoder.Encode(*todo[i], sequence, {}, &batch);
+      st = client.Send(batch);
+      if (st.ok()) st = client.WaitForAcks(sequence, options.ack_timeout);
+      if (st.ok()) {
+        r.events += todo[i]->size();
+        r.wire_bytes += batch.ByteSizeLong();
+        ++r.batches;
+        ++i;
+        give_up = absl::InfiniteFuture();
+        continue;
+      }
+    }
+    // Failed: refused batches are final; anything else is retried while retry_for allows.
+    if (absl::IsInvalidArgument(st) || options.retry_for <= absl::ZeroDuration()) return st;
+    if (give_up == absl::InfiniteFuture()) give_up = absl::Now() + options.retry_for;
+    if (absl::Now() >= give_up) return st;
+    absl::SleepFor(absl::Milliseconds(200));
   }
   if (absl::Status st = client.Close(); !st.ok()) return st;
   return r;

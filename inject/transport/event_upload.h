@@ -1,5 +1,6 @@
-// Sends a finished set of events (a replayed or imported process) to gpuspyd in one session:
-// Hello, one batch per chunk with every acknowledgement awaited, clean close.
+// Sends a finished set of events (a replayed or imported process) to gpuspyd: Hello, one batch
+// per chunk with every acknowledgement awaited, clean close; optionally paced, and resumed across
+// collector restarts.
 #pragma once
 
 #include <cstddef>
@@ -20,10 +21,19 @@ struct UploadResult {
   size_t wire_bytes = 0;
 };
 
+struct UploadOptions {
+  absl::Duration ack_timeout = absl::Seconds(30);
+  // Keep reconnecting this long after a failure (collector restarting); the session resumes after
+  // the last batch the collector stored, so nothing is sent twice or skipped. 0 = fail at once.
+  absl::Duration retry_for = absl::ZeroDuration();
+  // Send one chunk per interval (a live process's pace) instead of as fast as acks come.
+  absl::Duration chunk_interval = absl::ZeroDuration();
+};
+
 absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
                                           const v1::ProcessIdentity& identity,
                                           const StringTable& strings,
                                           const std::vector<EventColumns>& chunks,
-                                          absl::Duration ack_timeout = absl::Seconds(30));
+                                          const UploadOptions& options = {});
 
 }  // namespace gpuspy

@@ -26,7 +26,7 @@ struct RankResult {
 };
 
 RankResult ReplayRank(const std::string& address, const gpuspy::synthetic::SyntheticRank& rank,
-                      size_t batch_events) {
+                      size_t batch_events, const gpuspy::UploadOptions& upload) {
   // Whole steps per batch, cut once a batch holds batch_events or more.
   std::vector<gpuspy::EventColumns> chunks(1);
   for (const gpuspy::EventColumns& step : rank.steps) {
@@ -35,7 +35,7 @@ RankResult ReplayRank(const std::string& address, const gpuspy::synthetic::Synth
   }
   RankResult r;
   absl::StatusOr<gpuspy::UploadResult> up =
-      gpuspy::UploadEvents(address, rank.identity, rank.strings, chunks);
+      gpuspy::UploadEvents(address, rank.identity, rank.strings, chunks, upload);
   if (!up.ok()) {
     r.status = up.status();
     return r;
@@ -66,6 +66,8 @@ int main(int argc, char** argv) {
   std::string scenario = "healthy";
   std::string dump;
   size_t batch_events = 4096;
+  int first_rank = 0;
+  double retry_for_s = 0, batch_ms = 0;
 
   CLI::App app{"gpuspy-replay: stream a synthetic PyTorch-like training job into gpuspyd",
                "gpuspy-replay"};
@@ -89,6 +91,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(names))->capture_default_str();
   app.add_option("--batch-events", batch_events, "Events per wire batch")
       ->check(CLI::Range(size_t{1}, size_t{1'000'000}))->capture_default_str();
+  app.add_option("--first-rank", first_rank,
+                 "Number the ranks from here (several replays = one job's ranks on several nodes)")
+      ->check(CLI::Range(0, 100000))->capture_default_str();
+  app.add_option("--retry-for", retry_for_s,
+                 "Seconds to keep reconnecting after a failure, resuming after what is stored")
+      ->capture_default_str();
+  app.add_option("--batch-ms", batch_ms, "Send one batch per this many ms (a live process's pace)")
+      ->capture_default_str();
   app.add_option("--dump-events", dump,
                  "Write every sent event as JSON lines {\"rank\": R, \"event\": {...}}");
   try {
@@ -102,12 +112,19 @@ int main(int argc, char** argv) {
   options.nvtx_steps = !no_nvtx;
 
   std::vector<gpuspy::synthetic::SyntheticRank> ranks;
-  for (int r = 0; r < options.ranks; ++r) ranks.push_back(gpuspy::synthetic::GenerateRank(options, r));
+  const int count = options.ranks;
+  options.ranks = first_rank + count;  // the job's world size
+  for (int r = first_rank; r < first_rank + count; ++r) {
+    ranks.push_back(gpuspy::synthetic::GenerateRank(options, r));
+  }
+  gpuspy::UploadOptions upload;
+  upload.retry_for = absl::Milliseconds(static_cast<int64_t>(retry_for_s * 1000));
+  upload.chunk_interval = absl::Milliseconds(static_cast<int64_t>(batch_ms));
 
   std::vector<RankResult> results(ranks.size());
   std::vector<std::thread> threads;
   for (size_t r = 0; r < ranks.size(); ++r) {
-    threads.emplace_back([&, r] { results[r] = ReplayRank(collector, ranks[r], batch_events); });
+    threads.emplace_back([&, r] { results[r] = ReplayRank(collector, ranks[r], batch_events, upload); });
   }
   for (auto& t : threads) t.join();
 
@@ -129,7 +146,8 @@ int main(int argc, char** argv) {
       exit_code = 1;
       continue;
     }
-    std::printf("rank %zu: %zu events in %zu batches, %zu bytes on the wire (%.1f B/event)\n", r,
+    std::printf("rank %d: %zu events in %zu batches, %zu bytes on the wire (%.1f B/event)\n",
+                ranks[r].identity.rank(),
                 res.events, res.batches, res.wire_bytes,
                 res.events > 0 ? static_cast<double>(res.wire_bytes) / res.events : 0.0);
   }

@@ -1,0 +1,19 @@
+#include "collector/storage/store.h"
+
+namespace gpuspy::collector {
+
+absl::StatusOr<std::vector<StoredBatch>> Store::ReadBatchesAfter(uint64_t process_id,
+                                                                uint64_t after_sequence,
+                                                                size_t limit) {
+  absl::StatusOr<std::vector<StoredBatch>> all = ReadBatches(process_id, 0, 0);
+  if (!all.ok()) return all.status();
+  std::vector<StoredBatch> out;
+  for (StoredBatch& b : *all) {
+    if (b.sequence <= after_sequence) continue;
+    if (out.size() >= limit) break;
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace gpuspy::collector

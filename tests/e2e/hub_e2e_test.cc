@@ -1,0 +1,246 @@
+// Node collectors forwarding to a hub collector: every batch arrives once, across hub outages and
+// restarts; a job whose ranks are on several nodes is one job at the hub; attach through the hub
+// reaches the processes on the nodes.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy {
+namespace {
+
+using testing::Process;
+using testing::RunResult;
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct Daemon {
+  std::unique_ptr<Process> process;
+  int port = 0;
+  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+};
+
+// Per process key: event and batch counts, as one collector reports them.
+std::map<std::string, std::pair<uint64_t, uint64_t>> Counts(const std::string& address,
+                                                            const std::string& job) {
+  auto stub = v1::Query::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::ListJobsResponse jobs;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> out;
+  if (!stub->ListJobs(&ctx, {}, &jobs).ok()) return out;
+  for (const auto& j : jobs.jobs()) {
+    if (j.job_id() != job) continue;
+    for (const auto& p : j.processes()) {
+      out[p.identity().process_key()] = {p.event_count(), p.batch_count()};
+    }
+  }
+  return out;
+}
+
+class HubE2E : public ::testing::Test {
+ protected:
+  // `port` 0 = any; `data` names the data dir (reused across restarts).
+  Daemon Start(const std::string& data, std::vector<std::string> extra, int port = 0) {
+    Daemon d;
+    const std::string port_file = dir_.path() + "/" + data + ".port" + std::to_string(++starts_);
+    std::vector<std::string> argv = {GPUSPYD_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
+                                     "--unix", "", "--http", "", "--data-dir",
+                                     dir_.path() + "/" + data, "--port-file", port_file,
+                                     "--log-level", "info"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    d.process = std::make_unique<Process>(argv, dir_.path() + "/" + data + ".log");
+    d.port = testing::WaitForPortFile(port_file);
+    EXPECT_GT(d.port, 0) << testing::ReadFile(dir_.path() + "/" + data + ".log");
+    return d;
+  }
+  Daemon Node(const std::string& name, const std::string& hub) {
+    return Start(name, {"--role", "node", "--forward-to", hub});
+  }
+
+  // `batch_ms` paces the producer (one batch of ~2 steps per interval) so that a kill lands
+  // in the middle of its stream.
+  RunResult Replay(const Daemon& to, const std::string& job, int first_rank, int ranks, int steps,
+                   double retry_for = 0, int batch_ms = 0) {
+    return testing::Run({REPLAY_BIN, "--collector", to.address(), "--job", job, "--ranks",
+                         std::to_string(ranks), "--first-rank", std::to_string(first_rank),
+                         "--steps", std::to_string(steps), "--scenario", "sync_stall",
+                         "--batch-events", "512", "--retry-for", std::to_string(retry_for),
+                         "--batch-ms", std::to_string(batch_ms)});
+  }
+
+  // Waits until the hub has, for every process of `job` on the nodes, the same events/batches.
+  bool HubCaughtUp(const Daemon& hub, const std::vector<const Daemon*>& nodes,
+                   const std::string& job, size_t processes) {
+    for (int i = 0; i < 200; ++i) {
+      std::map<std::string, std::pair<uint64_t, uint64_t>> want;
+      for (const Daemon* n : nodes) {
+        for (const auto& [k, v] : Counts(n->address(), job)) want[k] = v;
+      }
+      if (want.size() == processes && Counts(hub.address(), job) == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  int StepCount(const Daemon& d, const std::string& job) {
+    auto stub = v1::Query::NewStub(grpc::CreateChannel(d.address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    v1::ListStepsRequest req;
+    req.set_job_id(job);
+    v1::ListStepsResponse resp;
+    EXPECT_TRUE(stub->ListSteps(&ctx, req, &resp).ok());
+    return resp.steps_size();
+  }
+
+  std::string Log(const std::string& data) { return testing::ReadFile(dir_.path() + "/" + data + ".log"); }
+
+  testing::TempDir dir_;
+  int starts_ = 0;
+};
+
+TEST_F(HubE2E, RanksOnTwoNodesAreOneJobAtTheHubWithEveryBatchOnce) {
+  Daemon hub = Start("hub", {"--role", "hub"});
+  Daemon a = Node("node-a", hub.address());
+  Daemon b = Node("node-b", hub.address());
+  ASSERT_EQ(Replay(a, "dist", 0, 2, 8).exit_code, 0);
+  ASSERT_EQ(Replay(b, "dist", 2, 2, 8).exit_code, 0);
+  ASSERT_TRUE(HubCaughtUp(hub, {&a, &b}, "dist", 4)) << Log("node-a") << Log("hub");
+
+  // The hub analyses the whole job: the last step of each of the 4 ranks, the expected verdict.
+  auto stub = v1::Query::NewStub(grpc::CreateChannel(hub.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  v1::GetStepReportRequest req;
+  req.set_job_id("dist");
+  req.set_last(1);
+  v1::GetStepReportResponse resp;
+  ASSERT_TRUE(stub->GetStepReport(&ctx, req, &resp).ok());
+  ASSERT_EQ(resp.reports_size(), 4);
+  for (const auto& rep : resp.reports()) EXPECT_EQ(rep.primary_bottleneck(), "sync_stall");
+  // Finished processes are closed at the hub too.
+  RunResult jobs = testing::Run({GPUSPY_BIN, "--collector", hub.address(), "jobs"});
+  EXPECT_NE(jobs.out.find("finished"), std::string::npos) << jobs.out;
+}
+
+TEST_F(HubE2E, HubOutagesAndRestartsLoseNothingAndDuplicateNothing) {
+  const int hub_port = FreePort();
+  const std::string hub_address = "127.0.0.1:" + std::to_string(hub_port);
+  Daemon node = Node("node", hub_address);
+  // The hub is not up yet: the node stores and keeps trying.
+  ASSERT_EQ(Replay(node, "early", 0, 2, 6).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  Daemon hub = Start("hub", {"--role", "hub"}, hub_port);
+  ASSERT_TRUE(HubCaughtUp(hub, {&node}, "early", 2)) << Log("node");
+
+  // Killed while a job streams, then back: the job arrives complete, each batch once.
+  std::thread producer([&] { EXPECT_EQ(Replay(node, "during", 0, 2, 40, 0, 50).exit_code, 0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  hub.process->Stop(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  hub = Start("hub", {"--role", "hub"}, hub_port);
+  producer.join();
+  ASSERT_TRUE(HubCaughtUp(hub, {&node}, "during", 2)) << Log("node");
+  ASSERT_TRUE(HubCaughtUp(hub, {&node}, "early", 2));
+
+  auto stub = v1::Query::NewStub(grpc::CreateChannel(hub.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  v1::GetStatsResponse stats;
+  ASSERT_TRUE(stub->GetStats(&ctx, {}, &stats).ok());
+  EXPECT_EQ(stats.stats().batches_rejected(), 0u);
+  EXPECT_EQ(stats.stats().sequence_gaps(), 0u);
+}
+
+TEST_F(HubE2E, ANodeRestartResumesWhereTheHubLeftOff) {
+  Daemon hub = Start("hub", {"--role", "hub"});
+  Daemon node = Node("node", hub.address());
+  std::thread producer([&] {
+    // The producer rides out the node's restart (as the injected library does with its spill).
+    RunResult r = Replay(node, "nodekill", 0, 2, 40, /*retry_for=*/20, /*batch_ms=*/50);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int node_port = node.port;
+  node.process->Stop(SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  node = Start("node", {"--role", "node", "--forward-to", hub.address()}, node_port);
+  producer.join();
+  ASSERT_TRUE(HubCaughtUp(hub, {&node}, "nodekill", 2)) << Log("node");
+  // Every one of the 40 steps of each rank is at the hub.
+  EXPECT_EQ(StepCount(hub, "nodekill"), 2 * 40);
+}
+
+TEST_F(HubE2E, BadRoleFlagsAreRefused) {
+  RunResult r = testing::Run({GPUSPYD_BIN, "--role", "node", "--data-dir", dir_.path() + "/x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--role node needs --forward-to"), std::string::npos) << r.err;
+  RunResult h = testing::Run({GPUSPYD_BIN, "--role", "hub", "--forward-to", "127.0.0.1:1",
+                              "--data-dir", dir_.path() + "/y"});
+  EXPECT_EQ(h.exit_code, 2);
+}
+
+#ifdef FAKE_TRAIN_BIN
+TEST_F(HubE2E, AttachThroughTheHubReachesDormantProcessesOnTheNodes) {
+  Daemon hub = Start("hub", {"--role", "hub"});
+  Daemon node = Node("node", hub.address());
+  std::vector<std::unique_ptr<Process>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(std::make_unique<Process>(
+        std::vector<std::string>{FAKE_TRAIN_BIN, "--steps", "100000", "--kernels", "8",
+                                 "--sleep-us", "20000"},
+        dir_.path() + "/rank" + std::to_string(r) + ".log",
+        std::vector<std::string>{"LD_PRELOAD=" + std::string(SHIM_LIB),
+                                 "GPUSPY_CUPTI_PATH=" + std::string(FAKE_CUPTI_LIB),
+                                 "GPUSPY_COLLECTOR=" + node.address(), "GPUSPY_JOB=viahub",
+                                 "GPUSPY_MODE=ondemand", "RANK=" + std::to_string(r),
+                                 "GPUSPY_FLUSH_MS=20", "GPUSPY_SPILL_DIR=" + dir_.path() + "/spill"}));
+  }
+  // Both ranks show up at the hub as dormant.
+  auto hub_query = v1::Query::NewStub(grpc::CreateChannel(hub.address(), grpc::InsecureChannelCredentials()));
+  bool dormant = false;
+  for (int i = 0; i < 100 && !dormant; ++i) {
+    grpc::ClientContext ctx;
+    v1::ListJobsResponse jobs;
+    if (hub_query->ListJobs(&ctx, {}, &jobs).ok()) {
+      int n = 0;
+      for (const auto& j : jobs.jobs()) {
+        for (const auto& p : j.processes()) n += j.job_id() == "viahub" && p.state() == "dormant";
+      }
+      dormant = n == 2;
+    }
+    if (!dormant) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(dormant) << Log("node") << Log("hub");
+
+  RunResult r = testing::Run({GPUSPY_BIN, "--collector", hub.address(), "attach", "--job", "viahub",
+                              "--steps", "3"},
+                             {}, std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << Log("node");
+  EXPECT_NE(r.out.find("2 process(es) of job viahub armed for 3 steps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PRIMARY BOTTLENECK"), std::string::npos) << r.out;
+  // The captured steps are at the hub: 3 per rank.
+  EXPECT_EQ(StepCount(hub, "viahub"), 2 * 3);
+}
+#endif
+
+}  // namespace
+}  // namespace gpuspy

@@ -91,11 +91,14 @@ bool Forwarder::Connect(const ProcessRecord& p, Session& s) {
   client->set_mode(s.mode);
   absl::Status st = client->Connect(options_.hub, p.identity, options_.connect_timeout);
   if (!st.ok()) {
-    if (stats_.connect_failures.load() == 0 || absl::IsInvalidArgument(st)) {
-      spdlog::warn("forward: hub {}: {}", options_.hub, st.ToString());
+    if (!hub_down_logged_ || absl::IsInvalidArgument(st)) {
+      spdlog::warn("forward: hub {}: {}; storing here and retrying", options_.hub, st.ToString());
+      hub_down_logged_ = true;
     }
     return false;
   }
+  if (hub_down_logged_) spdlog::info("forward: hub {} reachable again", options_.hub);
+  hub_down_logged_ = false;
   s.acked = client->last_stored_sequence();
   s.known = true;
   s.client = std::move(client);

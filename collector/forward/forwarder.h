@@ -79,6 +79,7 @@ class Forwarder {
   std::map<uint64_t, std::unique_ptr<Session>> sessions_;  // by process id; forwarder thread only
   absl::Time hub_retry_at_ = absl::InfinitePast();
   absl::Duration backoff_ = absl::Milliseconds(100);
+  bool hub_down_logged_ = false;  // one warning per outage
 
   std::mutex mu_;
   std::condition_variable cv_;

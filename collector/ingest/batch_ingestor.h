@@ -8,6 +8,7 @@
 #include "collector/analysis/step_segmenter.h"
 #include "collector/ingest/ingest_counters.h"
 #include "collector/storage/dictionary_cache.h"
+#include "collector/storage/data_versions.h"
 #include "collector/storage/store.h"
 #include "gpuspy/v1/services.pb.h"
 
@@ -20,10 +21,11 @@ inline constexpr size_t kMaxDictionaryStringBytes = 64 * 1024;
 
 class BatchIngestor {
  public:
+  // `versions` (optional) is told what each stored batch touches, for incremental analysis.
   BatchIngestor(Store* store, DictionaryCache* dictionaries, IngestCounters* counters,
-                analysis::StepSegmenter segmenter)
+                analysis::StepSegmenter segmenter, DataVersions* versions = nullptr)
       : store_(store), dictionaries_(dictionaries), counters_(counters),
-        segmenter_(std::move(segmenter)) {}
+        segmenter_(std::move(segmenter)), versions_(versions) {}
 
   // Registers (or recognises) the process; the Welcome carries its id and last stored sequence.
   absl::StatusOr<v1::Welcome> Hello(const v1::ProcessIdentity& identity, int64_t now_unix_ns);
@@ -43,6 +45,7 @@ class BatchIngestor {
   DictionaryCache* dictionaries_;
   IngestCounters* counters_;
   analysis::StepSegmenter segmenter_;
+  DataVersions* versions_;
 };
 
 }  // namespace gpuspy::collector

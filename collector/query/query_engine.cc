@@ -27,6 +27,13 @@ std::vector<StepRecord> SelectSteps(std::vector<StepRecord> steps,
   return steps;
 }
 
+// "a; b", or whichever is not empty.
+std::string JoinNotes(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return absl::StrCat(a, "; ", b);
+}
+
 std::string CaptureNote(const ProcessRecord& p) {
   std::string note;
   if (p.loss.total() > 0) {
@@ -127,7 +134,8 @@ absl::StatusOr<v1::ListStepsResponse> QueryEngine::ListSteps(const v1::ListSteps
 
 absl::StatusOr<v1::StepReport> QueryEngine::ReportStep(const ProcessRecord& process,
                                                        const StepRecord& step,
-                                                       std::vector<std::string>* kernel_names) {
+                                                       std::vector<std::string>* kernel_names,
+                                                       std::string* window_note) {
   absl::StatusOr<WindowEvents> window = reader_.Read(process.process_id, step.start_ns, step.end_ns);
   if (!window.ok()) return window.status();
   std::shared_lock lock(window->dictionary->mu);
@@ -135,12 +143,11 @@ absl::StatusOr<v1::StepReport> QueryEngine::ReportStep(const ProcessRecord& proc
   v1::StepReport report = analysis::BuildStepReport(
       window->events, window->dictionary->dict.strings(), w, process.process_id);
   *kernel_names = analysis::DistinctKernelNames(window->events, window->dictionary->dict.strings(), w);
-  std::string note = CaptureNote(process);
   if (window->undecodable_batches > 0) {
-    absl::StrAppend(&note, note.empty() ? "" : "; ", window->undecodable_batches,
-                    " stored batches of this window are damaged and were skipped");
+    *window_note = absl::StrCat(window->undecodable_batches,
+                                " stored batches of this window are damaged and were skipped");
   }
-  report.set_capture_note(note);
+  report.set_capture_note(JoinNotes(CaptureNote(process), *window_note));
   return report;
 }
 
@@ -174,8 +181,12 @@ absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord
 
 absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
     const ProcessRecord& process) {
+  // Read the version first: a batch stored while we analyse gets a later one and is looked at
+  // by the next query.
+  const uint64_t version = versions_ != nullptr ? versions_->Version(process.process_id) : 0;
   absl::StatusOr<std::vector<StepRecord>> steps = StepsOf(process);
   if (!steps.ok()) return steps.status();
+  CachedAnalyses previous;
   {
     std::lock_guard lock(cache_mu_);
     auto it = cache_.find(process.process_id);
@@ -183,20 +194,44 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
         it->second.batch_count == process.batch_count && it->second.step_count == steps->size()) {
       return it->second.steps;
     }
+    if (it != cache_.end()) previous = it->second;
+  }
+  // Steps that end before everything stored since the cached analyses keep them.
+  const int64_t changed_from = versions_ != nullptr && !previous.steps.empty()
+                                   ? versions_->EarliestSince(process.process_id, previous.version)
+                                   : std::numeric_limits<int64_t>::min();
+  std::map<int64_t, const analysis::StepAnalysis*> reusable;
+  for (const analysis::StepAnalysis& a : previous.steps) {
+    if (a.report.step().end_ns() < changed_from) reusable[a.report.step().number()] = &a;
   }
   std::sort(steps->begin(), steps->end(),
             [](const StepRecord& a, const StepRecord& b) { return a.number < b.number; });
   std::vector<analysis::StepAnalysis> out;
   out.reserve(steps->size());
+  std::map<int64_t, std::string> window_notes;
   for (const StepRecord& s : *steps) {
+    auto kept = reusable.find(s.number);
+    if (kept != reusable.end() && kept->second->report.step().start_ns() == s.start_ns &&
+        kept->second->report.step().end_ns() == s.end_ns) {
+      out.push_back(*kept->second);
+      // The process-wide part of the note (drops, gaps) may have changed since.
+      const std::string& window_note = previous.window_notes[s.number];
+      out.back().report.set_capture_note(JoinNotes(CaptureNote(process), window_note));
+      window_notes[s.number] = window_note;
+      continue;
+    }
     analysis::StepAnalysis a;
-    absl::StatusOr<v1::StepReport> report = ReportStep(process, s, &a.kernel_names);
+    std::string window_note;
+    absl::StatusOr<v1::StepReport> report = ReportStep(process, s, &a.kernel_names, &window_note);
     if (!report.ok()) return report.status();
     a.report = std::move(*report);
     out.push_back(std::move(a));
+    window_notes[s.number] = std::move(window_note);
+    ++steps_analysed_;
   }
   std::lock_guard lock(cache_mu_);
-  cache_[process.process_id] = {process.max_sequence, process.batch_count, steps->size(), out};
+  cache_[process.process_id] = {process.max_sequence, process.batch_count, steps->size(), out,
+                                version, std::move(window_notes)};
   return out;
 }
 

@@ -2,6 +2,7 @@
 // front ends both delegate here.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -10,6 +11,7 @@
 #include "collector/ingest/connection_registry.h"
 #include "collector/ingest/ingest_counters.h"
 #include "collector/query/event_reader.h"
+#include "collector/storage/data_versions.h"
 #include "collector/storage/store.h"
 #include "gpuspy/v1/services.pb.h"
 
@@ -21,10 +23,12 @@ inline constexpr uint32_t kMaxEventLimit = 5'000'000;
 
 class QueryEngine {
  public:
+  // `versions` (optional) says which stretch of each process's data changed since a cached
+  // analysis; without it any new batch re-analyses every step of the process.
   QueryEngine(Store* store, DictionaryCache* dictionaries, const IngestCounters* counters,
-              const ConnectionRegistry* connections)
+              const ConnectionRegistry* connections, const DataVersions* versions = nullptr)
       : store_(store), reader_(store, dictionaries), counters_(counters),
-        connections_(connections) {}
+        connections_(connections), versions_(versions) {}
 
   absl::StatusOr<v1::ListJobsResponse> ListJobs();
   absl::StatusOr<v1::ListStepsResponse> ListSteps(const v1::ListStepsRequest& request);
@@ -32,14 +36,19 @@ class QueryEngine {
   absl::StatusOr<v1::GetJobSummaryResponse> GetJobSummary(const v1::GetJobSummaryRequest& request);
   absl::StatusOr<v1::GetEventsResponse> GetEvents(const v1::GetEventsRequest& request);
   v1::GetStatsResponse GetStats();
+  // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
+  uint64_t steps_analysed() const { return steps_analysed_.load(); }
 
  private:
   // The job's processes, or the one asked for; NotFound when the job (or process) is unknown.
   absl::StatusOr<std::vector<ProcessRecord>> ProcessesOf(const std::string& job_id,
                                                          uint64_t process_id);
   void FillProcessInfo(const ProcessRecord& record, v1::ProcessInfo* out) const;
+  // `window_note` receives what is wrong with this step's stored data (damaged batches), apart
+  // from the process-wide capture note.
   absl::StatusOr<v1::StepReport> ReportStep(const ProcessRecord& process, const StepRecord& step,
-                                            std::vector<std::string>* kernel_names);
+                                            std::vector<std::string>* kernel_names,
+                                            std::string* window_note);
   // The process's steps: its NVTX steps when it has any, else steps detected from the kernel
   // sequence's period, else fixed windows. Detected steps are cached until new batches arrive.
   absl::StatusOr<std::vector<StepRecord>> StepsOf(const ProcessRecord& process);
@@ -54,6 +63,8 @@ class QueryEngine {
     uint64_t batch_count = 0;
     size_t step_count = 0;
     std::vector<analysis::StepAnalysis> steps;
+    uint64_t version = 0;  // DataVersions version the analyses reflect
+    std::map<int64_t, std::string> window_notes;  // step number -> its own part of the note
   };
   struct CachedSteps {
     uint64_t max_sequence = 0;
@@ -68,6 +79,8 @@ class QueryEngine {
   EventReader reader_;
   const IngestCounters* counters_;
   const ConnectionRegistry* connections_;
+  const DataVersions* versions_;
+  std::atomic<uint64_t> steps_analysed_{0};
 };
 
 }  // namespace gpuspy::collector

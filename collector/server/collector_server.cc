@@ -95,9 +95,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   s->store_ = std::move(*store);
   s->dictionaries_ = std::make_unique<DictionaryCache>(s->store_.get());
   s->ingestor_ = std::make_unique<BatchIngestor>(s->store_.get(), s->dictionaries_.get(),
-                                                 &s->counters_, std::move(segmenter));
+                                                 &s->counters_, std::move(segmenter),
+                                                 &s->versions_);
   s->engine_ = std::make_unique<QueryEngine>(s->store_.get(), s->dictionaries_.get(),
-                                             &s->counters_, &s->connections_);
+                                             &s->counters_, &s->connections_, &s->versions_);
   s->ingest_service_ =
       std::make_unique<IngestService>(s->ingestor_.get(), &s->connections_, &s->counters_);
   s->query_service_ = std::make_unique<QueryService>(s->engine_.get());
@@ -153,6 +154,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   write_port(options.http_port_file, s->http_port());
   write_port(options.port_file, s->tcp_port_);
   s->retention_thread_ = std::thread([raw = s.get()] { raw->RetentionLoop(); });
+  s->warmer_ = std::make_unique<AnalysisWarmer>(s->engine_.get());
   if (!options.forward_to.empty()) {
     ForwarderOptions fo;
     fo.hub = options.forward_to;
@@ -190,6 +192,7 @@ absl::Status CollectorServer::Shutdown(absl::Duration grace) {
   }
   stop_cv_.notify_all();
   if (forwarder_ != nullptr) forwarder_->Stop();
+  if (warmer_ != nullptr) warmer_->Stop();
   if (http_ != nullptr) http_->Stop();
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(grace));

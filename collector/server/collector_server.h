@@ -13,6 +13,7 @@
 #include "collector/forward/forwarder.h"
 #include "collector/http/http_api.h"
 #include "collector/ingest/ingest_service.h"
+#include "collector/query/analysis_warmer.h"
 #include "collector/query/query_service.h"
 #include "collector/server/server_options.h"
 #include "collector/storage/dictionary_cache.h"
@@ -42,6 +43,7 @@ class CollectorServer {
   std::unique_ptr<DictionaryCache> dictionaries_;
   IngestCounters counters_;
   ConnectionRegistry connections_;
+  DataVersions versions_;  // which data changed: lets queries re-analyse only what is new
   std::unique_ptr<BatchIngestor> ingestor_;
   std::unique_ptr<QueryEngine> engine_;
   std::unique_ptr<IngestService> ingest_service_;
@@ -51,6 +53,7 @@ class CollectorServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<HttpApi> http_;
   std::unique_ptr<Forwarder> forwarder_;  // node role only
+  std::unique_ptr<AnalysisWarmer> warmer_;
   int tcp_port_ = 0;
   int data_dir_lock_fd_ = -1;
   std::string unix_socket_;

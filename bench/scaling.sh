@@ -55,12 +55,19 @@ for target in 100000 1000000 10000000 100000000; do
     stored=$((stored + n))
   done
   t() { local s e; s=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
-  # Each query once cold (first after the data grew), then warm.
+  # Each query first right after the data grew (its new steps analysed then), then again.
   last_cold=$(t "$build/viewer/cli/gpuspy" --collector "$addr" --timeout 600 report --job grow --last 10)
   last_warm=$(t "$build/viewer/cli/gpuspy" --collector "$addr" --timeout 600 report --job grow --last 10)
   summary=$(t "$build/viewer/cli/gpuspy" --collector "$addr" --timeout 600 summary --job grow)
   echo "$stored $last_cold $last_warm $summary" >>"$tmp/query.dat"
 done
+
+# Incremental: a few new steps on top of the biggest job -> only they are analysed.
+"$build/tools/replay/gpuspy-replay" --collector "$addr" --job grow --ranks 4 --steps 3 \
+  --scenario launch_storm --seed 999999 >/dev/null
+sleep 0.2
+inc=$(t "$build/viewer/cli/gpuspy" --collector "$addr" --timeout 600 report --job grow --last 10)
+echo "$stored $inc" >"$tmp/incremental.dat"
 
 plot() {  # $1 png, $2 title, $3 xlabel, $4 ylabel, $5 logscale axes, $6.. plot clauses
   local png=$1 title=$2 xl=$3 yl=$4 logs=$5
@@ -82,7 +89,7 @@ plot "$res/scaling-analysis-$day.png" "Step report time vs events in the step" "
 plot "$res/scaling-ingest-$day.png" "Collector ingest vs concurrent producers (2 cores, durable)" \
   "producers" "M events/s stored" x "'$tmp/ingest.dat' using 1:2 with linespoints title 'gpuspy-replay -> gpuspyd'"
 plot "$res/scaling-query-$day.png" "Query latency vs events stored" "events stored" "ms (CLI, end to end)" xy \
-  "'$tmp/query.dat' using 1:2 with linespoints title 'report --last 10 (cold)', '' using 1:3 with linespoints title 'report --last 10 (warm)', '' using 1:4 with linespoints title 'summary (warm)'"
+  "'$tmp/query.dat' using 1:2 with linespoints title 'report --last 10 (first, right after the data)', '' using 1:3 with linespoints title 'report --last 10 (warm)', '' using 1:4 with linespoints title 'summary (warm)'"
 
 {
   echo "# gpuspy scaling curves — $day"
@@ -103,8 +110,10 @@ plot "$res/scaling-query-$day.png" "Query latency vs events stored" "events stor
   echo
   echo "## Query latency vs events stored ($(basename "$res/scaling-query-$day.png"))"
   echo
-  echo "| events stored | report --last 10, cold ms | warm ms | summary ms |"
+  echo "| events stored | report --last 10, first query right after the data arrived, ms | again, ms | summary ms |"
   echo "|---|---|---|---|"
   awk '{printf "| %d | %d | %d | %d |\n", $1, $2, $3, $4}' "$tmp/query.dat"
+  echo
+  awk '{printf "Then ~90 k new events (3 steps of 4 new ranks) on the %d-event job: the next `report --last 10` took %d ms (only the new steps are analysed).\n", $1, $2}' "$tmp/incremental.dat"
 } | tee "$out"
 echo "written: $out and its PNGs"

@@ -22,18 +22,6 @@ namespace {
 using testing::Process;
 using testing::RunResult;
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 struct Daemon {
   std::unique_ptr<Process> process;
   int port = 0;
@@ -143,7 +131,7 @@ TEST_F(HubE2E, RanksOnTwoNodesAreOneJobAtTheHubWithEveryBatchOnce) {
 }
 
 TEST_F(HubE2E, HubOutagesAndRestartsLoseNothingAndDuplicateNothing) {
-  const int hub_port = FreePort();
+  const int hub_port = testing::FreeTcpPort();
   const std::string hub_address = "127.0.0.1:" + std::to_string(hub_port);
   Daemon node = Node("node", hub_address);
   // The hub is not up yet: the node stores and keeps trying.

@@ -22,18 +22,6 @@ namespace {
 using testing::Process;
 using testing::RunResult;
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 struct KindCounts {
   std::map<std::string, int> by_kind;  // "kernel", "runtime_api", ...
   std::vector<std::string> kernel_names;
@@ -199,7 +187,7 @@ TEST_F(InjectE2E, NonCudaProcessesLoadNothingButTheShim) {
 }
 
 TEST_F(InjectE2E, CollectorDownAtStartThenUpLosesNothing) {
-  const int port = FreePort();
+  const int port = testing::FreeTcpPort();
   const std::string expect = dir_.path() + "/expect.json";
   Process app({FAKE_TRAIN_BIN, "--steps", "25", "--kernels", "10", "--sleep-us", "150000", "--expect", expect},
               dir_.path() + "/app.log", Env("late", "127.0.0.1:" + std::to_string(port)));

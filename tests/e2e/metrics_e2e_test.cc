@@ -19,18 +19,6 @@
 namespace gpuspy {
 namespace {
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // "name{labels} value" lines of the exposition, keyed by "name{labels}".
 std::map<std::string, double> Samples(const std::string& text) {
   std::map<std::string, double> out;
@@ -123,7 +111,7 @@ TEST_F(MetricsE2E, ARealPrometheusScrapesIt) {
     GTEST_SKIP() << "prometheus is not installed (apt-get install prometheus): scrape test skipped";
   }
   Replay("scraped", "launch_storm", 1);
-  const int port = FreePort();
+  const int port = testing::FreeTcpPort();
   {
     std::ofstream cfg(dir_.path() + "/prometheus.yml");
     cfg << "global:\n  scrape_interval: 1s\n"

@@ -58,4 +58,8 @@ int WaitForPortFile(const std::string& path,
 
 std::string ReadFile(const std::string& path);
 
+// A loopback TCP port that was free a moment ago (for a daemon that must come back on the same
+// port after a restart; otherwise prefer port 0 and a --port-file).
+int FreeTcpPort();
+
 }  // namespace gpuspy::testing

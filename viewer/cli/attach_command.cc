@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
 #include "viewer/cli/report_view.h"
 
@@ -49,15 +50,6 @@ std::string Progress(const v1::Capture& c) {
     parts.push_back(part);
   }
   return absl::StrJoin(parts, ", ");
-}
-
-void PrintJson(const google::protobuf::Message& m) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
-  std::cout << json;
 }
 
 // The reports of the steps each process captured (its window, on its own clock).

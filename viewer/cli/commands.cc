@@ -17,22 +17,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "viewer/cli/format.h"
+#include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
 #include "viewer/cli/report_view.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
 namespace {
-
-void PrintJson(const google::protobuf::Message& m) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
-  std::cout << json;
-  if (json.empty() || json.back() != '\n') std::cout << "\n";
-}
 
 }  // namespace
 

@@ -13,15 +13,11 @@ usage: suite.py --bin-dir DIR [--results-dir DIR] [--phases verdicts,counts,over
 """
 import argparse
 import datetime
-import glob
 import json
 import os
-import platform
-import re
 import shlex
 import shutil
 import signal
-import site
 import subprocess
 import sys
 import tarfile
@@ -31,117 +27,25 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+import event_counts as C  # noqa: E402
+import expected_table as E  # noqa: E402
+import results_page as P  # noqa: E402
 import verdicts as V  # noqa: E402
+from machine import (SYSTEM_LIBS, Binaries, SetupError, find_cupti, run_text,  # noqa: E402
+                     system_info, system_sonames)
 
 EXIT_SKIP = 77  # workloads/common.py
-# Libraries every Linux has, never packed and never preferred over the system's (pack.sh).
-SYSTEM_LIBS = re.compile(r"^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|"
-                         r"librt\.so|libutil\.so|libresolv\.so|libstdc\+\+\.so|libgcc_s\.so)")
 
 
 def log(msg):
     print(f"[gpu-suite {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-class Binaries:
-    """gpuspyd, gpuspy and the three injection libraries, from a build dir or a pack.sh dir."""
-
-    def __init__(self, root):
-        root = os.path.abspath(root)
-        self.root = root
-        if os.path.isfile(os.path.join(root, "bin", "gpuspyd")):  # pack.sh layout
-            self.gpuspyd = os.path.join(root, "bin", "gpuspyd")
-            self.gpuspy = os.path.join(root, "bin", "gpuspy")
-            self.lib = os.path.join(root, "lib")
-            self.deps = os.path.join(root, "deps")
-        else:  # a CMake build directory
-            self.gpuspyd = os.path.join(root, "collector", "server", "gpuspyd")
-            self.gpuspy = os.path.join(root, "viewer", "cli", "gpuspy")
-            self.lib = os.path.join(root, "lib")
-            self.deps = None
-        self.shim = os.path.join(self.lib, "libgpuspy.so")
-        missing = [p for p in (self.gpuspyd, self.gpuspy, self.shim,
-                               os.path.join(self.lib, "libgpuspy_inject.so"),
-                               os.path.join(self.lib, "libgpuspy_core.so")) if not os.path.isfile(p)]
-        if missing:
-            raise SystemExit(f"gpu suite: {root} lacks {', '.join(missing)} "
-                             "(give a build dir or a tests/gpu/pack.sh output)")
-
-
-def system_sonames():
-    try:
-        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    return {line.split()[0] for line in out.splitlines()[1:] if line.strip()}
-
-
-def find_cupti():
-    """A libcupti.so.13 on this machine (pip wheels beside torch, or the toolkit), for the note
-    in the results and as a fallback if the stub cannot find one on its own."""
-    roots = []
-    try:
-        roots += site.getsitepackages()
-    except AttributeError:
-        pass
-    roots.append(site.getusersitepackages())
-    candidates = []
-    for r in roots:
-        candidates += glob.glob(os.path.join(r, "nvidia", "*", "lib", "libcupti.so.13*"))
-        candidates += glob.glob(os.path.join(r, "nvidia", "*", "lib", "libcupti.so*"))
-    candidates += ["/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-                   "/usr/local/cuda/lib64/libcupti.so.13"]
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    return None
-
-
-def run_text(cmd, timeout=60, env=None):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        return p.returncode, p.stdout, p.stderr
-    except (OSError, subprocess.SubprocessError) as e:
-        return -1, "", str(e)
-
-
-def system_info(nvcc):
-    info = {}
-    rc, out, _ = run_text(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                           "--format=csv,noheader"])
-    if rc == 0 and out.strip():
-        gpus = [line.strip() for line in out.strip().splitlines()]
-        info["gpu"] = f"{len(gpus)} x " + gpus[0].rsplit(",", 2)[0] + \
-            f" ({gpus[0].rsplit(',', 1)[1].strip()})"
-        info["driver"] = gpus[0].split(",")[1].strip()
-    rc, out, _ = run_text(["nvidia-smi"])
-    m = re.search(r"CUDA Version:\s*([\d.]+)", out or "")
-    if m:
-        info["cuda"] = f"driver supports CUDA {m.group(1)}"
-    rc, out, err = run_text([sys.executable, "-c",
-                             "import torch; print(torch.__version__, torch.version.cuda)"], 120)
-    info["torch"] = out.strip() if rc == 0 else \
-        f"unavailable ({((err or '').strip().splitlines() or ['?'])[-1][-200:]})"
-    rc, out, _ = run_text([sys.executable, "-c", "import triton; print(triton.__version__)"], 120)
-    info["triton"] = out.strip() if rc == 0 else "not importable"
-    if nvcc:
-        rc, out, _ = run_text([nvcc, "--version"])
-        m = re.search(r"release ([\d.]+)", out or "")
-        info["nvcc"] = m.group(1) if m else "?"
-    else:
-        info["nvcc"] = "not found"
-    rc, out, _ = run_text(["git", "-C", REPO, "rev-parse", "--short", "HEAD"])
-    dirty = run_text(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"])[1]
-    info["gpuspy"] = (out.strip() or "?") + (" (+ local changes)" if dirty.strip() else "")
-    info["host"] = f"{platform.node()}, {platform.platform()}, {os.cpu_count()} CPUs"
-    return info
-
-
 class Suite:
     def __init__(self, args):
         self.args = args
         self.start = time.monotonic()
-        self.expected = V.load_expected(args.expected)
+        self.expected = E.load_expected(args.expected)
         self.bins = Binaries(args.bin_dir)
         self.tmp = tempfile.mkdtemp(prefix="gpuspy-gpu-suite.")
         self.logs = os.path.join(self.tmp, "logs")
@@ -187,13 +91,13 @@ class Suite:
         rc, out, err = run_text(["ldd", os.path.join(self.bins.lib, "libgpuspy_core.so")], env=env)
         unresolved = [line.strip() for line in out.splitlines() if "not found" in line]
         if rc != 0 or unresolved:
-            raise SystemExit("gpu suite: libgpuspy_core.so has unresolved libraries in the "
+            raise SetupError("libgpuspy_core.so has unresolved libraries in the "
                              f"workloads' environment: {unresolved or err.strip()} (run "
                              "tests/gpu/pack.sh on the build machine and pass its output)")
         rc, out, err = run_text(["ldd", self.bins.gpuspyd], env=self.daemon_env)
         unresolved = [line.strip() for line in out.splitlines() if "not found" in line]
         if rc != 0 or unresolved:
-            raise SystemExit(f"gpu suite: gpuspyd has unresolved libraries: {unresolved or err}")
+            raise SetupError(f"gpuspyd has unresolved libraries: {unresolved or err}")
         self.cupti_fallback = find_cupti()
         self.state["setup_notes"].append(
             f"libcupti on this machine: {self.cupti_fallback or 'none found by the suite'} "
@@ -249,9 +153,12 @@ class Suite:
                 log(f"gpuspyd listening on {self.address}")
                 return
             time.sleep(0.05)
+        if self.daemon.poll() is None:
+            self.daemon.kill()
+            self.daemon.wait()
         self.daemon_log.flush()
         with open(os.path.join(self.logs, "gpuspyd.log")) as f:
-            raise SystemExit("gpu suite: gpuspyd did not start:\n" + f.read()[-3000:])
+            raise SetupError("gpuspyd did not start: " + f.read()[-2000:])
 
     def stop_daemon(self):
         if self.daemon and self.daemon.poll() is None:
@@ -366,7 +273,7 @@ class Suite:
     def verdict(self, w):
         name = w["name"]
         row = {"name": name, "twin_of": w.get("twin_of", ""), "advisory": w["advisory"],
-               "expected_text": V.expected_text(w["expect"]), "failures": [], "notes": []}
+               "expected_text": E.expected_text(w["expect"]), "failures": [], "notes": []}
         self.state["verdicts"].append(row)
         if self.out_of_time():
             row["result"] = "SKIPPED"
@@ -460,7 +367,7 @@ class Suite:
             self.failed = True
             return
         with open(trace) as f:
-            reference = V.count_kineto_events(json.load(f), first, last)
+            reference = C.count_kineto_events(json.load(f), first, last)
         job = next((r.get("job") for r in self.state["verdicts"]
                     if r["name"] == name and r.get("result") in ("PASS", "FAIL")), None)
         if job is None:  # the verdict phase did not run it: an injected run of its own
@@ -498,8 +405,8 @@ class Suite:
             entry["error"] = "gpuspy events answer truncated"
             self.failed = True
             return
-        measured = V.count_gpuspy_events(chosen, events, first, last)
-        rows, common = V.compare_counts(reference, measured)
+        measured = C.count_gpuspy_events(chosen, events, first, last)
+        rows, common = C.compare_counts(reference, measured)
         entry["rows"] = rows
         entry["steps"] = f"{first}-{last}" if len(common) == last - first + 1 else \
             f"{len(common)} of {first}-{last}"
@@ -561,7 +468,7 @@ class Suite:
         self.state["verdict_line"] = line
         self.state["elapsed_s"] = time.monotonic() - self.start
         with open(self.md_path, "w") as f:
-            f.write(V.render_markdown(self.state))
+            f.write(P.render_markdown(self.state))
         with open(self.json_path, "w") as f:
             json.dump(self.state, f, indent=1, default=str)
 
@@ -573,15 +480,22 @@ class Suite:
         a = self.args
         self.nvcc = shutil.which("nvcc") or next(
             (p for p in ("/usr/local/cuda/bin/nvcc",) if os.path.isfile(p)), None)
-        self.state["system"] = system_info(self.nvcc)
+        self.state["system"] = system_info(self.nvcc, self.bins)
         log("system: " + "; ".join(f"{k}={v}" for k, v in self.state["system"].items()))
-        self.setup_libraries()
-        self.start_daemon()
         wanted = set(a.only.split(",")) if a.only else None
         workloads = [w for w in self.expected["workloads"] if not wanted or w["name"] in wanted]
-        if wanted and len(workloads) != len(wanted):
-            unknown = wanted - {w["name"] for w in workloads}
-            raise SystemExit(f"gpu suite: --only names unknown workloads {sorted(unknown)}")
+        try:
+            if wanted and len(workloads) != len(wanted):
+                unknown = wanted - {w["name"] for w in workloads}
+                raise SetupError(f"--only names unknown workloads {sorted(unknown)}")
+            self.setup_libraries()
+            self.start_daemon()
+        except SetupError as e:
+            log(f"setup failed: {e}")
+            self.state["setup_notes"].append(f"SETUP FAILED: {e}")
+            self.write_results(final=True)
+            self.pack_logs()
+            return 2
         self.plain_cuda, self.plain_cuda_error = None, None
         if any(w["kind"] == "binary" for w in workloads):
             self.plain_cuda, self.plain_cuda_error = self.build_plain_cuda()
@@ -635,4 +549,9 @@ def parse_args(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(Suite(parse_args()).main())
+    try:
+        suite = Suite(parse_args())
+    except (SetupError, ValueError, OSError) as e:  # no binaries, a broken expected table
+        print(f"gpu suite: cannot start: {e}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(suite.main())

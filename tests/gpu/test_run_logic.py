@@ -16,7 +16,6 @@ import json
 import os
 import py_compile
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(HERE, "testdata")
 sys.path.insert(0, HERE)
+import event_counts as C  # noqa: E402
+import expected_table as E  # noqa: E402
+import results_page as P  # noqa: E402
 import verdicts as V  # noqa: E402
 
 NVCC = "/usr/local/cuda/bin/nvcc"
@@ -51,7 +53,7 @@ def has_gpu():
 
 class ExpectedTable(unittest.TestCase):
     def test_expected_json_is_valid_and_covers_every_workload(self):
-        table = V.load_expected(os.path.join(HERE, "expected.json"))
+        table = E.load_expected(os.path.join(HERE, "expected.json"))
         names = {w["name"] for w in table["workloads"]}
         for required in ("healthy", "sync_stall", "sync_stall_fixed", "launch_storm",
                          "launch_storm_compiled", "copy_dominated", "copy_dominated_fixed",
@@ -80,12 +82,12 @@ class ExpectedTable(unittest.TestCase):
                 text = f.read()
             found |= set(re.findall(r'set_detector\("([a-z_0-9]+)"\)', text))
             found |= set(re.findall(r'AddFinding\(&?[a-z_>.-]+(?:\(\))?, "([a-z_0-9]+)"\)', text))
-        self.assertEqual(found, set(V.KNOWN_DETECTORS))
+        self.assertEqual(found, set(E.KNOWN_DETECTORS))
 
     def test_bad_tables_are_rejected_with_the_reason(self):
         good = {"workloads": [{"name": "a", "script": "healthy.py",
                                "expect": {"primary": ["gpu_bound"]}}]}
-        V.parse_expected(good, os.path.join(HERE, "workloads"))
+        E.parse_expected(good, os.path.join(HERE, "workloads"))
         cases = [
             ({"primary": ["gpu_bound_typo"]}, "unknown detectors"),
             ({"absent": "sync_stall"}, "must be a list"),
@@ -99,27 +101,27 @@ class ExpectedTable(unittest.TestCase):
             doc = copy.deepcopy(good)
             doc["workloads"][0]["expect"] = expect
             with self.assertRaisesRegex(ValueError, message):
-                V.parse_expected(doc)
+                E.parse_expected(doc)
         doc = copy.deepcopy(good)
         doc["workloads"].append(dict(doc["workloads"][0]))
         with self.assertRaisesRegex(ValueError, "duplicate"):
-            V.parse_expected(doc)
+            E.parse_expected(doc)
         doc = copy.deepcopy(good)
         doc["workloads"][0]["script"] = "nope.py"
         with self.assertRaisesRegex(ValueError, "no such script"):
-            V.parse_expected(doc, os.path.join(HERE, "workloads"))
+            E.parse_expected(doc, os.path.join(HERE, "workloads"))
         doc = copy.deepcopy(good)
         doc["workloads"][0]["twin_of"] = "zzz"
         with self.assertRaisesRegex(ValueError, "twin_of"):
-            V.parse_expected(doc)
+            E.parse_expected(doc)
         doc = copy.deepcopy(good)
         doc["overhead"] = ["zzz"]
         with self.assertRaisesRegex(ValueError, "overhead"):
-            V.parse_expected(doc)
+            E.parse_expected(doc)
         doc = copy.deepcopy(good)
         doc["workloads"][0].update(kind="torchrun")
         with self.assertRaisesRegex(ValueError, "nproc"):
-            V.parse_expected(doc)
+            E.parse_expected(doc)
 
 
 class Verdicts(unittest.TestCase):
@@ -283,7 +285,7 @@ class Verdicts(unittest.TestCase):
                         "rows": [("kernels", 30000, 30000, 0.0, True),
                                  ("memcpys", 10, 9, -0.1, False)]}],
         }
-        md = V.render_markdown(state)
+        md = P.render_markdown(state)
         for needle in ("# GPU validation suite — 2030-01-01", "NVIDIA H100", "580.159.04",
                        "| sync_stall |  | sync_stall | sync_stall (", "**PASS**", "no \\| triton",
                        "+3.0%", "+0.1%", "dormant run failed", "| launch_storm | 10-19 | memcpys | 10 | 9 | -10.00% | **no** |"):
@@ -328,23 +330,23 @@ def gpuspy_steps(steps_json):
 class EventCounts(unittest.TestCase):
     def test_same_events_count_the_same_on_both_sides(self):
         steps, events = load("steps_copy.json"), load("events_copy.json")
-        measured = V.count_gpuspy_events(gpuspy_steps(steps), events, 1, 3)
-        reference = V.count_kineto_events(to_kineto(steps, events), 1, 3)
+        measured = C.count_gpuspy_events(gpuspy_steps(steps), events, 1, 3)
+        reference = C.count_kineto_events(to_kineto(steps, events), 1, 3)
         self.assertEqual(sorted(measured), [1, 2, 3])
         self.assertGreater(measured[2]["kernels"], 10)
         self.assertGreater(measured[2]["memcpys"], 0)
-        rows, common = V.compare_counts(reference, measured)
+        rows, common = C.compare_counts(reference, measured)
         self.assertEqual(common, [1, 2, 3])
         self.assertTrue(rows and all(ok for *_, ok in rows), rows)
         self.assertEqual({k for k, *_ in rows}, {"kernels", "memcpys", "memsets"})
 
     def test_missing_events_show_as_a_difference(self):
         steps, events = load("steps_copy.json"), load("events_copy.json")
-        measured = V.count_gpuspy_events(gpuspy_steps(steps), events, 0, 3)
-        reference = V.count_kineto_events(to_kineto(steps, events, drop_kernels=40), 0, 3)
-        rows, _ = V.compare_counts(reference, measured)
+        measured = C.count_gpuspy_events(gpuspy_steps(steps), events, 0, 3)
+        reference = C.count_kineto_events(to_kineto(steps, events, drop_kernels=40), 0, 3)
+        rows, _ = C.compare_counts(reference, measured)
         kernels = next(r for r in rows if r[0] == "kernels")
-        self.assertGreater(kernels[3], V.COUNT_TOLERANCE)
+        self.assertGreater(kernels[3], C.COUNT_TOLERANCE)
         self.assertFalse(kernels[4])
 
     def test_gpu_work_counts_for_the_step_that_launched_it(self):
@@ -356,7 +358,7 @@ class EventCounts(unittest.TestCase):
             {"memcpy": {"start_ns": "120", "correlation_id": "8"}},     # no launch seen: own start
             {"kernel": {"start_ns": "500", "correlation_id": "9"}},     # outside every step
         ]}]}
-        counts = V.count_gpuspy_events(steps, events, 0, 1)
+        counts = C.count_gpuspy_events(steps, events, 0, 1)
         self.assertEqual(counts[0]["kernels"], 1)
         self.assertEqual(counts[1]["kernels"], 0)
         self.assertEqual(counts[1]["memcpys"], 1)
@@ -387,6 +389,12 @@ class Scripts(unittest.TestCase):
             cu = f.read()
         self.assertIn('"ProfilerStep#"', cu)
         self.assertIn("GPUSUITE_RESULT", cu)
+
+    def test_suite_without_binaries_is_a_setup_failure(self):
+        r = subprocess.run([sys.executable, os.path.join(HERE, "suite.py"), "--bin-dir",
+                            "/nonexistent"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("lacks /nonexistent/collector/server/gpuspyd", r.stderr)
 
     @unittest.skipUnless(os.path.isfile(NVCC), "nvcc is not installed here")
     def test_plain_cuda_compiles(self):
@@ -526,6 +534,14 @@ class Live(unittest.TestCase):
                                 "healthy,sync_stall", "--steps", "12"],
                                capture_output=True, text=True, timeout=600, env=env)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+            # A setup failure still leaves a results page saying why.
+            r = subprocess.run([sys.executable, os.path.join(HERE, "suite.py"), "--bin-dir", pack,
+                                "--results-dir", results, "--only", "no_such_workload"],
+                               capture_output=True, text=True, timeout=300, env=env)
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            with open(md_files[0]) as f:
+                self.assertIn("SETUP FAILED: --only names unknown workloads", f.read())
 
 
 if __name__ == "__main__":

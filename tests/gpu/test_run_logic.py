@@ -396,6 +396,34 @@ class Scripts(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("lacks /nonexistent/collector/server/gpuspyd", r.stderr)
 
+    def test_every_workload_variant_runs_its_steps_on_a_stand_in_torch(self):
+        """The scripts' own logic on testdata/fake_torch (no PyTorch, no GPU here): each variant
+        the expected table runs parses its arguments, runs its steps and prints its result."""
+        table = E.load_expected(os.path.join(HERE, "expected.json"))
+        env = dict(os.environ, PYTHONPATH=os.path.join(DATA, "fake_torch"),
+                   RANK="1", LOCAL_RANK="1", WORLD_SIZE="2")
+        runs = [(w["script"], w["args"]) for w in table["workloads"] if "script" in w]
+        runs.append(("launch_storm.py", ["--torch-profiler", os.devnull, "--profile-steps", "1-2"]))
+        for script, args in runs:
+            r = subprocess.run([sys.executable, os.path.join(HERE, "workloads", script),
+                                "--steps", "3"] + args, capture_output=True, text=True,
+                               timeout=120, env=env)
+            what = f"{script} {' '.join(args)}: {r.stdout}{r.stderr}"
+            if script == "triton_kernel.py" and r.returncode == 77:
+                self.assertIn("SKIP: triton is not importable", r.stdout)
+                continue
+            self.assertEqual(r.returncode, 0, what)
+            lines = [l for l in r.stdout.splitlines() if l.startswith("GPUSUITE_RESULT ")]
+            self.assertEqual(len(lines), 1, what)
+            result = json.loads(lines[0].split(" ", 1)[1])
+            self.assertEqual(len(result["step_ms"]), 3, what)
+            self.assertEqual(result["variant"], args[1] if args[:1] == ["--variant"] else "bad")
+        r = subprocess.run([sys.executable, os.path.join(HERE, "workloads", "healthy.py"),
+                            "--torch-profiler", os.devnull, "--profile-steps", "0-1"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("need 1 <= A <= B < --steps", r.stderr)
+
     @unittest.skipUnless(os.path.isfile(NVCC), "nvcc is not installed here")
     def test_plain_cuda_compiles(self):
         with tempfile.TemporaryDirectory() as tmp:

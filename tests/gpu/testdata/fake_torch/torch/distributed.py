@@ -1,0 +1,5 @@
+from torch import Anything
+
+
+def __getattr__(name):
+    return Anything()

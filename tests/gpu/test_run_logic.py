@@ -390,6 +390,47 @@ class Scripts(unittest.TestCase):
         self.assertIn('"ProfilerStep#"', cu)
         self.assertIn("GPUSUITE_RESULT", cu)
 
+    def test_run_sh_says_why_it_skips(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            def tool(name, body):
+                path = os.path.join(tmp, name)
+                with open(path, "w") as f:
+                    f.write("#!/bin/sh\n" + body + "\n")
+                os.chmod(path, 0o755)
+                return path
+
+            def run(python, smi_body):
+                tool("nvidia-smi", smi_body)
+                env = dict(os.environ, PATH=tmp + ":" + os.environ["PATH"], PYTHON=python)
+                return subprocess.run([os.path.join(HERE, "run.sh")], capture_output=True,
+                                      text=True, timeout=60, env=env)
+
+            no_cuda = tool("py-no-cuda", "exit 3")
+            no_torch = tool("py-no-torch", "echo 'ModuleNotFoundError: No module named torch' >&2; exit 1")
+            has_cuda = tool("py-cuda", 'echo "$@"')
+            gpu = "echo 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)'"
+            cases = [
+                (no_cuda, "echo 'No devices were found'; exit 6", "nvidia-smi -L failed"),
+                (no_cuda, "echo 'nothing'", "nvidia-smi lists no GPU"),
+                (no_cuda, gpu, "PyTorch cannot use the GPU (torch.cuda.is_available() is False)"),
+                (no_torch, gpu, "PyTorch is not importable by " + no_torch +
+                 " (ModuleNotFoundError: No module named torch)"),
+            ]
+            for python, smi, reason in cases:
+                r = run(python, smi)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn("GPU suite skipped: " + reason, r.stdout)
+            # With a GPU it hands over to suite.py, --bin-dir and the other options included.
+            env = dict(os.environ, PATH=tmp + ":" + os.environ["PATH"], PYTHON=has_cuda)
+            tool("nvidia-smi", gpu)
+            r = subprocess.run([os.path.join(HERE, "run.sh"), "--bin-dir", "/x", "--only",
+                                "healthy"], capture_output=True, text=True, timeout=60, env=env)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("GPU suite: GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0); binaries from /x",
+                          r.stdout)
+            self.assertIn(os.path.join(HERE, "suite.py") + " --bin-dir /x --only healthy",
+                          r.stdout)
+
     def test_suite_without_binaries_is_a_setup_failure(self):
         r = subprocess.run([sys.executable, os.path.join(HERE, "suite.py"), "--bin-dir",
                             "/nonexistent"], capture_output=True, text=True, timeout=120)

@@ -537,7 +537,7 @@ def parse_args(argv=None):
     p.add_argument("--only", default="", help="comma-separated workload names")
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--count-steps", default="10-19", help="steps compared with torch.profiler")
-    p.add_argument("--deadline-s", type=float, default=540,
+    p.add_argument("--deadline-s", type=float, default=480,
                    help="start nothing new after this many seconds (the device tool's commands "
                         "are limited to 600 s)")
     args = p.parse_args(argv)

@@ -260,6 +260,14 @@ class Suite:
             time.sleep(0.5)
         return max(last, 0)
 
+    def events_of(self, job):
+        """Events gpuspyd stored for a job (0 for an unknown job)."""
+        data, _ = self.gpuspy("jobs", "--job", job, timeout=30)
+        if data is None:
+            return 0
+        return sum(V._int(p.get("event_count")) for j in data.get("jobs", [])
+                   if j.get("job_id") == job for p in j.get("processes", []))
+
     def out_of_time(self):
         return time.monotonic() - self.start > self.args.deadline_s
 
@@ -292,9 +300,12 @@ class Suite:
             return
         nproc = w.get("nproc", 1)
         n = self.wait_for_steps(name, self.args.steps * nproc) if rc is not None else 0
-        if rc == 0 and n == 0 and self.cupti_fallback and not self.force_cupti:
-            # The stub found no CUPTI on its own (or the core did not load): say so, and go on
-            # with the path the suite found, so the rest of the suite still means something.
+        if rc == 0 and n == 0 and self.events_of(name) > 0:
+            row["notes"].append("events arrived but no ProfilerStep NVTX ranges: NVTX capture "
+                                "(NVTX_INJECTION64_PATH -> CUPTI) did not work")
+        elif rc == 0 and n == 0 and self.cupti_fallback and not self.force_cupti:
+            # Nothing arrived: the stub found no CUPTI on its own (or the core did not load). Say
+            # so, and go on with the path the suite found, so the rest still means something.
             note = (f"{name}: nothing captured with the stub's own CUPTI lookup; rerunning with "
                     f"GPUSPY_CUPTI_PATH={self.cupti_fallback} for this and later runs "
                     f"(stderr: {self.tail(name + '.err', 3)})")

@@ -22,6 +22,9 @@ constexpr std::array<absl::string_view, 3> kMathKernels = {"gemm", "conv", "matm
 // FP32 GEMM/conv on CUDA cores (SIMT) when no tensor-core marker is present.
 constexpr std::array<absl::string_view, 4> kSimtFp32Markers = {"sgemm", "scudnn", "gemmsn",
                                                                "gemv2t"};
+// cuBLAS/CUTLASS kernels that say outright their math is FP32 FMA on CUDA cores, even inside an
+// "xmma" family name ("sm80_xmma_gemm_f32f32_..._ffma_...", "cutlass_simt_sgemm_...").
+constexpr std::array<absl::string_view, 2> kExplicitSimtMarkers = {"ffma", "_simt_"};
 
 bool ContainsAny(absl::string_view text, absl::Span<const absl::string_view> needles) {
   for (absl::string_view n : needles) {
@@ -45,6 +48,10 @@ bool IsMathKernel(absl::string_view lower) {
 KernelClass ClassifyKernel(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
   if (absl::StrContains(lower, "nccl")) return KernelClass::kCommunication;
+  if (IsMathKernel(lower) && ContainsAny(lower, kExplicitSimtMarkers) &&
+      !ContainsAny(lower, kTensorCoreTypes)) {
+    return KernelClass::kSimtFp32Gemm;
+  }
   if (ContainsAny(lower, kTensorCoreMarkers)) return KernelClass::kTensorCoreMath;
   if (IsMathKernel(lower) && ContainsAny(lower, kTensorCoreTypes)) {
     return KernelClass::kTensorCoreMath;

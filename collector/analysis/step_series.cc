@@ -141,7 +141,8 @@ void AnalyzeRanks(const std::vector<std::vector<StepAnalysis>*>& ranks) {
     for (auto& [r, s] : entries) walls.push_back(s->report.breakdown().wall_ns());
     std::vector<int64_t> sorted = walls;
     std::sort(sorted.begin(), sorted.end());
-    const int64_t median = sorted[sorted.size() / 2];
+    // The lower median: with 2 ranks the upper one would be the slow rank itself.
+    const int64_t median = sorted[(sorted.size() - 1) / 2];
     ++compared;
     for (size_t i = 0; i < entries.size(); ++i) {
       if (walls[i] > kStragglerFactor * median && walls[i] == sorted.back()) slowest[entries[i].first]++;
@@ -159,7 +160,7 @@ void AnalyzeRanks(const std::vector<std::vector<StepAnalysis>*>& ranks) {
         if (idx == r) mine = s;
       }
       std::sort(walls.begin(), walls.end());
-      const int64_t median = walls[walls.size() / 2];
+      const int64_t median = walls[(walls.size() - 1) / 2];
       const int64_t lag = mine->report.breakdown().wall_ns() - median;
       if (lag <= 0) continue;
       v1::Finding* f = AddFinding(&mine->report, "straggler");

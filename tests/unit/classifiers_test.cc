@@ -24,6 +24,18 @@ TEST(KernelClassifier, Fp32GemmWithoutTensorCoreMarkerIsSimt) {
                      "maxwell_scudnn_128x64_relu_interior_nn", "gemmSN_NN_kernel"});
 }
 
+TEST(KernelClassifier, XmmaKernelsThatSayFfmaRunOnCudaCores) {
+  // cuBLAS's FP32 GEMMs on Ampere/Hopper keep the xmma family name but run FFMA (no TF32).
+  EXPECT_EQ(ClassifyKernel("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_"
+                           "warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"),
+            KernelClass::kSimtFp32Gemm);
+  EXPECT_EQ(ClassifyKernel("cutlass_simt_sgemm_128x128_8x2_nn_align1"), KernelClass::kSimtFp32Gemm);
+  // With TF32 the same family is tensor-core math.
+  EXPECT_EQ(ClassifyKernel("sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_stage3_"
+                           "warpsize2x2x1_tensor16x8x8_execute_kernel__5x_cublas"),
+            KernelClass::kTensorCoreMath);
+}
+
 TEST(KernelClassifier, TensorCoreMarkersMeanTensorCoreMath) {
   ExpectKernelClass(
       KernelClass::kTensorCoreMath,

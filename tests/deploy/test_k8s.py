@@ -177,8 +177,8 @@ class ManifestTest(unittest.TestCase):
         args = expand(main["args"], container_env(main))
         socket = args[args.index("--unix") + 1]
         self.assertEqual(main["env"][0], {"name": "GPUSPY_COLLECTOR", "value": "unix:" + socket})
-        host_paths = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
-        mounts = {m["mountPath"]: m["name"] for m in main["volumeMounts"]}
+        host_paths = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"] if "hostPath" in v}
+        mounts = {m["mountPath"]: m["name"] for m in main["volumeMounts"] if m["name"] in host_paths}
         self.assertTrue(any(socket.startswith(p + "/") and host_paths[n] == p for p, n in mounts.items()),
                         "the socket lives in a hostPath")
         self.assertEqual(args[args.index("--data-dir") + 1], "/var/lib/gpuspy")

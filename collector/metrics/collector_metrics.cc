@@ -118,23 +118,23 @@ std::string CollectorMetrics(QueryEngine* engine) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   m.Family("gpuspy_job_step_seconds", "gauge", "Median over processes of the last step's wall time");
-  for (const JobFigures& f : figures) m.Sample(Median(f.step_seconds), {{"job", f.job}});
+  for (const JobFigures& f : figures) m.Sample(Median(f.step_seconds), {{"gpuspy_job", f.job}});
   m.Family("gpuspy_job_gpu_busy_ratio", "gauge", "Median over processes of the last step's GPU busy fraction");
-  for (const JobFigures& f : figures) m.Sample(Median(f.gpu_busy), {{"job", f.job}});
+  for (const JobFigures& f : figures) m.Sample(Median(f.gpu_busy), {{"gpuspy_job", f.job}});
   m.Family("gpuspy_job_primary_bottleneck", "gauge",
            "1 for the primary bottleneck of most processes' last step, 0 for the others seen");
   for (const JobFigures& f : figures) {
     const auto top = std::max_element(f.primary.begin(), f.primary.end(),
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
     for (const auto& [bottleneck, n] : f.primary) {
-      m.Sample(bottleneck == top->first ? 1 : 0, {{"job", f.job}, {"bottleneck", bottleneck}});
+      m.Sample(bottleneck == top->first ? 1 : 0, {{"gpuspy_job", f.job}, {"bottleneck", bottleneck}});
     }
   }
   m.Family("gpuspy_job_time_lost_seconds", "gauge",
            "Estimated time lost per step to each bottleneck (mean over processes' last step)");
   for (const JobFigures& f : figures) {
     for (const auto& [detector, s] : f.lost_seconds) {
-      m.Sample(s / f.reports, {{"job", f.job}, {"bottleneck", detector}});
+      m.Sample(s / f.reports, {{"gpuspy_job", f.job}, {"bottleneck", detector}});
     }
   }
   m.Family("gpuspy_metrics_analysis_seconds", "gauge", "Time this scrape spent analysing jobs' last steps");

@@ -2,6 +2,7 @@
 // connected processes, drops) and, per recently active job, the state of its training (last step
 // time, GPU busy, primary bottleneck, time lost per bottleneck).
 //
+// The training job is the `gpuspy_job` label (Prometheus keeps `job` for the scrape job).
 // Label cardinality is bounded: job labels only for the kMaxJobs most recently active jobs
 // (active = a live process, or data within kJobWindow), bottleneck labels only from the fixed set
 // of detectors, process state from a fixed set; no rank, pid or host labels.

@@ -165,7 +165,6 @@ class DashboardAgainstGpuspydTest(TempDirTest):
         e = self.exposition
         config = yaml.safe_load(read(SCRAPE))
         job = config["scrape_configs"][0]
-        self.assertIs(job["honor_labels"], True)
         job.update({"scrape_interval": "1s", "scrape_timeout": "1s",
                     "static_configs": [{"targets": [f"127.0.0.1:{e.http}"]}]})
         with open(os.path.join(self.tmp, "prometheus.yml"), "w") as f:
@@ -203,8 +202,8 @@ class DashboardAgainstGpuspydTest(TempDirTest):
             if m:
                 r = api(f"label/{m.group(2)}/values", **{"match[]": substitute(m.group(1))})
                 self.assertEqual(r["status"], "success", f"{title}: {r}")
-                if m.group(2) == "job":
-                    # honor_labels kept gpuspyd's job label: the training jobs, not "gpuspy".
+                if m.group(2) == "gpuspy_job":
+                    # The training jobs, apart from Prometheus's own `job` (the scrape job).
                     self.assertEqual(set(r["data"]), set(JOBS), title)
                 else:
                     self.assertTrue(r["data"], title)
@@ -216,7 +215,7 @@ class DashboardAgainstGpuspydTest(TempDirTest):
         # The bottleneck table names each job's scenario.
         table = next(t["expr"] for p in all_panels(dashboard()) if p["type"] == "table" for t in p["targets"])
         rows = api("query", query=substitute(table))["data"]["result"]
-        self.assertEqual({r["metric"]["job"]: r["metric"]["bottleneck"] for r in rows},
+        self.assertEqual({r["metric"]["gpuspy_job"]: r["metric"]["bottleneck"] for r in rows},
                          {"copyjob": "copy_dominated", "syncjob": "sync_stall"})
 
 

@@ -85,11 +85,11 @@ TEST_F(MetricsE2E, CollectorCountersAndPerJobBottlenecks) {
   EXPECT_EQ(s.at("gpuspy_up"), 1);
   EXPECT_EQ(s.at("gpuspy_metrics_jobs"), 2);
   // Each job's primary bottleneck is the one its scenario reproduces.
-  EXPECT_EQ(s.at("gpuspy_job_primary_bottleneck{job=\"copyjob\",bottleneck=\"copy_dominated\"}"), 1) << text;
-  EXPECT_EQ(s.at("gpuspy_job_primary_bottleneck{job=\"syncjob\",bottleneck=\"sync_stall\"}"), 1) << text;
-  EXPECT_GT(s.at("gpuspy_job_time_lost_seconds{job=\"syncjob\",bottleneck=\"sync_stall\"}"), 0);
-  EXPECT_GT(s.at("gpuspy_job_step_seconds{job=\"copyjob\"}"), 0);
-  const double busy = s.at("gpuspy_job_gpu_busy_ratio{job=\"copyjob\"}");
+  EXPECT_EQ(s.at("gpuspy_job_primary_bottleneck{gpuspy_job=\"copyjob\",bottleneck=\"copy_dominated\"}"), 1) << text;
+  EXPECT_EQ(s.at("gpuspy_job_primary_bottleneck{gpuspy_job=\"syncjob\",bottleneck=\"sync_stall\"}"), 1) << text;
+  EXPECT_GT(s.at("gpuspy_job_time_lost_seconds{gpuspy_job=\"syncjob\",bottleneck=\"sync_stall\"}"), 0);
+  EXPECT_GT(s.at("gpuspy_job_step_seconds{gpuspy_job=\"copyjob\"}"), 0);
+  const double busy = s.at("gpuspy_job_gpu_busy_ratio{gpuspy_job=\"copyjob\"}");
   EXPECT_GT(busy, 0);
   EXPECT_LE(busy, 1);
   // Every family is declared once, and no series carries a rank, pid or host label.

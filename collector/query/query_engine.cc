@@ -1,7 +1,9 @@
 #include "collector/query/query_engine.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
 #include <shared_mutex>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +11,7 @@
 #include "collector/analysis/job_summary.h"
 #include "collector/analysis/period_detector.h"
 #include "collector/analysis/step_report.h"
+#include "collector/query/loss_notes.h"
 
 namespace gpuspy::collector {
 namespace {
@@ -47,6 +50,22 @@ std::string CaptureNote(const ProcessRecord& p) {
                     " batches never arrived");
   }
   return note;
+}
+
+// The loss part of each step's capture note: only the steps a loss falls into get one
+// (loss_notes.h). Without batch marks, every step gets the process-wide note.
+std::function<std::string(const StepRecord&)> LossNotesFor(Store* store, const ProcessRecord& p,
+                                                           const std::vector<StepRecord>& steps) {
+  if (p.loss.total() == 0 && p.sequence_gaps() == 0) {
+    return [](const StepRecord&) { return std::string(); };
+  }
+  absl::StatusOr<std::vector<BatchMark>> marks = store->ListBatchMarks(p.process_id);
+  if (!marks.ok()) {
+    return [note = CaptureNote(p)](const StepRecord&) { return note; };
+  }
+  auto notes = std::make_shared<StepLossNotes>(
+      FindLossSpans(std::move(*marks), p.max_sequence, p.loss), steps);
+  return [notes](const StepRecord& s) { return notes->For(s); };
 }
 
 }  // namespace
@@ -147,7 +166,6 @@ absl::StatusOr<v1::StepReport> QueryEngine::ReportStep(const ProcessRecord& proc
     *window_note = absl::StrCat(window->undecodable_batches,
                                 " stored batches of this window are damaged and were skipped");
   }
-  report.set_capture_note(JoinNotes(CaptureNote(process), *window_note));
   return report;
 }
 
@@ -209,6 +227,7 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   std::vector<analysis::StepAnalysis> out;
   out.reserve(steps->size());
   std::map<int64_t, std::string> window_notes;
+  const auto loss_note = LossNotesFor(store_, process, *steps);
   for (const StepRecord& s : *steps) {
     auto kept = reusable.find(s.number);
     if (kept != reusable.end() && kept->second->report.step().start_ns() == s.start_ns &&
@@ -216,7 +235,7 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
       out.push_back(*kept->second);
       // The process-wide part of the note (drops, gaps) may have changed since.
       const std::string& window_note = previous.window_notes[s.number];
-      out.back().report.set_capture_note(JoinNotes(CaptureNote(process), window_note));
+      out.back().report.set_capture_note(JoinNotes(loss_note(s), window_note));
       window_notes[s.number] = window_note;
       continue;
     }
@@ -225,6 +244,7 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
     absl::StatusOr<v1::StepReport> report = ReportStep(process, s, &a.kernel_names, &window_note);
     if (!report.ok()) return report.status();
     a.report = std::move(*report);
+    a.report.set_capture_note(JoinNotes(loss_note(s), window_note));
     out.push_back(std::move(a));
     window_notes[s.number] = std::move(window_note);
     ++steps_analysed_;
@@ -348,6 +368,8 @@ v1::GetStatsResponse QueryEngine::GetStats() {
   out.mutable_stats()->set_corrupt_records(s.corrupt_records);
   out.mutable_stats()->set_segments_evicted(s.segments_evicted);
   out.mutable_stats()->set_storage_bytes(s.bytes_on_disk);
+  out.mutable_stats()->set_segments_quarantined(s.segments_quarantined);
+  out.mutable_stats()->set_records_lost(s.records_lost);
   return out;
 }
 

@@ -45,7 +45,7 @@ class QueryEngine {
                                                          uint64_t process_id);
   void FillProcessInfo(const ProcessRecord& record, v1::ProcessInfo* out) const;
   // `window_note` receives what is wrong with this step's stored data (damaged batches), apart
-  // from the process-wide capture note.
+  // from what the process lost (loss_notes.h), which BaseAnalyses adds.
   absl::StatusOr<v1::StepReport> ReportStep(const ProcessRecord& process, const StepRecord& step,
                                             std::vector<std::string>* kernel_names,
                                             std::string* window_note);

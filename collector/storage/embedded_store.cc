@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "collector/storage/payload_codec.h"
 #include "collector/storage/segment_file.h"
+#include "collector/storage/segment_quarantine.h"
 #include "collector/storage/sqlite_db.h"
 #include "collector/storage/store.h"
 #include "spdlog/spdlog.h"
@@ -31,7 +32,7 @@ namespace fs = std::filesystem;
 
 // Schema history. Each step runs in one transaction with its PRAGMA user_version bump, so a data
 // dir is always at exactly one version; an older dir is brought forward step by step on open.
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 // v1: the original layout.
 constexpr char kSchemaV1[] = R"sql(
@@ -89,7 +90,15 @@ UPDATE segments SET path = printf('segments/seg-%08d.gseg', segment_id);
 UPDATE segments SET sealed = 1 WHERE segment_id < (SELECT MAX(segment_id) FROM segments);
 )sql";
 
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
+// v3: each batch's loss counters, so the report can say which steps a process's drops fall into
+// without reading payloads (rows from before stay 0: their drops are reported per process).
+constexpr char kSchemaV3[] = R"sql(
+ALTER TABLE batches ADD COLUMN cupti_dropped INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN queue_dropped INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batches ADD COLUMN spill_dropped INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
@@ -122,6 +131,7 @@ class EmbeddedStore final : public Store {
   absl::StatusOr<std::vector<StoredBatch>> ReadBatchesAfter(uint64_t process_id,
                                                             uint64_t after_sequence,
                                                             size_t limit) override;
+  absl::StatusOr<std::vector<BatchMark>> ListBatchMarks(uint64_t process_id) override;
   absl::Status UpsertSteps(const std::vector<StepRecord>& steps) override;
   absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) override;
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
@@ -140,6 +150,12 @@ class EmbeddedStore final : public Store {
   // next one.
   absl::Status RollSegment();
   absl::Status RemoveOrphanSegments();
+  // Sealed segments shorter than their index says (cut by outside damage, or a power loss
+  // without --fsync=batch) are quarantined on open.
+  absl::Status QuarantineTruncatedSegments();
+  // Copies the readable records of segment `id` to the active segment, forgets the others, and
+  // moves the file to segments/quarantine/ (segment_quarantine.h). mu_ held (or opening).
+  absl::Status QuarantineSegment(uint64_t id, const std::string& why);
   absl::Status EvictSegment(uint64_t id);
   absl::StatusOr<std::vector<ProcessRecord>> QueryProcesses(const std::string& where,
                                                             const std::string& arg, int64_t id);
@@ -324,7 +340,119 @@ absl::Status EmbeddedStore::Open() {
   if (!db.ok()) return db.status();
   db_ = std::move(*db);
   RETURN_IF_ERROR(Migrate());
-  return Recover();
+  RETURN_IF_ERROR(Recover());
+  return QuarantineTruncatedSegments();
+}
+
+absl::Status EmbeddedStore::QuarantineTruncatedSegments() {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+      "SELECT s.segment_id, COALESCE(MAX(b.offset + b.length), 0) FROM segments s "
+      "LEFT JOIN batches b ON b.segment_id = s.segment_id WHERE s.sealed = 1 "
+      "GROUP BY s.segment_id ORDER BY s.segment_id");
+  if (!q.ok()) return q.status();
+  std::vector<std::pair<uint64_t, uint64_t>> short_segments;  // id, bytes the index expects
+  absl::StatusOr<bool> row = (*q)->Step();
+  for (; row.ok() && *row; row = (*q)->Step()) {
+    const uint64_t id = static_cast<uint64_t>((*q)->Int(0));
+    uint64_t expected = static_cast<uint64_t>((*q)->Int(1));
+    if (expected == 0) continue;
+    expected += kSegmentHeaderBytes;
+    std::error_code ec;
+    const uint64_t size = fs::file_size(SegmentPath(id), ec);
+    if (!ec && size < expected) short_segments.emplace_back(id, expected);
+  }
+  if (!row.ok()) return row.status();
+  q->reset();
+  for (const auto& [id, expected] : short_segments) {
+    std::error_code ec;
+    RETURN_IF_ERROR(QuarantineSegment(
+        id, absl::StrCat("truncated: ", fs::file_size(SegmentPath(id), ec), " bytes, its index "
+                         "reaches byte ", expected)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedStore::QuarantineSegment(uint64_t id, const std::string& why) {
+  std::vector<IndexedRecord> records;
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+        "SELECT process_id, sequence, offset, length FROM batches WHERE segment_id = ? "
+        "ORDER BY offset");
+    if (!q.ok()) return q.status();
+    (*q)->Bind(1, static_cast<int64_t>(id));
+    absl::StatusOr<bool> row = (*q)->Step();
+    for (; row.ok() && *row; row = (*q)->Step()) {
+      records.push_back({static_cast<uint64_t>((*q)->Int(0)), static_cast<uint64_t>((*q)->Int(1)),
+                         static_cast<uint64_t>((*q)->Int(2)), static_cast<uint64_t>((*q)->Int(3))});
+    }
+    if (!row.ok()) return row.status();
+  }
+  // Never copy into the file being quarantined.
+  if (id == active_id_) RETURN_IF_ERROR(RollSegment());
+  if (auto it = read_fds_.find(id); it != read_fds_.end()) {
+    close(it->second);
+    read_fds_.erase(it);
+  }
+  const uint64_t before = active_->size();
+  absl::StatusOr<SalvageResult> salvaged = SalvageRecords(SegmentPath(id), records, active_.get());
+  if (!salvaged.ok()) {
+    (void)active_->Truncate(before);
+    return salvaged.status();
+  }
+  if (options_.fsync_each_batch) RETURN_IF_ERROR(active_->Sync());
+  // One transaction: the copies become the records, the lost ones are forgotten (their process
+  // then counts them as missing batches), and the damaged segment leaves the index. A crash
+  // before the commit leaves the copies as an unindexed tail (cut on open); after it, before the
+  // move, the file is an orphan and removed on open (its good records are safe in their copies).
+  auto run = [&](const std::string& sql, std::initializer_list<int64_t> args) -> absl::Status {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> st = db_->Prepare(sql);
+    if (!st.ok()) return st.status();
+    int i = 0;
+    for (int64_t a : args) (*st)->Bind(++i, a);
+    return (*st)->Run();
+  };
+  absl::Status st = db_->Exec("BEGIN IMMEDIATE");
+  for (const SalvageResult::Moved& m : salvaged->moved) {
+    if (!st.ok()) break;
+    st = run("UPDATE batches SET segment_id = ?, offset = ?, length = ? "
+             "WHERE process_id = ? AND sequence = ?",
+             {static_cast<int64_t>(active_id_), static_cast<int64_t>(m.new_offset),
+              static_cast<int64_t>(m.new_length), static_cast<int64_t>(m.record.process_id),
+              static_cast<int64_t>(m.record.sequence)});
+  }
+  for (const IndexedRecord& r : salvaged->lost) {
+    if (!st.ok()) break;
+    st = run("DELETE FROM batches WHERE process_id = ? AND sequence = ?",
+             {static_cast<int64_t>(r.process_id), static_cast<int64_t>(r.sequence)});
+    if (st.ok()) {
+      st = run("UPDATE processes SET batch_count = MAX(batch_count - 1, 0) WHERE process_id = ?",
+               {static_cast<int64_t>(r.process_id)});
+    }
+  }
+  if (st.ok()) st = run("DELETE FROM segments WHERE segment_id = ?", {static_cast<int64_t>(id)});
+  if (st.ok()) {
+    st = run("UPDATE segments SET bytes = ?, last_write = ? WHERE segment_id = ?",
+             {static_cast<int64_t>(active_->size()), NowNs(), static_cast<int64_t>(active_id_)});
+  }
+  if (st.ok()) st = db_->Exec("COMMIT");
+  if (!st.ok()) {
+    (void)db_->Exec("ROLLBACK");
+    (void)active_->Truncate(before);
+    return st;
+  }
+  const std::string summary = absl::StrCat(
+      why, "; ", salvaged->moved.size(), " record(s) copied to ", SegmentName(active_id_), ", ",
+      salvaged->lost.size(), " lost",
+      salvaged->first_error.empty() ? "" : absl::StrCat(" (first: ", salvaged->first_error, ")"));
+  ++stats_.segments_quarantined;
+  stats_.records_lost += salvaged->lost.size();
+  spdlog::error("storage: {} is damaged ({}); moved to {}/quarantine/", SegmentPath(id), summary,
+                SegmentDir());
+  if (absl::Status moved = MoveToQuarantine(SegmentPath(id), SegmentDir() + "/quarantine", summary);
+      !moved.ok()) {
+    spdlog::error("storage: {}", moved.ToString());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> EmbeddedStore::UpsertProcess(const v1::ProcessIdentity& identity,
@@ -481,12 +609,15 @@ absl::Status EmbeddedStore::AppendBatch(const StoredBatch& b) {
   if (absl::Status st = db_->Exec("BEGIN IMMEDIATE"); !st.ok()) return undo(st);
   absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
       "INSERT INTO batches(process_id, sequence, min_ns, max_ns, event_count, segment_id, offset, "
-      "length) VALUES(?,?,?,?,?,?,?,?)");
+      "length, cupti_dropped, queue_dropped, spill_dropped) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
   if (!ins.ok()) return undo(ins.status());
   (*ins)->Bind(1, static_cast<int64_t>(b.process_id)).Bind(2, static_cast<int64_t>(b.sequence))
       .Bind(3, b.min_ns).Bind(4, b.max_ns).Bind(5, static_cast<int64_t>(b.event_count))
       .Bind(6, static_cast<int64_t>(active_id_)).Bind(7, static_cast<int64_t>(*offset))
-      .Bind(8, static_cast<int64_t>(stored.size()));
+      .Bind(8, static_cast<int64_t>(stored.size()))
+      .Bind(9, static_cast<int64_t>(b.loss.cupti_dropped_records))
+      .Bind(10, static_cast<int64_t>(b.loss.queue_dropped_events))
+      .Bind(11, static_cast<int64_t>(b.loss.spill_dropped_events));
   if (absl::Status st = (*ins)->Run(); !st.ok()) return undo(st);
   absl::StatusOr<std::unique_ptr<SqliteStatement>> proc = db_->Prepare(
       "UPDATE processes SET event_count = event_count + ?, batch_count = batch_count + 1, "
@@ -548,6 +679,7 @@ absl::StatusOr<std::vector<StoredBatch>> EmbeddedStore::ReadRowsLocked(uint64_t 
                                                                       SqliteStatement& query) {
   SqliteStatement* q = &query;
   std::vector<StoredBatch> out;
+  std::map<uint64_t, std::string> damaged;  // segment -> what was wrong
   absl::StatusOr<bool> row = q->Step();
   for (; row.ok() && *row; row = q->Step()) {
     StoredBatch b;
@@ -566,10 +698,39 @@ absl::StatusOr<std::vector<StoredBatch>> EmbeddedStore::ReadRowsLocked(uint64_t 
       ++stats_.corrupt_records;
       spdlog::error("storage: process {} batch {} skipped: {}", process_id, b.sequence,
                     payload.status().ToString());
+      damaged.emplace(segment, std::string(payload.status().message()));
       continue;
     }
     b.payload = std::move(*payload);
     out.push_back(std::move(b));
+  }
+  if (!row.ok()) return row.status();
+  query.Reset();
+  for (const auto& [segment, why] : damaged) {
+    if (absl::Status st = QuarantineSegment(segment, why); !st.ok()) {
+      spdlog::error("storage: quarantining {} failed: {}", SegmentPath(segment), st.ToString());
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<BatchMark>> EmbeddedStore::ListBatchMarks(uint64_t process_id) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+      "SELECT sequence, min_ns, max_ns, cupti_dropped, queue_dropped, spill_dropped FROM batches "
+      "WHERE process_id = ? ORDER BY sequence");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, static_cast<int64_t>(process_id));
+  std::vector<BatchMark> out;
+  absl::StatusOr<bool> row = (*q)->Step();
+  for (; row.ok() && *row; row = (*q)->Step()) {
+    BatchMark m;
+    m.sequence = static_cast<uint64_t>((*q)->Int(0));
+    m.min_ns = (*q)->Int(1);
+    m.max_ns = (*q)->Int(2);
+    m.loss = {static_cast<uint64_t>((*q)->Int(3)), static_cast<uint64_t>((*q)->Int(4)),
+              static_cast<uint64_t>((*q)->Int(5))};
+    out.push_back(m);
   }
   if (!row.ok()) return row.status();
   return out;

@@ -110,7 +110,7 @@ absl::Status SyncDirectory(const std::string& dir) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, uint64_t offset,
+absl::StatusOr<StoredRecord> ReadStoredRecord(int fd, const std::string& path, uint64_t offset,
                                               uint64_t length, uint64_t process_id,
                                               uint64_t sequence) {
   std::string buf(kSegmentHeaderBytes + length, '\0');
@@ -125,22 +125,33 @@ absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, u
   }
   Header h;
   std::memcpy(&h, buf.data(), sizeof(h));
-  std::string payload = buf.substr(kSegmentHeaderBytes);
+  StoredRecord record;
+  record.bytes = buf.substr(kSegmentHeaderBytes);
+  record.flags = h.flags;
   if (h.magic != kSegmentRecordMagic || h.length != length || h.process_id != process_id ||
       h.sequence != sequence) {
     return absl::DataLossError(absl::StrCat(path, " offset ", offset, ": bad record header"));
   }
-  if (h.crc != Crc(payload)) {
+  if (h.crc != Crc(record.bytes)) {
     return absl::DataLossError(absl::StrCat(path, " offset ", offset, ": checksum mismatch"));
   }
-  if (h.flags & kSegmentFlagZstd) {
-    absl::StatusOr<std::string> raw = DecompressPayload(payload, kMaxStoredPayloadBytes);
+  return record;
+}
+
+absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, uint64_t offset,
+                                              uint64_t length, uint64_t process_id,
+                                              uint64_t sequence) {
+  absl::StatusOr<StoredRecord> record =
+      ReadStoredRecord(fd, path, offset, length, process_id, sequence);
+  if (!record.ok()) return record.status();
+  if (record->flags & kSegmentFlagZstd) {
+    absl::StatusOr<std::string> raw = DecompressPayload(record->bytes, kMaxStoredPayloadBytes);
     if (!raw.ok()) {
       return absl::DataLossError(absl::StrCat(path, " offset ", offset, ": ", raw.status().message()));
     }
     return raw;
   }
-  return payload;
+  return std::move(record->bytes);
 }
 
 }  // namespace gpuspy::collector

@@ -59,4 +59,14 @@ absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, u
                                               uint64_t length, uint64_t process_id,
                                               uint64_t sequence);
 
+// A record as stored: its payload bytes (compressed or not) and flags, checksum verified.
+struct StoredRecord {
+  std::string bytes;
+  uint32_t flags = 0;
+};
+// Like ReadSegmentRecord, without decompressing: for copying records between segments.
+absl::StatusOr<StoredRecord> ReadStoredRecord(int fd, const std::string& path, uint64_t offset,
+                                              uint64_t length, uint64_t process_id,
+                                              uint64_t sequence);
+
 }  // namespace gpuspy::collector

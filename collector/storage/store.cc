@@ -16,4 +16,13 @@ absl::StatusOr<std::vector<StoredBatch>> Store::ReadBatchesAfter(uint64_t proces
   return out;
 }
 
+absl::StatusOr<std::vector<BatchMark>> Store::ListBatchMarks(uint64_t process_id) {
+  absl::StatusOr<std::vector<StoredBatch>> all = ReadBatches(process_id, 0, 0);
+  if (!all.ok()) return all.status();
+  std::vector<BatchMark> out;
+  out.reserve(all->size());
+  for (const StoredBatch& b : *all) out.push_back({b.sequence, b.min_ns, b.max_ns, b.loss});
+  return out;
+}
+
 }  // namespace gpuspy::collector

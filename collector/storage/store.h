@@ -42,6 +42,15 @@ struct StoredBatch {
   std::string payload;           // serialized gpuspy.v1.EventBatch
 };
 
+// Where a stored batch sits in time and what its producer had lost when it was cut (no payload):
+// enough to tell which steps a process's losses fall into.
+struct BatchMark {
+  uint64_t sequence = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  LossCounters loss;             // cumulative, as the batch carried them
+};
+
 struct StepRecord {
   uint64_t process_id = 0;
   int64_t number = 0;
@@ -58,6 +67,8 @@ struct StoreStats {
   uint64_t corrupt_records = 0;  // records skipped on read because their checksum failed
   uint64_t segments_evicted = 0;
   uint64_t write_errors = 0;
+  uint64_t segments_quarantined = 0;  // damaged segment files moved aside (good records kept)
+  uint64_t records_lost = 0;          // batches of those that could not be read back
 };
 
 struct RetentionPolicy {
@@ -96,6 +107,10 @@ class Store {
   virtual absl::StatusOr<std::vector<StoredBatch>> ReadBatchesAfter(uint64_t process_id,
                                                                     uint64_t after_sequence,
                                                                     size_t limit);
+
+  // Every stored batch of a process as a BatchMark, by sequence. The default reads every batch;
+  // backends that index the counters answer from the index.
+  virtual absl::StatusOr<std::vector<BatchMark>> ListBatchMarks(uint64_t process_id);
 
   // Inserts or replaces steps by (process_id, number).
   virtual absl::Status UpsertSteps(const std::vector<StepRecord>& steps) = 0;

@@ -418,19 +418,12 @@ void EventPipeline::Spill(const v1::EventBatch& batch) {
 }
 
 void EventPipeline::ReplaySpill() {
-  absl::StatusOr<std::vector<std::string>> spilled = spill_.ReadAll();
-  if (!spilled.ok()) {
-    Log(LogLevel::kWarn, "spill unreadable, discarded: %s",
-        std::string(spilled.status().message()).c_str());
-    spill_.Clear();
-    return;
-  }
-  spill_.Clear();
-  size_t i = 0;
-  for (; i < spilled->size() && connected_; ++i) {
+  const auto timeout = ToAbsl(std::chrono::milliseconds(config_.ack_timeout_ms));
+  absl::StatusOr<SpillFile::ReplayResult> replayed = spill_.Replay([&](const std::string& bytes) {
+    if (!connected_) return false;
     v1::EventBatch batch;
-    if (!batch.ParseFromString((*spilled)[i])) continue;
-    absl::Status st = sink_->Deliver(batch, ToAbsl(std::chrono::milliseconds(config_.ack_timeout_ms)));
+    if (!batch.ParseFromString(bytes)) return true;  // cannot happen: checksummed, ours
+    absl::Status st = sink_->Deliver(batch, timeout);
     if (st.ok()) {
       stats_.batches_replayed.fetch_add(1);
     } else if (absl::IsInvalidArgument(st)) {
@@ -438,11 +431,17 @@ void EventPipeline::ReplaySpill() {
     } else {
       connected_ = false;
       sink_->Disconnect();
-      break;
+      return false;  // it and the rest stay spilled, in order
     }
+    return true;
+  });
+  if (!replayed.ok()) {
+    Log(LogLevel::kWarn, "spill unreadable, discarded: %s",
+        std::string(replayed.status().message()).c_str());
+  } else if (replayed->torn) {
+    Log(LogLevel::kWarn, "spill %s ended in a damaged record; the rest was discarded",
+        spill_.path().c_str());
   }
-  // What could not be replayed goes back to the spill, in order.
-  for (; i < spilled->size(); ++i) (void)spill_.Append((*spilled)[i]);
 }
 
 void EventPipeline::Deliver(const v1::EventBatch& batch) {

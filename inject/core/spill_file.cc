@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -56,11 +57,11 @@ absl::Status SpillFile::Append(const std::string& batch) {
 
 absl::StatusOr<std::vector<std::string>> SpillFile::ReadAll() const {
   std::vector<std::string> out;
-  if (bytes_ == 0) return out;
+  if (empty()) return out;
   std::ifstream in(path_, std::ios::binary);
   if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", path_));
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t pos = 0;
+  size_t pos = head_;
   while (pos + 8 <= all.size()) {
     uint32_t header[2];
     std::memcpy(header, all.data() + pos, sizeof(header));
@@ -72,9 +73,74 @@ absl::StatusOr<std::vector<std::string>> SpillFile::ReadAll() const {
   return out;
 }
 
+namespace {
+
+// pread until `n` bytes or the end of the file; false on errors or a short read.
+bool ReadExactly(int fd, uint64_t offset, char* out, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t r = pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    done += static_cast<size_t>(r);
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<SpillFile::ReplayResult> SpillFile::Replay(
+    const std::function<bool(const std::string&)>& deliver) {
+  ReplayResult result;
+  if (empty()) return result;
+  const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    Clear();
+    return absl::UnavailableError(absl::StrCat("cannot read ", path_, ": ", std::strerror(err)));
+  }
+  uint64_t pos = head_;
+  std::string batch;
+  while (pos < bytes_) {
+    uint32_t header[2];
+    if (pos + 8 > bytes_ || !ReadExactly(fd, pos, reinterpret_cast<char*>(header), sizeof(header)) ||
+        pos + 8 + header[0] > bytes_) {
+      result.torn = true;
+      break;
+    }
+    batch.resize(header[0]);
+    if (!ReadExactly(fd, pos + 8, batch.data(), batch.size()) ||
+        Checksum(batch.data(), batch.size()) != header[1]) {
+      result.torn = true;
+      break;
+    }
+    if (!deliver(batch)) break;
+    ++result.delivered;
+    pos += 8 + header[0];
+  }
+  if (pos >= bytes_ || result.torn) {
+    close(fd);
+    Clear();
+    return result;
+  }
+  // The rest stays where it is; the next replay starts there. The file is not rewritten (the
+  // replayed head still counts against the bound until the spill drains completely and the file
+  // goes): no copy that could fail half-way, and the disk bound holds.
+  head_ = pos;
+  for (uint64_t p = pos; p + 8 <= bytes_;) {
+    uint32_t size = 0;
+    if (!ReadExactly(fd, p, reinterpret_cast<char*>(&size), sizeof(size))) break;
+    ++result.kept;
+    p += 8 + size;
+  }
+  close(fd);
+  return result;
+}
+
 void SpillFile::Clear() {
   unlink(path_.c_str());
   bytes_ = 0;
+  head_ = 0;
 }
 
 }  // namespace gpuspy::inject

@@ -14,7 +14,14 @@ absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
                                           const std::vector<EventColumns>& chunks,
                                           const UploadOptions& options) {
   IngestClient client;
-  if (absl::Status st = client.Connect(address, identity, absl::Seconds(5)); !st.ok()) return st;
+  // A collector that is restarting when the upload begins is waited for like one that restarts
+  // later (retry_for).
+  const absl::Time connect_until = absl::Now() + options.retry_for;
+  for (absl::Status st = client.Connect(address, identity, absl::Seconds(5)); !st.ok();
+       st = client.Connect(address, identity, absl::Seconds(5))) {
+    if (absl::IsInvalidArgument(st) || absl::Now() >= connect_until) return st;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
   BatchEncoder encoder(&strings);
   UploadResult r;
   // Chunk i is batch base + i + 1: a re-upload continues after what is stored, not duplicates.
@@ -48,9 +55,8 @@ absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
       st = client.Send(batch);
       if (st.ok()) st = client.WaitForAcks(sequence, options.ack_timeout);
       if (st.ok()) {
-        r.events += todo[i]->size();
+        if (options.on_ack) options.on_ack(sequence);
         r.wire_bytes += batch.ByteSizeLong();
-        ++r.batches;
         ++i;
         give_up = absl::InfiniteFuture();
         continue;
@@ -63,6 +69,10 @@ absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
     absl::SleepFor(absl::Milliseconds(200));
   }
   if (absl::Status st = client.Close(); !st.ok()) return st;
+  // Every chunk is stored now, including any whose acknowledgement a crash swallowed (the
+  // collector's Welcome said it had them, so they were skipped, not sent again).
+  r.batches = todo.size();
+  for (const EventColumns* c : todo) r.events += c->size();
   return r;
 }
 

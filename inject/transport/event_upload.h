@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ struct UploadOptions {
   absl::Duration retry_for = absl::ZeroDuration();
   // Send one chunk per interval (a live process's pace) instead of as fast as acks come.
   absl::Duration chunk_interval = absl::ZeroDuration();
+  // Told each batch sequence the collector acknowledged, as the acknowledgement arrives.
+  std::function<void(uint64_t sequence)> on_ack;
 };
 
 absl::StatusOr<UploadResult> UploadEvents(const std::string& address,

@@ -80,6 +80,9 @@ void fake_cuda_context_destroy(void);
 // An OVERHEAD record of `overhead_kind` (a CUpti_ActivityOverheadKind) lasting `duration_ns`,
 // ending now, on the calling thread.
 void fake_cupti_overhead(int overhead_kind, uint64_t duration_ns);
+// The correlation id of the most recent CUDA API call (ids are 1, 2, 3, ... per process): a test
+// program reports it so a test can check every call's record arrived exactly once.
+uint32_t fake_cuda_last_correlation_id(void);
 // For unit tests that drive the fake directly: forgets the subscriber, enabled kinds and
 // callbacks, buffers (never handed back: the test owns their memory), drop counts, the simulated
 // GPU and the context, so the next call initializes again (without injecting again).

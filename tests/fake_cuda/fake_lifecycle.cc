@@ -108,6 +108,11 @@ void fake_cupti_overhead(int overhead_kind, uint64_t duration_ns) {
   Emit(o);
 }
 
+uint32_t fake_cuda_last_correlation_id(void) {
+  std::lock_guard lock(S().mu);
+  return S().next_correlation - 1;
+}
+
 void fake_cupti_reset_for_tests(void) {
   DropSubscriber();
   std::lock_guard init_lock(InitMutex());

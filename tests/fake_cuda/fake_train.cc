@@ -1,5 +1,8 @@
 // "The user's application": a small training loop on the fake CUDA. It knows nothing about
-// gpuspy. With --expect it writes what it did, so a test can check the collector got exactly that.
+// gpuspy. With --expect it writes what it did, so a test can check the collector got exactly that;
+// the other flags reproduce how real training processes start children and end.
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +20,8 @@
 
 #include "tests/fake_cuda/fake_cuda.h"
 
+extern char** environ;
+
 namespace {
 
 const char* const kKernels[] = {
@@ -29,6 +34,12 @@ const char* const kKernels[] = {
 };
 
 constexpr uint32_t kStream = 7;
+
+// --fast-gpu: the simulated GPU work takes 1/100 of its time (and the input copy 1/1000 of its
+// bytes), so the program launches as fast as the host can: events per second of a launch-bound
+// loop, for tests that need a lot of events quickly.
+uint64_t g_gpu_divisor = 1;
+uint64_t g_copy_divisor = 1;
 
 // What the program did, per kind of event a profiler should report.
 struct Counts {
@@ -49,7 +60,8 @@ struct Counts {
 void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
   const std::string range = "ProfilerStep#" + std::to_string(step);
   fake_nvtx_range_push(range.c_str());
-  fake_cuda_memcpy(FAKE_HTOD, FAKE_PAGEABLE, FAKE_DEVICE, 4 << 20, /*async=*/0, kStream, 0);
+  fake_cuda_memcpy(FAKE_HTOD, FAKE_PAGEABLE, FAKE_DEVICE, (4 << 20) / g_copy_divisor, /*async=*/0,
+                   kStream, 0);
   c.memcpy++, c.runtime_api++;
   for (int k = 0; k < kernels; ++k) {
     const char* name = kKernels[k % 5];
@@ -57,18 +69,20 @@ void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
       fake_cuda_push_external_id(1000 + step);  // e.g. the aten op that launched it
       c.external_correlations++;
     }
-    fake_cuda_launch_kernel(name, {80, 1, 1}, {256, 1, 1}, 0, kStream, 20000 + 1000 * (k % 7));
+    fake_cuda_launch_kernel(name, {80, 1, 1}, {256, 1, 1}, 0, kStream,
+                            (20000 + 1000 * (k % 7)) / g_gpu_divisor);
     names.push_back(name);
     c.kernels++, c.runtime_api++;
   }
   fake_cuda_launch_kernel_nvcc13("my_custom_kernel(float*, int)", {1, 1, 1}, {128, 1, 1}, 0,
-                                 kStream, 15000);
+                                 kStream, 15000 / g_gpu_divisor);
   names.push_back("my_custom_kernel(float*, int)");
   c.kernels++, c.runtime_api++;
-  fake_cu_launch_kernel_ex("triton_poi_fused_add_0", {64, 1, 1}, {128, 1, 1}, 0, kStream, 8000);
+  fake_cu_launch_kernel_ex("triton_poi_fused_add_0", {64, 1, 1}, {128, 1, 1}, 0, kStream,
+                           8000 / g_gpu_divisor);
   names.push_back("triton_poi_fused_add_0");
   c.kernels++, c.driver_api++;
-  fake_cuda_graph_launch(3, kStream, 5000);  // a captured CUDA graph: 3 kernel nodes, one launch
+  fake_cuda_graph_launch(3, kStream, 5000 / g_gpu_divisor);  // a captured CUDA graph: 3 kernel nodes, one launch
   for (int g = 0; g < 3; ++g) names.push_back("graph_node_kernel");
   c.kernels += 3, c.graph_launches++, c.runtime_api++;
   fake_cuda_memset(1 << 20, 0, kStream, /*async=*/1);
@@ -108,13 +122,58 @@ int LaunchLoop(long n) {
   return 0;
 }
 
+// Set by the SIGTERM/SIGINT handler of --handle-signals: the loop finishes its step and the
+// program ends normally, as a Python training script catching KeyboardInterrupt does.
+volatile sig_atomic_t g_stop_signal = 0;
+
+void OnStopSignal(int sig) { g_stop_signal = sig; }
+
+// Peak resident memory so far (VmHWM), in KiB; 0 if /proc is unreadable.
+long PeakRssKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
+// Runs this program again as a fresh process (exec'd children are injected on their own).
+// posix_spawn, as Python's subprocess and multiprocessing's "spawn" start method use: glibc
+// implements it with clone(CLONE_VM | CLONE_VFORK), so no pthread_atfork handler runs in the
+// child, unlike fork().
+int SpawnChild(const char* self) {
+  char* child_argv[] = {const_cast<char*>(self), const_cast<char*>("--steps"),
+                        const_cast<char*>("2"), const_cast<char*>("--kernels"),
+                        const_cast<char*>("3"), nullptr};
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self, nullptr, nullptr, child_argv, environ) != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// --exit-stats: written by an exit handler registered before CUDA is first used, so it runs after
+// every handler a profiler registers later (exit handlers run in reverse order): the peak memory
+// then includes whatever the profiler did at exit.
+std::string g_exit_stats;
+void WriteExitStats() {
+  std::ofstream(g_exit_stats) << "{\"vm_hwm_kb\": " << PeakRssKb() << "}\n";
+}
+
+// How the program ends once its steps are done (--end).
+enum class EndMode { kReturn, kExitFromThread, kQuickExit, kAbort };
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int steps = 5, kernels = 20, sleep_us = 0;
   long launch_loop = 0;
-  bool no_cuda = false, fork_child = false, exec_child = false, print_maps = false;
-  std::string expect;
+  bool no_cuda = false, fork_child = false, fork_exit = false, exec_child = false,
+       spawn_child = false, print_maps = false, until_signal = false, handle_signals = false,
+       lean = false;
+  EndMode end = EndMode::kReturn;
+  std::string expect, ready_file;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -123,22 +182,50 @@ int main(int argc, char** argv) {
     else if (a == "--sleep-us") sleep_us = std::atoi(next().c_str());
     else if (a == "--no-cuda") no_cuda = true;
     else if (a == "--fork") fork_child = true;
+    else if (a == "--fork-exit") fork_child = fork_exit = true;
     else if (a == "--exec-child") exec_child = true;
+    else if (a == "--spawn-child") spawn_child = true;
     else if (a == "--print-maps") print_maps = true;
     else if (a == "--expect") expect = next();
     else if (a == "--launch-loop") launch_loop = std::atol(next().c_str());
-    else {
+    else if (a == "--until-signal") until_signal = true;
+    else if (a == "--fast-gpu") g_gpu_divisor = 100, g_copy_divisor = 1000;
+    else if (a == "--lean") lean = true;
+    else if (a == "--exit-stats") g_exit_stats = next();
+    else if (a == "--handle-signals") handle_signals = true;
+    else if (a == "--ready-file") ready_file = next();
+    else if (a == "--end") {
+      const std::string m = next();
+      if (m == "return") end = EndMode::kReturn;
+      else if (m == "exit-thread") end = EndMode::kExitFromThread;
+      else if (m == "_exit") end = EndMode::kQuickExit;
+      else if (m == "abort") end = EndMode::kAbort;
+      else return std::fprintf(stderr, "fake_train: --end return|exit-thread|_exit|abort\n"), 2;
+    } else {
       std::fprintf(stderr,
                    "fake_train: unknown flag %s\nusage: fake_train [--steps N] [--kernels K] "
-                   "[--sleep-us U] [--no-cuda] [--fork] [--exec-child] [--print-maps] "
-                   "[--expect FILE] [--launch-loop N]\n",
+                   "[--sleep-us U] [--no-cuda] [--fork | --fork-exit] [--exec-child] "
+                   "[--spawn-child] [--print-maps] [--expect FILE] [--launch-loop N] "
+                   "[--until-signal [--handle-signals]] [--ready-file FILE] "
+                   "[--end return|exit-thread|_exit|abort] [--fast-gpu] [--lean] "
+                   "[--exit-stats FILE]\n",
                    a.c_str());
       return 2;
     }
   }
   if (launch_loop > 0) return LaunchLoop(launch_loop);
+  if (!g_exit_stats.empty()) std::atexit(WriteExitStats);
+  if (handle_signals) {
+    struct sigaction sa {};
+    sa.sa_handler = OnStopSignal;
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+  }
   Counts c;
   std::vector<std::vector<std::string>> names;  // per step, in launch order
+  std::vector<int64_t> step_us;                 // wall time of each step
+  std::vector<std::string> scratch;             // --lean: kernel names are not kept
+  int steps_done = 0;
   if (!no_cuda) {
     fake_cuda_mempool_create(1ull << 30);
     c.memory_pools++;
@@ -147,16 +234,24 @@ int main(int argc, char** argv) {
       blocks.push_back(fake_cuda_malloc(64ull << 20));
       c.alloc++, c.runtime_api++;
     }
-    for (int s = 0; s < steps; ++s) {
-      Step(s, kernels, c, names.emplace_back());
+    for (int s = 0; s < steps || (until_signal && g_stop_signal == 0); ++s) {
+      if (s == steps && !ready_file.empty()) std::ofstream(ready_file) << s << "\n";
+      const auto step_start = std::chrono::steady_clock::now();
+      scratch.clear();
+      Step(s, kernels, c, lean ? scratch : names.emplace_back());
+      ++steps_done;
+      step_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::now() - step_start)
+                            .count());
       if (sleep_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
       if (s == 0 && fork_child) {
         // A child that does CUDA work after fork() without exec: must not break, and gpuspy's
-        // copy in it must stay inert.
+        // copy in it must stay inert (also in its exit handlers, with --fork-exit).
         if (fork() == 0) {
           Counts child;
           std::vector<std::string> ignored;
           for (int cs = 0; cs < 2; ++cs) Step(100 + cs, 3, child, ignored);
+          if (fork_exit) std::exit(0);
           _exit(0);
         }
         int status = 0;
@@ -173,7 +268,19 @@ int main(int argc, char** argv) {
         wait(&status);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 4;
       }
+      if (s == 0 && spawn_child && SpawnChild(argv[0]) != 0) return 5;
+      if (s + 1 >= steps && end == EndMode::kExitFromThread) {
+        // exit() on another thread while this one keeps calling CUDA: the exit handlers (gpuspy's
+        // final flush among them) run concurrently with the application's CUDA calls.
+        std::thread([] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          std::exit(0);
+        }).detach();
+        for (int more = 0;; ++more) Step(steps + more, kernels, c, names.emplace_back());
+      }
     }
+    if (end == EndMode::kQuickExit) _exit(0);  // os._exit(), as DataLoader workers end
+    if (end == EndMode::kAbort) std::abort();
     for (uint64_t b : blocks) {
       fake_cuda_free(b);
       c.free++, c.runtime_api++;
@@ -189,11 +296,15 @@ int main(int argc, char** argv) {
   }
   if (!expect.empty()) {
     nlohmann::json j = c.ToJson();
-    j["steps"] = steps;
+    j["steps"] = steps_done;
     std::vector<std::string> all;
     for (const auto& step : names) all.insert(all.end(), step.begin(), step.end());
     j["kernel_names"] = all;
     j["step_kernel_names"] = names;
+    j["step_us"] = step_us;
+    j["last_correlation_id"] = no_cuda ? 0 : fake_cuda_last_correlation_id();
+    j["vm_hwm_kb"] = PeakRssKb();
+    j["stop_signal"] = static_cast<int>(g_stop_signal);
     std::ofstream(expect) << j.dump(2);
   }
   return 0;

@@ -225,10 +225,13 @@ class EmbeddedStoreTest : public ::testing::Test {
 
 TEST_F(EmbeddedStoreTest, IndexIsAtTheCurrentSchemaVersion) {
   { auto store = Open(); }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 2);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 3);
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_table_info('segments') "
                             "WHERE name IN ('path', 'sealed')"),
             2);
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_table_info('batches') "
+                            "WHERE name IN ('cupti_dropped', 'queue_dropped', 'spill_dropped')"),
+            3);
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_index_list('processes') "
                             "WHERE name = 'processes_by_job'"),
             1);
@@ -252,19 +255,48 @@ TEST_F(EmbeddedStoreTest, VersionOneDataDirIsMigratedAndStaysReadable) {
   ASSERT_GE(Segments().size(), 3u);
   // Turn it back into what schema 1 wrote.
   Sql(Index(), "ALTER TABLE segments DROP COLUMN path; ALTER TABLE segments DROP COLUMN sealed; "
-               "PRAGMA user_version=1;");
+               "ALTER TABLE batches DROP COLUMN cupti_dropped; "
+               "ALTER TABLE batches DROP COLUMN queue_dropped; "
+               "ALTER TABLE batches DROP COLUMN spill_dropped; PRAGMA user_version=1;");
   ASSERT_EQ(SqlInt(Index(), "PRAGMA user_version"), 1);
   {
     auto store = Open(1024);
     EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));
     EXPECT_TRUE(store->AppendBatch(Batch(id, 7, 7, 7, 400)).ok());
   }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 2);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 3);
   // Every segment but the newest is sealed; paths are filled in.
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE sealed = 0"), 1);
   EXPECT_EQ(SqlInt(Index(), "SELECT sealed FROM segments ORDER BY segment_id DESC LIMIT 1"), 0);
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE path NOT LIKE 'segments/seg-%.gseg'"),
             0);
+}
+
+TEST_F(EmbeddedStoreTest, BatchMarksCarryEachBatchsLossAndVersionTwoRowsReadAsNone) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(Identity("p", "j"), 1);
+    ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 10, 20)).ok());
+  }
+  // A data dir from before the loss columns.
+  Sql(Index(), "ALTER TABLE batches DROP COLUMN cupti_dropped; "
+               "ALTER TABLE batches DROP COLUMN queue_dropped; "
+               "ALTER TABLE batches DROP COLUMN spill_dropped; PRAGMA user_version=2;");
+  auto store = Open();
+  StoredBatch b = Batch(id, 3, 30, 40);
+  b.loss = {5, 0, 700};
+  ASSERT_TRUE(store->AppendBatch(b).ok());
+  auto marks = store->ListBatchMarks(id);
+  ASSERT_TRUE(marks.ok()) << marks.status();
+  ASSERT_EQ(marks->size(), 2u);
+  EXPECT_EQ((*marks)[0].sequence, 1u);
+  EXPECT_EQ((*marks)[0].loss.total(), 0u);
+  EXPECT_EQ((*marks)[1].sequence, 3u);
+  EXPECT_EQ((*marks)[1].min_ns, 30);
+  EXPECT_EQ((*marks)[1].max_ns, 40);
+  EXPECT_EQ((*marks)[1].loss.cupti_dropped_records, 5u);
+  EXPECT_EQ((*marks)[1].loss.spill_dropped_events, 700u);
 }
 
 TEST_F(EmbeddedStoreTest, NewerSchemaIsRefused) {
@@ -312,9 +344,13 @@ TEST_F(EmbeddedStoreTest, ActiveSegmentShorterThanItsIndexIsNotOverwritten) {
   // Lost acknowledged bytes (e.g. power loss without fsync): the last record is cut in half.
   fs::resize_file(Segments().back(), 2 * (kSegmentHeaderBytes + 100) + 40);
   auto store = Open();
-  ASSERT_EQ(Segments().size(), 2u);  // writing moved on to a new segment
+  // Writing moved on to a new segment, which also took the two intact records; the cut one went
+  // to quarantine/ and its lost record is counted there.
+  ASSERT_EQ(Segments().size(), 1u);
+  EXPECT_EQ(store->Stats().segments_quarantined, 1u);
+  EXPECT_EQ(store->Stats().records_lost, 1u);
   EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2}));
-  EXPECT_EQ(store->Stats().corrupt_records, 1u);
+  EXPECT_EQ(store->Stats().corrupt_records, 0u);
   ASSERT_TRUE(store->AppendBatch(Batch(id, 4, 4, 4)).ok());
   auto all = store->ReadBatches(id, 0, 0);
   EXPECT_EQ(Sequences(*all), (std::vector<uint64_t>{1, 2, 4}));
@@ -459,6 +495,72 @@ TEST_F(EmbeddedStoreTest, CorruptRecordIsSkippedAndCountedOthersStayReadable) {
   EXPECT_EQ((*batches)[0].sequence, 1u);
   EXPECT_EQ((*batches)[1].sequence, 3u);
   EXPECT_EQ(store->Stats().corrupt_records, 1u);
+}
+
+TEST_F(EmbeddedStoreTest, DamagedSegmentIsQuarantinedItsGoodRecordsKeptAndTheLossCountedOnce) {
+  uint64_t id = 0;
+  {
+    auto store = Open(/*segment_bytes=*/1024);
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
+    for (uint64_t seq = 1; seq <= 10; ++seq) {
+      ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 400)).ok());
+    }
+  }
+  const fs::path damaged = Segments().front();  // sealed: records 1 and 2 (432 bytes each)
+  {
+    std::fstream f(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(432 + 32 + 100);  // inside the second record's payload
+    f.put('Z');
+  }
+  auto store = Open(1024);
+  auto first = store->ReadBatches(id, 0, 0);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(Sequences(*first), (std::vector<uint64_t>{1, 3, 4, 5, 6, 7, 8, 9, 10}));
+  StoreStats stats = store->Stats();
+  EXPECT_EQ(stats.corrupt_records, 1u);
+  EXPECT_EQ(stats.segments_quarantined, 1u);
+  EXPECT_EQ(stats.records_lost, 1u);
+  // The file went aside with a note; its good record now lives in the active segment.
+  EXPECT_FALSE(fs::exists(damaged));
+  const fs::path aside = damaged.parent_path() / "quarantine" / damaged.filename();
+  EXPECT_TRUE(fs::exists(aside));
+  EXPECT_NE(gpuspy::testing::ReadFile(aside.string() + ".why").find("checksum mismatch"),
+            std::string::npos);
+  // Reading again finds nothing wrong: the loss is reported once, as a missing batch.
+  auto again = store->ReadBatches(id, 0, 0);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(Sequences(*again), Sequences(*first));
+  EXPECT_EQ(store->Stats().corrupt_records, 1u);
+  EXPECT_EQ(store->GetProcess(id)->sequence_gaps(), 1u);
+  // And so it stays after a restart, with new batches going on as before.
+  store.reset();
+  store = Open(1024);
+  ASSERT_TRUE(store->AppendBatch(Batch(id, 11, 11, 11, 400)).ok());
+  auto reopened = store->ReadBatches(id, 0, 0);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ(reopened->size(), 10u);
+  EXPECT_EQ(reopened->front().payload, Batch(id, 1, 1, 1, 400).payload);
+  EXPECT_EQ(store->Stats().corrupt_records, 0u);
+}
+
+TEST_F(EmbeddedStoreTest, TruncatedSealedSegmentIsQuarantinedOnOpen) {
+  uint64_t id = 0;
+  {
+    auto store = Open(/*segment_bytes=*/1024);
+    id = *store->UpsertProcess(TestIdentity("p1", "job"), 100);
+    for (uint64_t seq = 1; seq <= 10; ++seq) {
+      ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 400)).ok());
+    }
+  }
+  const fs::path cut = Segments()[1];  // records 3 and 4
+  fs::resize_file(cut, 432 + 100);     // the second record cut short
+  auto store = Open(1024);
+  EXPECT_EQ(store->Stats().segments_quarantined, 1u);
+  EXPECT_TRUE(fs::exists(cut.parent_path() / "quarantine" / cut.filename()));
+  auto left = store->ReadBatches(id, 0, 0);
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(Sequences(*left), (std::vector<uint64_t>{1, 2, 3, 5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(store->Stats().corrupt_records, 0u) << "found on open, not on every read";
 }
 
 TEST_F(EmbeddedStoreTest, UnacknowledgedTailIsCutOnReopen) {

@@ -3,6 +3,7 @@
 // GPU, end-to-end tests, and load generation.
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -99,6 +100,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--batch-ms", batch_ms, "Send one batch per this many ms (a live process's pace)")
       ->capture_default_str();
+  std::string acked;
+  app.add_option("--acked-file", acked,
+                 "Append \"RANK SEQUENCE\" to this file as each batch is acknowledged (crash tests "
+                 "check that every acknowledged batch survives)");
   app.add_option("--dump-events", dump,
                  "Write every sent event as JSON lines {\"rank\": R, \"event\": {...}}");
   try {
@@ -121,12 +126,29 @@ int main(int argc, char** argv) {
   upload.retry_for = absl::Milliseconds(static_cast<int64_t>(retry_for_s * 1000));
   upload.chunk_interval = absl::Milliseconds(static_cast<int64_t>(batch_ms));
 
+  std::mutex acked_mu;
+  std::FILE* acked_out = acked.empty() ? nullptr : std::fopen(acked.c_str(), "a");
+  if (!acked.empty() && acked_out == nullptr) {
+    std::fprintf(stderr, "gpuspy-replay: cannot write %s\n", acked.c_str());
+    return 1;
+  }
   std::vector<RankResult> results(ranks.size());
   std::vector<std::thread> threads;
   for (size_t r = 0; r < ranks.size(); ++r) {
-    threads.emplace_back([&, r] { results[r] = ReplayRank(collector, ranks[r], batch_events, upload); });
+    gpuspy::UploadOptions rank_upload = upload;
+    if (acked_out != nullptr) {
+      rank_upload.on_ack = [&, rank = ranks[r].identity.rank()](uint64_t sequence) {
+        std::lock_guard lock(acked_mu);
+        std::fprintf(acked_out, "%d %llu\n", rank, static_cast<unsigned long long>(sequence));
+        std::fflush(acked_out);  // the test reads it right after killing the collector
+      };
+    }
+    threads.emplace_back([&, r, rank_upload] {
+      results[r] = ReplayRank(collector, ranks[r], batch_events, rank_upload);
+    });
   }
   for (auto& t : threads) t.join();
+  if (acked_out != nullptr) std::fclose(acked_out);
 
   // When every rank failed the same way (collector down), one line says it.
   bool one_failure_for_all = true;

@@ -1,0 +1,320 @@
+// The profiled application while its collector misbehaves: SIGKILLed and restarted at random
+// points, frozen (SIGSTOP), absent, behind an unwritable spill dir, or away long enough to fill the
+// spill bound. The application must run on at its own pace, and every event it produced must be
+// stored exactly once or counted as dropped, with the drops reaching the collector and the report.
+//
+// Timings are measured, not tightly asserted (this runs on loaded 2-core machines): the bounds
+// below catch an application that waits on its collector, and the figures are printed
+// ("[figures] ...") and appended to $GPUSPY_RESULTS_FILE when set.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tests/e2e/fault_harness.h"
+
+namespace gpuspy::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class AppFaults : public ::testing::Test {
+ protected:
+  std::vector<std::string> Env(const std::string& job, const std::string& collector) {
+    std::vector<std::string> env = InjectEnv(job, collector, dir_.path() + "/spill");
+    env.insert(env.end(), extra_env_.begin(), extra_env_.end());
+    return env;
+  }
+
+  // Starts fake_train in the background; its --expect file is <dir>/<name>.json.
+  std::unique_ptr<Process> StartApp(const std::string& name, std::vector<std::string> args,
+                                    const std::vector<std::string>& env) {
+    std::vector<std::string> argv = {FAKE_TRAIN_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--expect", dir_.path() + "/" + name + ".json"});
+    return std::make_unique<Process>(argv, dir_.path() + "/" + name + ".log", env);
+  }
+
+  // Waits for the app (bounded) and returns its --expect output.
+  nlohmann::json FinishApp(const std::string& name, Process& app,
+                           std::chrono::seconds timeout = std::chrono::seconds(120)) {
+    const auto deadline = Clock::now() + timeout;
+    while (app.running() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const int code = app.Stop(SIGKILL, std::chrono::milliseconds(100));
+    EXPECT_EQ(code, 0) << name << " did not end on its own: "
+                       << ReadFile(dir_.path() + "/" + name + ".log");
+    return ReadJson(dir_.path() + "/" + name + ".json");
+  }
+
+  std::string AppLog(const std::string& name) { return ReadFile(dir_.path() + "/" + name + ".log"); }
+
+  TempDir dir_;
+  std::vector<std::string> extra_env_;
+};
+
+TEST_F(AppFaults, CollectorKilledAtRandomPointsLosesNoEventAndStoresNoneTwice) {
+  FaultyDaemon daemon(dir_.path());
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  std::mt19937_64 rng(TestSeed(20261123));
+  // Deliveries that hang on a dying collector give up sooner than the 5 s default.
+  extra_env_ = {"GPUSPY_ACK_TIMEOUT_MS=1500", "GPUSPY_EXIT_TIMEOUT_MS=20000"};
+  auto app = StartApp("chaos", {"--steps", "500", "--kernels", "30", "--sleep-us", "30000"},
+                      Env("chaos", daemon.public_address()));
+  constexpr int kKills = 6;
+  int kills = 0;
+  std::uniform_int_distribution<int> up_ms(300, 1800), down_ms(0, 1200);
+  for (int i = 0; i < kKills && app->running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(up_ms(rng)));
+    daemon.Kill();
+    ++kills;
+    std::this_thread::sleep_for(std::chrono::milliseconds(down_ms(rng)));
+    ASSERT_TRUE(daemon.Start()) << daemon.log();
+  }
+  const nlohmann::json expect = FinishApp("chaos", *app);
+  EXPECT_EQ(kills, kKills) << "the program ended before every kill: lengthen it";
+
+  const auto job = CollectJob(daemon.address(), "chaos");
+  ASSERT_EQ(job.size(), 1u) << "one process, however often it reconnected";
+  const CollectedProcess& got = job.begin()->second;
+  ExpectAccountedFor(expect, got);
+  EXPECT_EQ(got.dropped(), 0u) << "nothing should be dropped: the spill bound is far away";
+  EXPECT_EQ(got.info.sequence_gaps(), 0u);
+
+  const StepTimes t = Summarize(expect["step_us"].get<std::vector<int64_t>>());
+  const v1::CollectorStats stats = CollectorStats(daemon.address());
+  Record(absl::StrFormat(
+      "chaos: %d SIGKILLs survived, %d events produced, %d stored, %llu dropped, %llu "
+      "re-sent batches acknowledged as duplicates (since the last restart); app step median "
+      "%.2f ms, max %.2f ms",
+      kills, Produced(expect), got.events, static_cast<unsigned long long>(got.dropped()),
+      static_cast<unsigned long long>(stats.batches_duplicate()), t.median_us / 1000,
+      t.max_us / 1000));
+  // Never blocked on the collector: a stuck delivery would show as a step of ~1.5 s or more.
+  EXPECT_LT(t.max_us, 1'000'000) << "a step took " << t.max_us / 1000 << " ms";
+  const std::string log = AppLog("chaos");
+  EXPECT_NE(log.find("spilling"), std::string::npos) << "the kills were never noticed: " << log;
+}
+
+// One run of the step-time measurement: the fault, what it does to the collector meanwhile.
+struct FaultRun {
+  std::string name;
+  bool inject = true;
+  bool collector_up = true;
+  bool killer = false;   // SIGKILL + restart every ~1 s
+  bool freezer = false;  // SIGSTOP 700 ms / SIGCONT 300 ms
+  std::string spill_dir;  // overrides the writable default
+};
+
+TEST_F(AppFaults, StepTimeStaysNearBaselineWhileTheCollectorIsAbsentKilledFrozenOrUnwritable) {
+  const std::vector<FaultRun> runs = {
+      {"not injected", false, true, false, false, ""},
+      {"collector up", true, true, false, false, ""},
+      {"collector absent (spilling)", true, false, false, false, ""},
+      {"collector SIGKILLed every ~1 s", true, true, true, false, ""},
+      {"collector frozen 70% of the time", true, true, false, true, ""},
+      {"collector absent, spill dir unwritable", true, false, false, false, "/dev/null/spill"},
+  };
+  extra_env_ = {"GPUSPY_ACK_TIMEOUT_MS=1000", "GPUSPY_EXIT_TIMEOUT_MS=3000"};
+  std::vector<StepTimes> times;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const FaultRun& run = runs[r];
+    TempDir dir;
+    FaultyDaemon daemon(dir.path());
+    ASSERT_TRUE(daemon.Start()) << daemon.log();
+    const std::string address = daemon.public_address();
+    if (!run.collector_up) daemon.Kill();
+    std::vector<std::string> env = Env("steps" + std::to_string(r), address);
+    if (!run.inject) env[0] = "LD_PRELOAD=";
+    if (!run.spill_dir.empty()) env.push_back("GPUSPY_SPILL_DIR=" + run.spill_dir);
+    const std::string name = "steps" + std::to_string(r);
+    auto app = StartApp(name, {"--steps", "250", "--kernels", "100", "--sleep-us", "5000", "--lean"},
+                        env);
+    std::mt19937_64 rng(r);
+    for (int tick = 0; app->running() && (run.killer || run.freezer); ++tick) {
+      if (run.killer) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(700 + rng() % 600));
+        daemon.Kill();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (!daemon.Start()) break;
+      } else {
+        daemon.Freeze();
+        std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        daemon.Thaw();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
+    }
+    const nlohmann::json expect = FinishApp(name, *app);
+    ASSERT_TRUE(expect.contains("step_us")) << AppLog(name);
+    times.push_back(Summarize(expect["step_us"].get<std::vector<int64_t>>()));
+    Record(absl::StrFormat("step time, %-40s median %6.3f ms  p90 %6.3f ms  max %7.3f ms",
+                           run.name + ":", times.back().median_us / 1000,
+                           times.back().p90_us / 1000, times.back().max_us / 1000));
+  }
+  const StepTimes& base = times[1];
+  for (size_t r = 2; r < runs.size(); ++r) {
+    // Generous: the figures say how close it really is; this catches waiting on the collector.
+    EXPECT_LT(times[r].median_us, base.median_us * 1.5 + 1000) << runs[r].name;
+    EXPECT_LT(times[r].max_us, 1'000'000) << runs[r].name << ": a step waited on the collector";
+    Record(absl::StrFormat("step time, %s vs collector up: %+.1f%% (median)", runs[r].name,
+                           100.0 * (times[r].median_us - base.median_us) / base.median_us));
+  }
+}
+
+TEST_F(AppFaults, UnwritableSpillDirDropsCountsAndTheCollectorHearsOfIt) {
+  FaultyDaemon daemon(dir_.path());
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const std::string address = daemon.public_address();
+  daemon.Kill();
+  std::vector<std::string> env = Env("nospill", address);
+  env.push_back("GPUSPY_SPILL_DIR=/dev/null/spill");  // not a directory, even for root
+  auto app = StartApp("nospill", {"--steps", "60", "--kernels", "20", "--sleep-us", "50000"}, env);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const nlohmann::json expect = FinishApp("nospill", *app);
+  const auto job = CollectJob(daemon.address(), "nospill");
+  ASSERT_EQ(job.size(), 1u) << AppLog("nospill");
+  const CollectedProcess& got = job.begin()->second;
+  EXPECT_GT(got.info.loss().spill_dropped_events(), 0u) << AppLog("nospill");
+  ExpectAccountedFor(expect, got);
+  EXPECT_NE(AppLog("nospill").find("dropping events"), std::string::npos) << AppLog("nospill");
+}
+
+TEST_F(AppFaults, DropsPastTheSpillBoundReachTheCollectorAndTheReportNamesTheSteps) {
+  FaultyDaemon daemon(dir_.path());
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const std::string address = daemon.public_address();
+  daemon.Kill();
+  // Room for the first ~0.4 s of batches; the collector comes back after ~1.5 s.
+  extra_env_ = {"GPUSPY_SPILL_BYTES=20000"};
+  auto app = StartApp("bound", {"--steps", "80", "--kernels", "20", "--sleep-us", "40000"},
+                      Env("bound", address));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const nlohmann::json expect = FinishApp("bound", *app);
+  const auto job = CollectJob(daemon.address(), "bound");
+  ASSERT_EQ(job.size(), 1u) << AppLog("bound");
+  const CollectedProcess& got = job.begin()->second;
+  const uint64_t dropped = got.info.loss().spill_dropped_events();
+  ASSERT_GT(dropped, 0u) << AppLog("bound");
+  ExpectAccountedFor(expect, got);
+
+  // Each incomplete step says how many events its stretch lost and which steps that was; the
+  // stretches add up to the drops; steps whose ProfilerStep range is gone are among the named
+  // ones; the steps before (spilled within the bound, replayed) and after (delivered) say nothing.
+  std::map<std::string, uint64_t> notes;  // distinct note -> events it reports
+  std::set<int64_t> noted, named;
+  int64_t last_step = 0;
+  for (const v1::StepReport& r : StepReports(daemon.address(), "bound")) {
+    const int64_t step = r.step().number();
+    last_step = std::max(last_step, step);
+    if (r.capture_note().empty()) continue;
+    noted.insert(step);
+    unsigned long long n = 0;
+    ASSERT_EQ(std::sscanf(r.capture_note().c_str(), "capture incomplete: %llu events dropped in", &n),
+              1)
+        << r.capture_note();
+    EXPECT_NE(r.capture_note().find("spill bound reached"), std::string::npos) << r.capture_note();
+    notes[r.capture_note()] = n;
+    long long first = 0, last = 0;
+    const std::string& note = r.capture_note();
+    if (size_t at = note.find(" in steps "); at != std::string::npos &&
+        std::sscanf(note.c_str() + at, " in steps %lld\xe2\x80\x93%lld", &first, &last) == 2) {
+      for (long long i = first; i <= last; ++i) named.insert(i);
+    } else if (size_t one = note.find(" in step "); one != std::string::npos &&
+               std::sscanf(note.c_str() + one, " in step %lld", &first) == 1) {
+      named.insert(first);
+    }
+  }
+  uint64_t noted_events = 0;
+  for (const auto& [note, n] : notes) noted_events += n;
+  EXPECT_EQ(noted_events, dropped);
+  for (int s = 0; s < expect.value("steps", 0); ++s) {
+    if (got.nvtx_ranges.count("ProfilerStep#" + std::to_string(s)) == 0) {
+      EXPECT_TRUE(named.count(s)) << "step " << s << " vanished but no note names it";
+    }
+  }
+  EXPECT_FALSE(noted.count(0)) << "the first steps were spilled within the bound";
+  EXPECT_FALSE(noted.count(last_step)) << "the last steps were delivered";
+  ASSERT_FALSE(notes.empty());
+  // The CLI shows the same note.
+  RunResult report = testing::Run({GPUSPY_BIN, "--collector", daemon.address(), "report", "--job",
+                                   "bound", "--all"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find(notes.begin()->first), std::string::npos) << report.out;
+  Record(absl::StrFormat("spill bound of 20000 bytes: %llu events dropped and reported in %zu "
+                         "step(s): %s",
+                         static_cast<unsigned long long>(dropped), noted.size(),
+                         notes.begin()->first));
+}
+
+TEST_F(AppFaults, MemoryHighWaterMarkDoesNotGrowWithTheSpill) {
+  // A launch-bound loop (~1 M events/s) spills tens of MiB while the collector is away; the
+  // collector comes back just before the program ends, so the whole spill is replayed by the
+  // final flush, after the program's own work (nothing else then moves the high-water mark).
+  // The replay must stream the spill, not load it.
+  extra_env_ = {"GPUSPY_EXIT_TIMEOUT_MS=60000"};
+  FaultyDaemon daemon(dir_.path());
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  auto run = [&](const std::string& name, bool collector_away) -> nlohmann::json {
+    if (collector_away) daemon.Kill();
+    const std::string stats = dir_.path() + "/" + name + ".exit.json";
+    auto app = StartApp(name,
+                        {"--until-signal", "--handle-signals", "--steps", "1", "--kernels", "100",
+                         "--fast-gpu", "--lean", "--exit-stats", stats},
+                        Env(name, daemon.public_address()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    if (collector_away) {
+      EXPECT_TRUE(daemon.Start()) << daemon.log();
+    }
+    kill(app->pid(), SIGTERM);
+    nlohmann::json expect = FinishApp(name, *app);
+    expect["exit_hwm_kb"] = ReadJson(stats).value("vm_hwm_kb", 0L);
+    return expect;
+  };
+  const nlohmann::json base = run("hwm_base", false);
+  const nlohmann::json spilled = run("hwm_spill", true);
+  const auto job = CollectJob(daemon.address(), "hwm_spill", /*events=*/false);
+  ASSERT_EQ(job.size(), 1u) << AppLog("hwm_spill");
+  const v1::ProcessInfo& info = job.begin()->second.info;
+  EXPECT_EQ(info.event_count() + job.begin()->second.dropped(),
+            static_cast<uint64_t>(Produced(spilled)))
+      << AppLog("hwm_spill");
+  EXPECT_EQ(job.begin()->second.dropped(), 0u);
+  const std::string log = AppLog("hwm_spill");
+  uint64_t spilled_batches = 0;
+  if (size_t at = log.find(" batches delivered, "); at != std::string::npos) {
+    spilled_batches = std::strtoull(log.c_str() + at + 20, nullptr, 10);
+  }
+  ASSERT_GT(spilled_batches, 0u) << log;
+  // What went through the spill, from the collector's side: its share of the stored bytes.
+  const double spill_mib = static_cast<double>(CollectorStats(daemon.address()).bytes_stored()) *
+                           spilled_batches / std::max<uint64_t>(info.batch_count(), 1) / 1048576.0;
+  const long base_kb = base.value("exit_hwm_kb", 0L), spill_kb = spilled.value("exit_hwm_kb", 0L);
+  Record(absl::StrFormat(
+      "app memory high-water mark: %ld KiB with the collector up, %ld KiB after %llu batches "
+      "(~%.0f MiB) spilled and replayed at exit (%+ld KiB)",
+      base_kb, spill_kb, static_cast<unsigned long long>(spilled_batches), spill_mib,
+      spill_kb - base_kb));
+  ASSERT_GT(base_kb, 0);
+  ASSERT_GT(spill_mib, 8) << "too little was spilled to tell";
+  // Loading the spill would add about its size (twice, as records); streaming adds ~nothing.
+  EXPECT_LT(static_cast<double>(spill_kb - base_kb), spill_mib * 1024 / 2)
+      << "memory grew with the spill";
+}
+
+}  // namespace
+}  // namespace gpuspy::testing

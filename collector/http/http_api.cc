@@ -80,7 +80,8 @@ std::string TraceFileName(const httplib::Request& req, const std::string& job) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, const std::string& address) {
+absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, const std::string& address,
+                                                        const HttpApiOptions& options) {
   const size_t colon = address.rfind(':');
   int port = 0;
   if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port)) {
@@ -88,8 +89,24 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
   }
   const std::string host = address.substr(0, colon);
   std::unique_ptr<HttpApi> api(new HttpApi());
-  api->server_ = std::make_unique<httplib::Server>();
+  if (!options.tls_cert.empty()) {
+    auto tls = std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str());
+    if (!tls->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot serve HTTPS with ", options.tls_cert,
+                                                     " and ", options.tls_key));
+    }
+    api->server_ = std::move(tls);
+  } else {
+    api->server_ = std::make_unique<httplib::Server>();
+  }
   httplib::Server& s = *api->server_;
+  s.set_payload_max_length(64 << 10);  // only GETs are served: a body is never needed
+  if (options.admit) {
+    s.set_pre_routing_handler([admit = options.admit](const httplib::Request& req, httplib::Response& res) {
+      return admit(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                             : httplib::Server::HandlerResponse::Handled;
+    });
+  }
   // httplib's default also sets SO_REUSEPORT: a second daemon would then share the port silently.
   s.set_socket_options([](int sock) {
     int yes = 1;

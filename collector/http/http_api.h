@@ -17,6 +17,7 @@
 // Bad parameters answer 400 with a message, unknown jobs 404.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,14 +27,24 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace gpuspy::collector {
+
+struct HttpApiOptions {
+  std::string tls_cert;  // PEM files; both set: HTTPS
+  std::string tls_key;
+  // Runs before routing (collector/auth/http_gate.h): false = refused, `res` holds the answer.
+  std::function<bool(const httplib::Request&, httplib::Response&)> admit;
+};
 
 class HttpApi {
  public:
   // Binds `address` ("host:port", port 0 = any free port) and serves on its own thread.
-  static absl::StatusOr<std::unique_ptr<HttpApi>> Start(QueryEngine* engine, const std::string& address);
+  static absl::StatusOr<std::unique_ptr<HttpApi>> Start(QueryEngine* engine, const std::string& address,
+                                                        const HttpApiOptions& options = {});
   ~HttpApi();
   void Stop();
   int port() const { return port_; }

@@ -13,15 +13,31 @@ absl::Status CheckIdentity(const v1::ProcessIdentity& id) {
   if (id.process_key().empty()) {
     return absl::InvalidArgumentError("hello: identity.process_key is empty");
   }
+  auto too_long = [](const std::string& s) { return s.size() > kMaxIdentityStringBytes; };
   for (const std::string* s : {&id.process_key(), &id.job_id(), &id.host(), &id.source(),
-                               &id.client_version()}) {
-    if (s->size() > kMaxIdentityStringBytes) {
+                               &id.client_version(), &id.launcher(), &id.job_name()}) {
+    if (too_long(*s)) {
       return absl::InvalidArgumentError(
           absl::StrCat("hello: identity string longer than ", kMaxIdentityStringBytes, " bytes"));
     }
   }
   if (static_cast<size_t>(id.command_line_size()) > kMaxCommandLineArgs) {
     return absl::InvalidArgumentError("hello: command line has too many arguments");
+  }
+  size_t command_line_bytes = 0;
+  for (const std::string& arg : id.command_line()) command_line_bytes += arg.size();
+  if (command_line_bytes > kMaxCommandLineBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hello: command line longer than ", kMaxCommandLineBytes, " bytes"));
+  }
+  if (static_cast<size_t>(id.devices_size()) > kMaxDevices) {
+    return absl::InvalidArgumentError(absl::StrCat("hello: more than ", kMaxDevices, " devices"));
+  }
+  for (const v1::Device& d : id.devices()) {
+    if (too_long(d.name()) || too_long(d.uuid())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hello: device string longer than ", kMaxIdentityStringBytes, " bytes"));
+    }
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,8 @@ namespace gpuspy::collector {
 // Limits on what a producer may send; larger inputs are refused with InvalidArgument.
 inline constexpr size_t kMaxIdentityStringBytes = 4096;
 inline constexpr size_t kMaxCommandLineArgs = 4096;
+inline constexpr size_t kMaxCommandLineBytes = 1 << 20;  // all arguments together
+inline constexpr size_t kMaxDevices = 1024;
 inline constexpr size_t kMaxDictionaryStringBytes = 64 * 1024;
 
 class BatchIngestor {

@@ -74,28 +74,37 @@ grpc::Status IngestService::Stream(
   auto writer = std::make_shared<StreamWriter>(stream);
   StreamScope scope(counters_, connections_, writer);
   const std::string peer = context->peer();
+  if (gate_ != nullptr) {
+    if (grpc::Status st = gate_->AdmitStream(context); !st.ok()) return st;
+  }
   v1::ClientMessage in;
   if (!stream->Read(&in)) return grpc::Status::OK;  // closed before saying anything
   if (!in.has_hello()) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "the first message of an ingest stream must be Hello");
   }
+  v1::Hello hello = in.hello();
+  if (gate_ != nullptr) {
+    if (grpc::Status st = gate_->AdmitProcess(context, hello.mutable_identity()); !st.ok()) {
+      spdlog::warn("ingest {}: hello refused: {}", peer, st.error_message());
+      return st;
+    }
+  }
   absl::StatusOr<v1::Welcome> welcome =
-      ingestor_->Hello(in.hello().identity(), absl::ToUnixNanos(absl::Now()));
+      ingestor_->Hello(hello.identity(), absl::ToUnixNanos(absl::Now()));
   if (!welcome.ok()) {
     spdlog::warn("ingest {}: hello refused: {}", peer, welcome.status().ToString());
     return ToGrpc(welcome.status());
   }
   const uint64_t process_id = welcome->process_id();
   spdlog::info("ingest {}: process {} ({} pid {} job {}{}) connected", peer, process_id,
-               in.hello().identity().host(), in.hello().identity().pid(),
-               in.hello().identity().job_id(),
-               in.hello().mode() == v1::CAPTURE_MODE_DORMANT ? ", dormant" : "");
+               hello.identity().host(), hello.identity().pid(), hello.identity().job_id(),
+               hello.mode() == v1::CAPTURE_MODE_DORMANT ? ", dormant" : "");
   v1::ServerMessage out;
   *out.mutable_welcome() = *welcome;
   if (!writer->Write(out)) return grpc::Status::OK;
   // Registered only now: an attach waiting for this process must not overtake its Welcome.
-  scope.Register(process_id, in.hello());
+  scope.Register(process_id, hello);
 
   while (stream->Read(&in)) {
     switch (in.body_case()) {
@@ -118,6 +127,10 @@ grpc::Status IngestService::Stream(
         connections_->Heartbeat(process_id, in.heartbeat(), absl::ToUnixNanos(absl::Now()));
         break;
       case v1::ClientMessage::kCaptureStatus:
+        // Kept per live process and shown to `gpuspy attach`: a one-line note, not a payload.
+        if (in.capture_status().message().size() > kMaxIdentityStringBytes) {
+          in.mutable_capture_status()->mutable_message()->resize(kMaxIdentityStringBytes);
+        }
         connections_->CaptureStatus(process_id, in.capture_status(), absl::ToUnixNanos(absl::Now()));
         break;
       case v1::ClientMessage::kHello:

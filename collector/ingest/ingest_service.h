@@ -8,10 +8,22 @@
 
 namespace gpuspy::collector {
 
+// Who may open an ingest stream and as whom its process is recorded (collector/auth).
+class IngestGate {
+ public:
+  virtual ~IngestGate() = default;
+  // Before anything is read from the stream.
+  virtual grpc::Status AdmitStream(grpc::ServerContext* context) = 0;
+  // After Hello; may rewrite the identity (the uid the process is recorded under).
+  virtual grpc::Status AdmitProcess(grpc::ServerContext* context, v1::ProcessIdentity* identity) = 0;
+};
+
 class IngestService final : public v1::Ingest::Service {
  public:
   IngestService(BatchIngestor* ingestor, ConnectionRegistry* connections, IngestCounters* counters)
       : ingestor_(ingestor), connections_(connections), counters_(counters) {}
+  // Without a gate every stream is admitted as sent.
+  void set_gate(IngestGate* gate) { gate_ = gate; }
 
   grpc::Status Stream(grpc::ServerContext* context,
                       grpc::ServerReaderWriter<v1::ServerMessage, v1::ClientMessage>* stream)
@@ -21,6 +33,7 @@ class IngestService final : public v1::Ingest::Service {
   BatchIngestor* ingestor_;
   ConnectionRegistry* connections_;
   IngestCounters* counters_;
+  IngestGate* gate_ = nullptr;
 };
 
 // absl::Status -> grpc::Status with the same code and message.

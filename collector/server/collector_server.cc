@@ -19,21 +19,6 @@
 namespace gpuspy::collector {
 namespace {
 
-// The socket's directory is private to the user (0700): the unix socket is how local processes
-// reach the daemon without a token, so other users must not reach it.
-absl::Status PrepareSocketDir(const std::string& socket_path) {
-  const std::filesystem::path dir = std::filesystem::path(socket_path).parent_path();
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
-  if (chmod(dir.c_str(), 0700) != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot chmod ", dir.string(), ": ", std::strerror(errno)));
-  }
-  // A socket file left by a daemon that died would make bind fail.
-  if (std::filesystem::is_socket(socket_path, ec)) std::filesystem::remove(socket_path, ec);
-  return absl::OkStatus();
-}
-
 // One daemon per data dir: two writers would interleave segment files and corrupt the index.
 absl::StatusOr<int> LockDataDir(const std::string& data_dir) {
   std::error_code ec;
@@ -54,11 +39,6 @@ absl::StatusOr<int> LockDataDir(const std::string& data_dir) {
   return fd;
 }
 
-bool IsLoopback(const std::string& address) {
-  return address.starts_with("127.") || address.starts_with("localhost:") ||
-         address.starts_with("[::1]:");
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
@@ -67,6 +47,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   if (options.listen.empty() && options.unix_socket.empty()) {
     return absl::InvalidArgumentError("nothing to listen on: both --listen and --unix are empty");
   }
+  // Security first: a listener it would refuse must not wait behind opening the store.
+  absl::StatusOr<std::unique_ptr<CollectorSecurity>> security =
+      CollectorSecurity::Create(options.security, options.listen, options.http);
+  if (!security.ok()) return security.status();
+  s->security_ = std::move(*security);
   analysis::StepSegmenter segmenter(options.step_pattern);
   if (!segmenter.valid()) {
     return absl::InvalidArgumentError(
@@ -109,6 +94,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
       });
   s->connections_.set_observer(s->captures_.get());
   s->control_service_ = std::make_unique<ControlService>(s->captures_.get());
+  s->security_->Attach(s->store_.get(), &s->tcp_port_);
+  s->ingest_service_->set_gate(s->security_->ingest_gate());
 
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default: a second daemon would silently share the port and
@@ -116,31 +103,40 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(256 << 20);
+  s->security_->Configure(&builder);  // unix-socket peer credentials
   if (!options.listen.empty()) {
-    if (!IsLoopback(options.listen)) {
-      spdlog::warn("listening on non-loopback address {} without authentication", options.listen);
-    }
-    builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->tcp_port_);
+    builder.AddListeningPort(options.listen, s->security_->TcpCredentials(), &s->tcp_port_);
   }
   if (!options.unix_socket.empty()) {
-    if (absl::Status st = PrepareSocketDir(options.unix_socket); !st.ok()) return st;
+    if (absl::Status st = PrepareUnixSocketDir(options.unix_socket, options.security.unix_shared);
+        !st.ok()) {
+      return st;
+    }
     builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
     s->unix_socket_ = options.unix_socket;
   }
   builder.RegisterService(s->ingest_service_.get());
-  builder.RegisterService(s->query_service_.get());
-  builder.RegisterService(s->control_service_.get());
+  builder.RegisterService(s->security_->Wrap(s->query_service_.get()));
+  builder.RegisterService(s->security_->Wrap(s->control_service_.get()));
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || (!options.listen.empty() && s->tcp_port_ == 0)) {
     return absl::UnavailableError(absl::StrCat(
         "cannot listen on ", options.listen.empty() ? "unix:" + options.unix_socket : options.listen,
         " (address in use or not permitted?)"));
   }
+  if (!options.unix_socket.empty() && options.security.unix_shared) {
+    if (absl::Status st = OpenUnixSocketToAll(options.unix_socket); !st.ok()) return st;
+  }
   if (!options.http.empty()) {
-    if (!IsLoopback(options.http)) {
-      spdlog::warn("HTTP API on non-loopback address {} without authentication", options.http);
-    }
-    absl::StatusOr<std::unique_ptr<HttpApi>> http = HttpApi::Start(s->engine_.get(), options.http);
+    HttpApiOptions http_options;
+    http_options.tls_cert = options.security.tls_cert;
+    http_options.tls_key = options.security.tls_key;
+    http_options.admit = [gate = &s->security_->http_gate()](const httplib::Request& req,
+                                                             httplib::Response& res) {
+      return gate->Admit(req, res);
+    };
+    absl::StatusOr<std::unique_ptr<HttpApi>> http =
+        HttpApi::Start(s->engine_.get(), options.http, http_options);
     if (!http.ok()) return http.status();
     s->http_ = std::move(*http);
   }

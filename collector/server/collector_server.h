@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "collector/auth/collector_security.h"
 #include "collector/control/control_service.h"
 #include "collector/forward/forwarder.h"
 #include "collector/http/http_api.h"
@@ -39,6 +40,7 @@ class CollectorServer {
   void RetentionLoop();
 
   ServerOptions options_;
+  std::unique_ptr<CollectorSecurity> security_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<DictionaryCache> dictionaries_;
   IngestCounters counters_;

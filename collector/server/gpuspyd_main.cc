@@ -28,6 +28,29 @@ bool ParseAge(const std::string& text, absl::Duration* out) {
   return absl::ParseDuration(text, out);
 }
 
+// docs/security.md.
+void SecurityFlags(CLI::App& app, gpuspy::collector::SecurityOptions& o) {
+  app.add_option("--token-file", o.token_file,
+                 "Token for ingest and query (first line of the file). Once set, every TCP call "
+                 "(gRPC and HTTP) needs a token; required for listeners beyond loopback")
+      ->check(CLI::ExistingFile);
+  app.add_option("--control-token-file", o.control_token_file,
+                 "Token for attach/detach (and query) over TCP")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-cert", o.tls_cert, "TLS certificate chain (PEM) for the TCP gRPC and HTTP listeners")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", o.tls_key, "TLS private key (PEM)")->check(CLI::ExistingFile);
+  app.add_option("--tls-client-ca", o.tls_client_ca,
+                 "Require gRPC clients to present a certificate signed by this CA (PEM)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--insecure-allow-remote", o.insecure_allow_remote,
+               "Allow --listen/--http beyond loopback without a token: anyone who reaches them "
+               "reads and sends everything");
+  app.add_flag("--unix-shared", o.unix_shared,
+               "Let every local user connect to the unix socket; each sees and attaches to only "
+               "its own jobs (peer credentials)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,6 +106,7 @@ int main(int argc, char** argv) {
                  "HTTP/JSON API address (host:port; port 0 picks a free one; '' disables)")
       ->capture_default_str();
   app.add_option("--http-port-file", options.http_port_file, "Write the bound HTTP port to this file");
+  SecurityFlags(app, options.security);
   std::string compress = "zstd";
   app.add_option("--compress", compress, "Stored batches: zstd (about half the disk) or none")
       ->check(CLI::IsMember({"zstd", "none"}))

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "collector/auth/security_options.h"
 #include "collector/analysis/step_segmenter.h"
 
 namespace gpuspy::collector {
@@ -27,6 +28,7 @@ struct ServerOptions {
   std::string port_file;                  // written with the bound TCP port once listening
   std::string http = "127.0.0.1:7071";    // HTTP/JSON API ("" disables)
   std::string http_port_file;             // written with the bound HTTP port
+  SecurityOptions security;               // tokens, TLS, shared unix socket (docs/security.md)
 };
 
 // /tmp/gpuspy-<uid>/gpuspyd.sock: per user, so one user's daemon never receives another's jobs.

@@ -64,8 +64,14 @@ void ParseKinds(const std::string& list, CaptureKinds* kinds, std::string* warni
 }
 
 std::string DefaultCollectorAddress() {
-  const std::string socket = absl::StrCat("/tmp/gpuspy-", getuid(), "/gpuspyd.sock");
+  const std::string dir = absl::StrCat("/tmp/gpuspy-", getuid());
+  const std::string socket = dir + "/gpuspyd.sock";
   struct stat st;
+  // Only in a directory of our own: another user who created /tmp/gpuspy-<uid> first could be
+  // listening there for our profiles (docs/security.md).
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
+    return "127.0.0.1:7070";
+  }
   if (stat(socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return "unix:" + socket;
   return "127.0.0.1:7070";
 }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"
+#include "inject/transport/channel_security.h"
 
 namespace gpuspy {
 namespace {
@@ -30,7 +31,9 @@ bool WaitForConnectOutcome(grpc::Channel& channel, std::chrono::system_clock::ti
 
 }  // namespace
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address) {
+  absl::StatusOr<ClientSecurity> security = ClientSecurityFromEnvironment();
+  if (!security.ok()) return security.status();
   grpc::ChannelArguments args;
   // Batches can be large; the server enforces its own limit.
   args.SetMaxSendMessageSize(64 << 20);
@@ -42,7 +45,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   // failed subchannel (and its backoff) of the previous attempt and report the collector down
   // for up to a second after it came back. Each Connect gets its own connection instead.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return CreateClientChannel(address, *security, std::move(args));
 }
 
 absl::Status FromGrpc(const grpc::Status& status) {
@@ -142,7 +145,9 @@ absl::Status IngestClient::Connect(const std::string& address, const v1::Process
                                    absl::Duration timeout) {
   Reset();
   address_ = address;
-  channel_ = MakeChannel(address);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel(address);
+  if (!channel.ok()) return channel.status();
+  channel_ = *std::move(channel);
   const auto deadline = DeadlineAfter(timeout);
   if (!WaitForConnectOutcome(*channel_, deadline)) {
     return absl::UnavailableError(absl::StrCat("cannot reach gpuspyd at ", address,

@@ -19,13 +19,15 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 
 namespace gpuspy {
 
-// "host:port" or "unix:/path".
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+// "host:port" or "unix:/path", with the token, TLS and peer name of
+// ClientSecurityFromEnvironment() (channel_security.h); fails if those cannot be read.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address);
 
 // grpc::Status -> absl::Status with the same code and message.
 absl::Status FromGrpc(const grpc::Status& status);

@@ -40,6 +40,14 @@ int main(int argc, char** argv) {
                  "gpuspyd address: host:port or unix:/path (default $GPUSPY_COLLECTOR or "
                  "127.0.0.1:7070)");
   app.add_flag("--json", g.json, "Print the answer as JSON (for scripts)");
+  // Passed on as GPUSPY_TOKEN_FILE / GPUSPY_TLS_CA: what the clients read, and what `gpuspy run`
+  // hands to the profiled program.
+  std::string token_file, tls_ca;
+  app.add_option("--token-file", token_file,
+                 "File holding the token gpuspyd requires (default $GPUSPY_TOKEN, "
+                 "$GPUSPY_TOKEN_FILE)")->check(CLI::ExistingFile);
+  app.add_option("--tls-ca", tls_ca, "Talk TLS to gpuspyd, trusting this CA (PEM; default $GPUSPY_TLS_CA)")
+      ->check(CLI::ExistingFile);
   app.add_option("--timeout", g.timeout_s, "Seconds to wait for gpuspyd")
       ->check(CLI::PositiveNumber)->capture_default_str();
 
@@ -137,6 +145,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return UsageError(app, e);
   }
+
+  if (!token_file.empty()) {
+    unsetenv("GPUSPY_TOKEN");  // the flag wins over the environment
+    setenv("GPUSPY_TOKEN_FILE", token_file.c_str(), 1);
+  }
+  if (!tls_ca.empty()) setenv("GPUSPY_TLS_CA", tls_ca.c_str(), 1);
 
   if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
   if (*attach) return gpuspy::cli::Attach(g, at);

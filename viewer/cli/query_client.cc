@@ -1,6 +1,9 @@
 #include "viewer/cli/query_client.h"
 
 #include <cstdio>
+#include <cstdlib>
+
+#include "inject/transport/channel_security.h"
 
 namespace gpuspy::cli {
 
@@ -8,7 +11,14 @@ QueryClient::QueryClient(const std::string& address, double timeout_s)
     : address_(address), timeout_s_(timeout_s) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(512 << 20);  // raw event windows can be large
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  // Token, TLS and unix-socket peer name from GPUSPY_TOKEN[_FILE] / GPUSPY_TLS_* (--token-file
+  // and --tls-ca set those).
+  absl::StatusOr<ClientSecurity> security = ClientSecurityFromEnvironment();
+  if (!security.ok()) {
+    std::fprintf(stderr, "gpuspy: %s\n", std::string(security.status().message()).c_str());
+    std::exit(2);
+  }
+  auto channel = CreateClientChannel(address, *security, args);
   stub_ = v1::Query::NewStub(channel);
   control_ = v1::Control::NewStub(channel);
 }
@@ -28,6 +38,11 @@ void QueryClient::PrintError(const grpc::Status& st) const {
       std::fprintf(stderr, "gpuspy: cannot reach gpuspyd at %s (no answer within %.0fs)\n",
                    address_.c_str(), timeout_s_);
       break;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      std::fprintf(stderr, "gpuspy: gpuspyd at %s refused the call: %s\n", address_.c_str(),
+                   st.error_message().c_str());
+      break;
+    case grpc::StatusCode::PERMISSION_DENIED:
     case grpc::StatusCode::NOT_FOUND:
     case grpc::StatusCode::INVALID_ARGUMENT:
     case grpc::StatusCode::ALREADY_EXISTS:

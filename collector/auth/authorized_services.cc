@@ -1,0 +1,122 @@
+#include "collector/auth/authorized_services.h"
+
+#include <algorithm>
+
+#include "collector/ingest/ingest_service.h"
+
+namespace gpuspy::collector {
+namespace {
+
+// Attach requests name a few kinds of events; more is not a request gpuspy's CLI makes.
+constexpr int kMaxAttachKinds = 64;
+
+}  // namespace
+
+grpc::Status AuthorizedQuery::ForJob(const grpc::ServerContext& context,
+                                     const std::string& job_id) const {
+  if (absl::Status st = CheckRequestString(job_id, "job_id"); !st.ok()) return ToGrpc(st);
+  absl::StatusOr<Principal> p = access_->Authorize(context, Permission::kQuery);
+  if (!p.ok()) return ToGrpc(p.status());
+  return ToGrpc(access_->CheckJob(*p, job_id));
+}
+
+grpc::Status AuthorizedQuery::ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
+                                       v1::ListJobsResponse* response) {
+  absl::StatusOr<Principal> p = access_->Authorize(*context, Permission::kQuery);
+  if (!p.ok()) return ToGrpc(p.status());
+  grpc::Status st = inner_->ListJobs(context, request, response);
+  if (!st.ok() || !p->only_uid.has_value()) return st;
+  auto* jobs = response->mutable_jobs();
+  const uint32_t uid = *p->only_uid;
+  // The same rule as CheckJob, on what is already loaded: every process of the job is the uid's.
+  auto foreign = [uid](const v1::JobInfo& job) {
+    return job.processes().empty() ||
+           std::any_of(job.processes().begin(), job.processes().end(),
+                       [uid](const v1::ProcessInfo& p) { return p.identity().uid() != uid; });
+  };
+  jobs->erase(std::remove_if(jobs->begin(), jobs->end(), foreign), jobs->end());
+  return st;
+}
+
+grpc::Status AuthorizedQuery::ListSteps(grpc::ServerContext* context, const v1::ListStepsRequest* request,
+                                        v1::ListStepsResponse* response) {
+  if (grpc::Status st = ForJob(*context, request->job_id()); !st.ok()) return st;
+  return inner_->ListSteps(context, request, response);
+}
+
+grpc::Status AuthorizedQuery::GetStepReport(grpc::ServerContext* context,
+                                            const v1::GetStepReportRequest* request,
+                                            v1::GetStepReportResponse* response) {
+  if (grpc::Status st = ForJob(*context, request->job_id()); !st.ok()) return st;
+  return inner_->GetStepReport(context, request, response);
+}
+
+grpc::Status AuthorizedQuery::GetJobSummary(grpc::ServerContext* context,
+                                            const v1::GetJobSummaryRequest* request,
+                                            v1::GetJobSummaryResponse* response) {
+  if (grpc::Status st = ForJob(*context, request->job_id()); !st.ok()) return st;
+  return inner_->GetJobSummary(context, request, response);
+}
+
+grpc::Status AuthorizedQuery::GetEvents(grpc::ServerContext* context, const v1::GetEventsRequest* request,
+                                        v1::GetEventsResponse* response) {
+  if (grpc::Status st = ForJob(*context, request->job_id()); !st.ok()) return st;
+  return inner_->GetEvents(context, request, response);
+}
+
+grpc::Status AuthorizedQuery::GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
+                                       v1::GetStatsResponse* response) {
+  // Collector-wide counters, no job names: every caller who may query may read them.
+  absl::StatusOr<Principal> p = access_->Authorize(*context, Permission::kQuery);
+  if (!p.ok()) return ToGrpc(p.status());
+  return inner_->GetStats(context, request, response);
+}
+
+grpc::Status AuthorizedControl::Attach(grpc::ServerContext* context, const v1::AttachRequest* request,
+                                       v1::AttachResponse* response) {
+  for (const auto& [value, field] : {std::pair{&request->job_id(), "job_id"},
+                                     std::pair{&request->host(), "host"},
+                                     std::pair{&request->capture().step_pattern(), "step_pattern"}}) {
+    if (absl::Status st = CheckRequestString(*value, field); !st.ok()) return ToGrpc(st);
+  }
+  if (request->capture().kinds_size() > kMaxAttachKinds) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "too many kinds in the attach request");
+  }
+  for (const std::string& kind : request->capture().kinds()) {
+    if (absl::Status st = CheckRequestString(kind, "kinds"); !st.ok()) return ToGrpc(st);
+  }
+  absl::StatusOr<Principal> p = access_->Authorize(*context, Permission::kControl);
+  if (!p.ok()) return ToGrpc(p.status());
+  if (absl::Status st = access_->CheckJob(*p, request->job_id()); !st.ok()) return ToGrpc(st);
+  return inner_->Attach(context, request, response);
+}
+
+grpc::Status AuthorizedControl::Detach(grpc::ServerContext* context, const v1::DetachRequest* request,
+                                       v1::DetachResponse* response) {
+  if (absl::Status st = CheckRequestString(request->job_id(), "job_id"); !st.ok()) return ToGrpc(st);
+  absl::StatusOr<Principal> p = access_->Authorize(*context, Permission::kControl);
+  if (!p.ok()) return ToGrpc(p.status());
+  if (absl::Status st = access_->CheckJob(*p, request->job_id()); !st.ok()) return ToGrpc(st);
+  return inner_->Detach(context, request, response);
+}
+
+grpc::Status AuthorizedControl::GetCapture(grpc::ServerContext* context,
+                                           const v1::GetCaptureRequest* request,
+                                           v1::GetCaptureResponse* response) {
+  // Reading a capture's progress is a query; starting or stopping one is control.
+  if (absl::Status st = CheckRequestString(request->job_id(), "job_id"); !st.ok()) return ToGrpc(st);
+  absl::StatusOr<Principal> p = access_->Authorize(*context, Permission::kQuery);
+  if (!p.ok()) return ToGrpc(p.status());
+  if (absl::Status st = access_->CheckJob(*p, request->job_id()); !st.ok()) return ToGrpc(st);
+  grpc::Status st = inner_->GetCapture(context, request, response);
+  // A capture id may belong to another job than the one named.
+  if (st.ok() && response->capture().job_id() != request->job_id()) {
+    if (absl::Status own = access_->CheckJob(*p, response->capture().job_id()); !own.ok()) {
+      response->Clear();
+      return ToGrpc(own);
+    }
+  }
+  return st;
+}
+
+}  // namespace gpuspy::collector

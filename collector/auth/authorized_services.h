@@ -1,0 +1,52 @@
+// The Query and Control services behind access control: each method authorizes the caller
+// (grpc_access.h), checks the request's sizes and, for callers bound to one uid, that the job is
+// theirs; then it calls the real service. ListJobs shows such callers their own jobs only.
+#pragma once
+
+#include "collector/auth/grpc_access.h"
+#include "gpuspy/v1/services.grpc.pb.h"
+
+namespace gpuspy::collector {
+
+class AuthorizedQuery final : public v1::Query::Service {
+ public:
+  AuthorizedQuery(v1::Query::Service* inner, const GrpcAccess* access) : inner_(inner), access_(access) {}
+
+  grpc::Status ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
+                        v1::ListJobsResponse* response) override;
+  grpc::Status ListSteps(grpc::ServerContext* context, const v1::ListStepsRequest* request,
+                         v1::ListStepsResponse* response) override;
+  grpc::Status GetStepReport(grpc::ServerContext* context, const v1::GetStepReportRequest* request,
+                             v1::GetStepReportResponse* response) override;
+  grpc::Status GetJobSummary(grpc::ServerContext* context, const v1::GetJobSummaryRequest* request,
+                             v1::GetJobSummaryResponse* response) override;
+  grpc::Status GetEvents(grpc::ServerContext* context, const v1::GetEventsRequest* request,
+                         v1::GetEventsResponse* response) override;
+  grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
+                        v1::GetStatsResponse* response) override;
+
+ private:
+  // Authorizes a query about `job_id`.
+  grpc::Status ForJob(const grpc::ServerContext& context, const std::string& job_id) const;
+
+  v1::Query::Service* inner_;
+  const GrpcAccess* access_;
+};
+
+class AuthorizedControl final : public v1::Control::Service {
+ public:
+  AuthorizedControl(v1::Control::Service* inner, const GrpcAccess* access) : inner_(inner), access_(access) {}
+
+  grpc::Status Attach(grpc::ServerContext* context, const v1::AttachRequest* request,
+                      v1::AttachResponse* response) override;
+  grpc::Status Detach(grpc::ServerContext* context, const v1::DetachRequest* request,
+                      v1::DetachResponse* response) override;
+  grpc::Status GetCapture(grpc::ServerContext* context, const v1::GetCaptureRequest* request,
+                          v1::GetCaptureResponse* response) override;
+
+ private:
+  v1::Control::Service* inner_;
+  const GrpcAccess* access_;
+};
+
+}  // namespace gpuspy::collector

@@ -11,3 +11,14 @@ if(GPUSPY_TSAN)
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
 endif()
+if(GPUSPY_FUZZ)
+  # Every target, not only the fuzz drivers: libFuzzer needs the coverage of the code under test
+  # (our libraries) to make progress, and ASan/UBSan must see that code to catch its bugs.
+  # The drivers add -fsanitize=fuzzer at link time (tests/fuzz/CMakeLists.txt).
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "GPUSPY_FUZZ needs clang (libFuzzer)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+    -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

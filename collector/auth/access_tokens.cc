@@ -15,8 +15,10 @@ absl::StatusOr<std::string> Load(const std::string& path, const char* flag) {
   absl::StatusOr<std::string> token = ReadTokenFile(path);
   if (!token.ok()) return absl::Status(token.status().code(), absl::StrCat(flag, ": ", token.status().message()));
   struct stat st;
-  if (stat(path.c_str(), &st) == 0 && (st.st_mode & 0077) != 0) {
-    spdlog::warn("{} {} can be read by other users (chmod 600 it)", flag, path);
+  // Group read is allowed: that is how a Kubernetes Secret reaches a non-root container (root-owned
+  // files, 0440, the pod's fsGroup). Anything for everyone, or group write, is a mistake.
+  if (stat(path.c_str(), &st) == 0 && (st.st_mode & 0027) != 0) {
+    spdlog::warn("{} {} can be read or changed by other users (chmod 600 it)", flag, path);
   }
   return token;
 }

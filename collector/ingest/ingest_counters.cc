@@ -15,6 +15,13 @@ void IngestCounters::FillProto(v1::CollectorStats* out) const {
   out->set_streams_open(get(streams_open));
   out->set_streams_aborted(get(streams_aborted));
   out->set_storage_errors(get(storage_errors));
+  out->set_ingest_streams_refused(get(ingest_streams_refused));
+  out->set_ingest_batches_refused(get(ingest_batches_refused));
+  out->set_ingest_batches_deferred(get(ingest_batches_deferred));
+  out->set_ingest_bytes_in_flight(get(ingest_bytes_in_flight));
+  out->set_ingest_peak_bytes_in_flight(get(ingest_peak_bytes_in_flight));
+  out->set_ingest_memory_budget_bytes(get(ingest_memory_budget_bytes));
+  out->set_max_ingest_streams(get(max_ingest_streams));
 }
 
 }  // namespace gpuspy::collector

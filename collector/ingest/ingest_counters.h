@@ -21,6 +21,14 @@ struct IngestCounters {
   std::atomic<uint64_t> streams_open{0};
   std::atomic<uint64_t> streams_aborted{0};
   std::atomic<uint64_t> storage_errors{0};
+  // Overload (IngestAdmission): refusals, and the memory budget's use.
+  std::atomic<uint64_t> ingest_streams_refused{0};
+  std::atomic<uint64_t> ingest_batches_refused{0};
+  std::atomic<uint64_t> ingest_batches_deferred{0};
+  std::atomic<uint64_t> ingest_bytes_in_flight{0};
+  std::atomic<uint64_t> ingest_peak_bytes_in_flight{0};
+  std::atomic<uint64_t> ingest_memory_budget_bytes{0};
+  std::atomic<uint64_t> max_ingest_streams{0};
 
   void Add(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
   void FillProto(v1::CollectorStats* out) const;

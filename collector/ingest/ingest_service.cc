@@ -2,7 +2,10 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
 
@@ -66,6 +69,15 @@ class StreamScope {
   uint64_t token_ = 0;
 };
 
+// RESOURCE_EXHAUSTED with the retry hint: the producer keeps what was not acknowledged (its spill)
+// and comes back after the hint, with jitter.
+grpc::Status Refuse(grpc::ServerContext* context, absl::Duration retry_after,
+                    const std::string& why) {
+  context->AddTrailingMetadata(kRetryAfterMetadataKey,
+                               std::to_string(absl::ToInt64Milliseconds(retry_after)));
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, why);
+}
+
 }  // namespace
 
 grpc::Status IngestService::Stream(
@@ -97,6 +109,23 @@ grpc::Status IngestService::Stream(
     return ToGrpc(welcome.status());
   }
   const uint64_t process_id = welcome->process_id();
+  auto note = [&](OverloadReason reason) {
+    if (ledger_ != nullptr) ledger_->Note(process_id, reason, absl::ToUnixNanos(absl::Now()));
+  };
+  // Taken after Hello so the refusal is counted against the process; a refused stream costs one
+  // small message and a process upsert.
+  std::optional<IngestAdmission::StreamSlot> slot;
+  if (admission_ != nullptr) {
+    slot = admission_->OpenStream();
+    if (!slot.has_value()) {
+      note(OverloadReason::kStreamRefused);
+      spdlog::debug("ingest {}: process {} refused: {} streams open", peer, process_id,
+                    admission_->options().max_streams);
+      return Refuse(context, admission_->options().stream_retry_after,
+                    absl::StrCat("gpuspyd is overloaded: ", admission_->options().max_streams,
+                                 " ingest streams are open (--max-ingest-streams)"));
+    }
+  }
   spdlog::info("ingest {}: process {} ({} pid {} job {}{}) connected", peer, process_id,
                hello.identity().host(), hello.identity().pid(), hello.identity().job_id(),
                hello.mode() == v1::CAPTURE_MODE_DORMANT ? ", dormant" : "");
@@ -106,13 +135,37 @@ grpc::Status IngestService::Stream(
   // Registered only now: an attach waiting for this process must not overtake its Welcome.
   scope.Register(process_id, hello);
 
-  while (stream->Read(&in)) {
+  for (;;) {
+    // Read the next message only once the budget has room: until then HTTP/2 flow control keeps
+    // the producer's bytes on its side. Bounded; Reserve below makes the decision.
+    if (admission_ != nullptr) (void)admission_->AwaitRoom();
+    if (!stream->Read(&in)) break;
     switch (in.body_case()) {
       case v1::ClientMessage::kBatch: {
+        std::optional<IngestAdmission::Reservation> reservation;
+        if (admission_ != nullptr) {
+          bool waited = false;
+          reservation = admission_->Reserve(BatchCost(in.batch()), &waited);
+          if (waited) note(reservation.has_value() ? OverloadReason::kBatchDeferred
+                                                   : OverloadReason::kBatchRefused);
+          if (!reservation.has_value()) {
+            spdlog::debug("ingest {}: process {} batch {} refused: memory budget full", peer,
+                          process_id, in.batch().sequence());
+            // The batch is not acknowledged: the producer keeps it and sends it again.
+            return Refuse(context, admission_->options().memory_retry_after,
+                          absl::StrCat("gpuspyd is overloaded: its ingest memory budget of ",
+                                       admission_->options().memory_bytes >> 20,
+                                       " MiB is in use (--ingest-memory-mb)"));
+          }
+        }
+        const uint64_t sequence = in.batch().sequence();
         absl::StatusOr<v1::Ack> ack = ingestor_->Ingest(process_id, in.batch());
+        // The batch's memory goes with its reservation (Clear would keep its capacity).
+        v1::ClientMessage().Swap(&in);
+        reservation.reset();
         if (!ack.ok()) {
           spdlog::warn("ingest {}: process {} batch {} refused: {}", peer, process_id,
-                       in.batch().sequence(), ack.status().ToString());
+                       sequence, ack.status().ToString());
           return ToGrpc(ack.status());
         }
         out.Clear();

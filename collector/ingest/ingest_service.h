@@ -4,6 +4,8 @@
 
 #include "collector/ingest/batch_ingestor.h"
 #include "collector/ingest/connection_registry.h"
+#include "collector/ingest/ingest_admission.h"
+#include "collector/ingest/overload_ledger.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 
 namespace gpuspy::collector {
@@ -24,6 +26,12 @@ class IngestService final : public v1::Ingest::Service {
       : ingestor_(ingestor), connections_(connections), counters_(counters) {}
   // Without a gate every stream is admitted as sent.
   void set_gate(IngestGate* gate) { gate_ = gate; }
+  // Without admission every stream and batch is taken (no bound on either). Refusals are noted
+  // per process in `ledger` (optional).
+  void set_admission(IngestAdmission* admission, OverloadLedger* ledger) {
+    admission_ = admission;
+    ledger_ = ledger;
+  }
 
   grpc::Status Stream(grpc::ServerContext* context,
                       grpc::ServerReaderWriter<v1::ServerMessage, v1::ClientMessage>* stream)
@@ -34,7 +42,13 @@ class IngestService final : public v1::Ingest::Service {
   ConnectionRegistry* connections_;
   IngestCounters* counters_;
   IngestGate* gate_ = nullptr;
+  IngestAdmission* admission_ = nullptr;
+  OverloadLedger* ledger_ = nullptr;
 };
+
+// Trailing metadata of a RESOURCE_EXHAUSTED refusal: milliseconds the producer should wait before
+// it tries again (it adds jitter). inject/transport/ingest_client.h reads the same key.
+inline constexpr char kRetryAfterMetadataKey[] = "gpuspy-retry-after-ms";
 
 // absl::Status -> grpc::Status with the same code and message.
 grpc::Status ToGrpc(const absl::Status& status);

@@ -41,6 +41,20 @@ void WriteCollector(const v1::CollectorStats& s, PrometheusText& m) {
   m.Sample(s.streams_open());
   m.Family("gpuspy_ingest_streams_aborted_total", "counter", "Ingest streams that ended abnormally");
   m.Sample(s.streams_aborted());
+  m.Family("gpuspy_ingest_refused_total", "counter",
+           "Producers turned away while overloaded (they keep the data and retry), by reason");
+  m.Sample(s.ingest_streams_refused(), {{"reason", "streams"}});
+  m.Sample(s.ingest_batches_refused(), {{"reason", "memory"}});
+  m.Family("gpuspy_ingest_deferred_total", "counter",
+           "Batches that waited for room in the ingest memory budget before being taken");
+  m.Sample(s.ingest_batches_deferred());
+  m.Family("gpuspy_ingest_memory_bytes", "gauge",
+           "Ingest memory budget: estimated bytes of batches being decoded and stored");
+  m.Sample(s.ingest_bytes_in_flight(), {{"kind", "in_flight"}});
+  m.Sample(s.ingest_peak_bytes_in_flight(), {{"kind", "peak"}});
+  m.Sample(s.ingest_memory_budget_bytes(), {{"kind", "budget"}});
+  m.Family("gpuspy_ingest_streams_max", "gauge", "Ingest streams taken at once (--max-ingest-streams)");
+  m.Sample(s.max_ingest_streams());
   m.Family("gpuspy_storage_bytes", "gauge", "Bytes on disk (segments + index)");
   m.Sample(s.storage_bytes());
   m.Family("gpuspy_storage_errors_total", "counter", "Failed storage writes");
@@ -67,6 +81,7 @@ std::string CollectorMetrics(QueryEngine* engine) {
   std::map<std::string, int> states = {{"capturing", 0}, {"dormant", 0}, {"disconnected", 0}};
   uint64_t cupti = 0, queue = 0, spill = 0;
   std::vector<const v1::JobInfo*> recent;
+  std::map<std::string, uint64_t> refused_by_job;  // of the recent jobs, below
   const int64_t since = absl::ToUnixNanos(absl::Now() - kJobWindow);
   for (const v1::JobInfo& j : jobs->jobs()) {
     bool live = false;
@@ -76,6 +91,10 @@ std::string CollectorMetrics(QueryEngine* engine) {
       cupti += p.loss().cupti_dropped_records();
       queue += p.loss().queue_dropped_events();
       spill += p.loss().spill_dropped_events();
+      const v1::OverloadCounters& o = p.overload();
+      if (o.streams_refused() + o.batches_refused() > 0) {
+        refused_by_job[j.job_id()] += o.streams_refused() + o.batches_refused();
+      }
     }
     if (live || j.last_seen_unix_ns() >= since) recent.push_back(&j);
   }
@@ -117,6 +136,15 @@ std::string CollectorMetrics(QueryEngine* engine) {
   const double analysis_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  m.Family("gpuspy_job_ingest_refused_total", "counter",
+           "Times the job's processes were turned away by an overloaded collector (since it started)");
+  // Every recent job, 0 included: a counter that appears only at its first increment makes
+  // Prometheus's rate()/increase() miss that increment.
+  for (const v1::JobInfo* j : recent) {
+    auto it = refused_by_job.find(j->job_id());
+    const double refused = it != refused_by_job.end() ? static_cast<double>(it->second) : 0.0;
+    m.Sample(refused, {{"gpuspy_job", j->job_id()}});
+  }
   m.Family("gpuspy_job_step_seconds", "gauge", "Median over processes of the last step's wall time");
   for (const JobFigures& f : figures) m.Sample(Median(f.step_seconds), {{"gpuspy_job", f.job}});
   m.Family("gpuspy_job_gpu_busy_ratio", "gauge", "Median over processes of the last step's GPU busy fraction");

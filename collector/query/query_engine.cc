@@ -105,6 +105,7 @@ void QueryEngine::FillProcessInfo(const ProcessRecord& p, v1::ProcessInfo* out) 
   out->mutable_loss()->set_queue_dropped_events(p.loss.queue_dropped_events);
   out->mutable_loss()->set_spill_dropped_events(p.loss.spill_dropped_events);
   out->set_sequence_gaps(p.sequence_gaps());
+  if (overload_ != nullptr) *out->mutable_overload() = overload_->Get(p.process_id);
 }
 
 absl::StatusOr<v1::ListJobsResponse> QueryEngine::ListJobs() {

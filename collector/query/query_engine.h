@@ -10,6 +10,7 @@
 #include "collector/analysis/step_series.h"
 #include "collector/ingest/connection_registry.h"
 #include "collector/ingest/ingest_counters.h"
+#include "collector/ingest/overload_ledger.h"
 #include "collector/query/event_reader.h"
 #include "collector/storage/data_versions.h"
 #include "collector/storage/store.h"
@@ -29,6 +30,9 @@ class QueryEngine {
               const ConnectionRegistry* connections, const DataVersions* versions = nullptr)
       : store_(store), reader_(store, dictionaries), counters_(counters),
         connections_(connections), versions_(versions) {}
+
+  // Refusals per process under overload, shown in the process listing (optional).
+  void set_overload_ledger(const OverloadLedger* ledger) { overload_ = ledger; }
 
   absl::StatusOr<v1::ListJobsResponse> ListJobs();
   absl::StatusOr<v1::ListStepsResponse> ListSteps(const v1::ListStepsRequest& request);
@@ -80,6 +84,7 @@ class QueryEngine {
   const IngestCounters* counters_;
   const ConnectionRegistry* connections_;
   const DataVersions* versions_;
+  const OverloadLedger* overload_ = nullptr;
   std::atomic<uint64_t> steps_analysed_{0};
 };
 

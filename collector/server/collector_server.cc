@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "collector/storage/postgres_store.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
 #include "spdlog/spdlog.h"
 
@@ -38,6 +40,11 @@ absl::StatusOr<int> LockDataDir(const std::string& data_dir) {
   }
   return fd;
 }
+
+// Threads beyond the ingest streams: queries, control, and streams being refused.
+constexpr int kNonIngestThreads = 64;
+// gRPC's own buffers (HTTP/2 frames, messages not yet read) on top of the ingest budget.
+constexpr uint64_t kGrpcBufferHeadroomBytes = 64ull << 20;
 
 }  // namespace
 
@@ -96,6 +103,13 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   s->control_service_ = std::make_unique<ControlService>(s->captures_.get());
   s->security_->Attach(s->store_.get(), &s->tcp_port_);
   s->ingest_service_->set_gate(s->security_->ingest_gate());
+  AdmissionOptions admission;
+  admission.max_streams = options.max_ingest_streams;
+  admission.memory_bytes = options.ingest_memory_mb << 20;
+  admission.max_wait = absl::Milliseconds(options.ingest_wait_ms);
+  s->admission_ = std::make_unique<IngestAdmission>(admission, &s->counters_);
+  s->ingest_service_->set_admission(s->admission_.get(), &s->overload_);
+  s->engine_->set_overload_ledger(&s->overload_);
 
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default: a second daemon would silently share the port and
@@ -103,6 +117,15 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(256 << 20);
+  // A backstop under IngestAdmission: gRPC's threads (one per open call in this synchronous
+  // server) and its buffers are bounded too, so a flood of connections that never get as far as
+  // our admission cannot exhaust the daemon. Past the thread bound gRPC itself answers
+  // RESOURCE_EXHAUSTED, which producers treat like our refusals.
+  grpc::ResourceQuota quota("gpuspyd");
+  quota.SetMaxThreads(static_cast<int>(std::min<size_t>(options.max_ingest_streams, 1 << 20)) +
+                      kNonIngestThreads);
+  quota.Resize(static_cast<size_t>(admission.memory_bytes * 2 + kGrpcBufferHeadroomBytes));
+  builder.SetResourceQuota(quota);
   s->security_->Configure(&builder);  // unix-socket peer credentials
   if (!options.listen.empty()) {
     builder.AddListeningPort(options.listen, s->security_->TcpCredentials(), &s->tcp_port_);

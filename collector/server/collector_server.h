@@ -45,6 +45,8 @@ class CollectorServer {
   std::unique_ptr<DictionaryCache> dictionaries_;
   IngestCounters counters_;
   ConnectionRegistry connections_;
+  std::unique_ptr<IngestAdmission> admission_;  // overload bounds
+  OverloadLedger overload_;                     // refusals per process
   DataVersions versions_;  // which data changed: lets queries re-analyse only what is new
   std::unique_ptr<BatchIngestor> ingestor_;
   std::unique_ptr<QueryEngine> engine_;

@@ -24,6 +24,10 @@ struct ServerOptions {
   bool fsync_each_batch = false;
   bool compress_segments = true;     // --compress zstd|none
   int max_message_bytes = 32 << 20;
+  // Overload bounds (collector/ingest/ingest_admission.h, docs/overload.md).
+  size_t max_ingest_streams = 1024;
+  uint64_t ingest_memory_mb = 256;
+  int ingest_wait_ms = 500;  // how long a batch may wait for room before it is refused
   std::string step_pattern = analysis::kDefaultStepPattern;
   std::string port_file;                  // written with the bound TCP port once listening
   std::string http = "127.0.0.1:7071";    // HTTP/JSON API ("" disables)

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -31,10 +32,20 @@ struct RawEvent {
   }
 };
 
+// `*out` changes only on success: absl::SimpleAtoi leaves what it parsed of "1.8e19" (1) behind.
 bool ToInt(const std::string& s, int64_t* out) {
-  if (absl::SimpleAtoi(s, out)) return true;
+  int64_t n = 0;
+  if (absl::SimpleAtoi(s, &n)) {
+    *out = n;
+    return true;
+  }
   double d = 0;  // "7.0" style integers
-  if (!absl::SimpleAtod(s, &d) || d != static_cast<double>(static_cast<int64_t>(d))) return false;
+  // Range first: converting a double beyond int64 (4e29, inf; NaN fails both tests) is undefined
+  // behaviour, not a saturated value (found by tests/fuzz/kineto_trace_fuzz).
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (!absl::SimpleAtod(s, &d) || !(d >= -kTwoTo63 && d < kTwoTo63) || d != std::trunc(d)) {
+    return false;
+  }
   *out = static_cast<int64_t>(d);
   return true;
 }

@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <string_view>
 
 #include "absl/strings/numbers.h"
@@ -13,15 +12,10 @@
 namespace gpuspy::inject {
 namespace {
 
-const char* Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : nullptr;
-}
-
 template <typename T>
-void ReadNumber(const char* name, T min, T max, T* out, std::string* warnings) {
-  const char* v = Env(name);
-  if (v == nullptr) return;
+void ReadNumber(const EnvLookup& env, const char* name, T min, T max, T* out, std::string* warnings) {
+  const std::string v = env(name);
+  if (v.empty()) return;
   uint64_t parsed = 0;
   if (!absl::SimpleAtoi(v, &parsed) || parsed < static_cast<uint64_t>(min) ||
       parsed > static_cast<uint64_t>(max)) {
@@ -30,11 +24,6 @@ void ReadNumber(const char* name, T min, T max, T* out, std::string* warnings) {
     return;
   }
   *out = static_cast<T>(parsed);
-}
-
-void ReadKinds(CaptureKinds* kinds, std::string* warnings) {
-  const char* v = Env("GPUSPY_KINDS");
-  if (v != nullptr) ParseKinds(v, kinds, warnings);
 }
 
 }  // namespace
@@ -76,13 +65,13 @@ std::string DefaultCollectorAddress() {
   return "127.0.0.1:7070";
 }
 
-CoreConfig ConfigFromEnvironment(std::string* warnings) {
+CoreConfig ConfigFromLookup(const EnvLookup& env, std::string* warnings) {
   CoreConfig c;
-  c.log_level = ParseLogLevel(Env("GPUSPY_LOG"), LogLevel::kWarn);
-  c.collector = Env("GPUSPY_COLLECTOR") != nullptr ? Env("GPUSPY_COLLECTOR")
-                                                   : DefaultCollectorAddress();
-  ReadKinds(&c.kinds, warnings);
-  if (const char* mode = Env("GPUSPY_MODE"); mode != nullptr) {
+  c.log_level = ParseLogLevel(env("GPUSPY_LOG").c_str(), LogLevel::kWarn);
+  c.collector = env("GPUSPY_COLLECTOR");
+  if (c.collector.empty()) c.collector = DefaultCollectorAddress();
+  if (const std::string kinds = env("GPUSPY_KINDS"); !kinds.empty()) ParseKinds(kinds, &c.kinds, warnings);
+  if (const std::string mode = env("GPUSPY_MODE"); !mode.empty()) {
     const std::string_view m(mode);
     if (m == "ondemand" || m == "dormant") {
       c.mode = CaptureMode::kOnDemand;
@@ -90,18 +79,21 @@ CoreConfig ConfigFromEnvironment(std::string* warnings) {
       absl::StrAppend(warnings, "GPUSPY_MODE='", mode, "' is not 'always' or 'ondemand'; using always\n");
     }
   }
-  ReadNumber<uint32_t>("GPUSPY_HEARTBEAT_MS", 100, 600'000, &c.heartbeat_ms, warnings);
-  ReadNumber<uint64_t>("GPUSPY_BUFFER_BYTES", 64 << 10, 256ull << 20, &c.buffer_bytes, warnings);
-  ReadNumber<uint32_t>("GPUSPY_MAX_BUFFERS", 2, 4096, &c.max_buffers, warnings);
-  ReadNumber<uint32_t>("GPUSPY_FLUSH_MS", 10, 60'000, &c.flush_period_ms, warnings);
-  ReadNumber<uint32_t>("GPUSPY_BATCH_EVENTS", 64, 1'000'000, &c.batch_events, warnings);
-  ReadNumber<uint64_t>("GPUSPY_SPILL_BYTES", 0, 1ull << 40, &c.spill_max_bytes, warnings);
-  ReadNumber<uint32_t>("GPUSPY_EXIT_TIMEOUT_MS", 0, 600'000, &c.exit_timeout_ms, warnings);
-  ReadNumber<uint32_t>("GPUSPY_ACK_TIMEOUT_MS", 10, 600'000, &c.ack_timeout_ms, warnings);
-  c.spill_dir = Env("GPUSPY_SPILL_DIR") != nullptr
-                    ? Env("GPUSPY_SPILL_DIR")
-                    : absl::StrCat("/tmp/gpuspy-", getuid(), "/spill");
+  ReadNumber<uint32_t>(env, "GPUSPY_HEARTBEAT_MS", 100, 600'000, &c.heartbeat_ms, warnings);
+  ReadNumber<uint64_t>(env, "GPUSPY_BUFFER_BYTES", 64 << 10, 256ull << 20, &c.buffer_bytes, warnings);
+  ReadNumber<uint32_t>(env, "GPUSPY_MAX_BUFFERS", 2, 4096, &c.max_buffers, warnings);
+  ReadNumber<uint32_t>(env, "GPUSPY_FLUSH_MS", 10, 60'000, &c.flush_period_ms, warnings);
+  ReadNumber<uint32_t>(env, "GPUSPY_BATCH_EVENTS", 64, 1'000'000, &c.batch_events, warnings);
+  ReadNumber<uint64_t>(env, "GPUSPY_SPILL_BYTES", 0, 1ull << 40, &c.spill_max_bytes, warnings);
+  ReadNumber<uint32_t>(env, "GPUSPY_EXIT_TIMEOUT_MS", 0, 600'000, &c.exit_timeout_ms, warnings);
+  ReadNumber<uint32_t>(env, "GPUSPY_ACK_TIMEOUT_MS", 10, 600'000, &c.ack_timeout_ms, warnings);
+  c.spill_dir = env("GPUSPY_SPILL_DIR");
+  if (c.spill_dir.empty()) c.spill_dir = absl::StrCat("/tmp/gpuspy-", getuid(), "/spill");
   return c;
+}
+
+CoreConfig ConfigFromEnvironment(std::string* warnings) {
+  return ConfigFromLookup(RealEnv, warnings);
 }
 
 }  // namespace gpuspy::inject

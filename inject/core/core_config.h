@@ -5,6 +5,7 @@
 #include <string>
 
 #include "inject/core/core_log.h"
+#include "inject/core/env_lookup.h"
 
 namespace gpuspy::inject {
 
@@ -47,8 +48,11 @@ struct CoreConfig {
 // "kernel,memcpy,..." (or "all" / empty = everything) -> kinds; unknown names are warned about.
 void ParseKinds(const std::string& list, CaptureKinds* kinds, std::string* warnings);
 
-// Reads the environment. Malformed values keep their defaults and produce one warning each,
-// collected in `warnings` (the caller logs them once logging is configured).
+// Reads the configuration through `env` (unit tests and tests/fuzz/config_fuzz.cc pass their
+// own); an empty value counts as unset. Malformed values keep their defaults and produce one
+// warning each, collected in `warnings` (the caller logs them once logging is configured).
+CoreConfig ConfigFromLookup(const EnvLookup& env, std::string* warnings);
+// ConfigFromLookup(RealEnv, warnings).
 CoreConfig ConfigFromEnvironment(std::string* warnings);
 
 // "unix:/tmp/gpuspy-<uid>/gpuspyd.sock" when that socket exists, else "127.0.0.1:7070".

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "codec/batch_decoder.h"
 #include "inject/core/core_log.h"
+#include "inject/transport/ingest_client.h"
 
 namespace gpuspy::inject {
 namespace {
@@ -177,6 +178,9 @@ void EventPipeline::Drain(bool forced_flush) {
   }
   Route();
   if (!outgoing_.empty()) CutBatch();
+  // Nothing new to send, but batches spilled earlier (collector away or overloaded): one more
+  // chance to deliver them before the process is gone.
+  if (!spill_.empty() && EnsureConnected()) ReplaySpill();
   if (in_window) {  // after the last batch, as in TendWindow
     v1::CaptureStatus status = WindowStatus();
     status.set_message("the process is exiting");
@@ -376,21 +380,47 @@ void EventPipeline::CutBatch() {
   Deliver(batch);
 }
 
+void EventPipeline::BackOffFromOverload(const absl::Status& why, Clock::time_point now) {
+  if (stats_.overload_refusals.fetch_add(1) == 0) {
+    Log(LogLevel::kWarn, "collector %s is overloaded (%s); keeping events in %s and retrying",
+        config_.collector.c_str(), std::string(why.message()).c_str(), spill_.path().c_str());
+  }
+  next_connect_attempt_ = now + absl::ToChronoMilliseconds(OverloadBackoff(why));
+}
+
+void EventPipeline::Disconnected(const absl::Status& why) {
+  connected_ = false;
+  sink_->Disconnect();
+  if (absl::IsResourceExhausted(why)) BackOffFromOverload(why, Clock::now());
+}
+
 bool EventPipeline::EnsureConnected() {
   if (connected_) return true;
-  const auto now = Clock::now();
-  if (now < next_connect_attempt_ && !stopping_.load()) return false;
-  if (stopping_.load() && now >= exit_deadline_) return false;
-  absl::StatusOr<uint64_t> last = sink_->Connect(identity_, kConnectTimeout);
-  if (!last.ok()) {
-    if (stats_.connect_failures.fetch_add(1) == 0) {
-      Log(LogLevel::kWarn, "collector %s unreachable (%s); spilling to %s until it is back",
-          config_.collector.c_str(), std::string(last.status().message()).c_str(),
-          spill_.path().c_str());
+  absl::StatusOr<uint64_t> last;
+  for (;;) {
+    const auto now = Clock::now();
+    if (now < next_connect_attempt_ && !stopping_.load()) return false;
+    if (stopping_.load() && now >= exit_deadline_) return false;
+    last = sink_->Connect(identity_, kConnectTimeout);
+    if (last.ok()) break;
+    if (absl::IsResourceExhausted(last.status())) {
+      BackOffFromOverload(last.status(), now);
+    } else {
+      if (stats_.connect_failures.fetch_add(1) == 0) {
+        Log(LogLevel::kWarn, "collector %s unreachable (%s); spilling to %s until it is back",
+            config_.collector.c_str(), std::string(last.status().message()).c_str(),
+            spill_.path().c_str());
+      }
+      next_connect_attempt_ = now + backoff_;
+      backoff_ = std::min(backoff_ * 2, kMaxBackoff);
     }
-    next_connect_attempt_ = now + backoff_;
-    backoff_ = std::min(backoff_ * 2, kMaxBackoff);
-    return false;
+    // While the process exits, an overloaded collector is waited for within the exit timeout:
+    // what is not delivered now stays behind in the spill file. Only the gpuspy-send thread
+    // waits here; the application's exit is bounded by Stop's timeout.
+    if (!stopping_.load() || !absl::IsResourceExhausted(last.status())) return false;
+    const auto wake = std::min(next_connect_attempt_, exit_deadline_);
+    if (wake >= exit_deadline_) return false;
+    std::this_thread::sleep_until(wake);
   }
   Log(LogLevel::kInfo, "connected to %s", config_.collector.c_str());
   connected_ = true;
@@ -429,8 +459,7 @@ void EventPipeline::ReplaySpill() {
     } else if (absl::IsInvalidArgument(st)) {
       stats_.batches_refused.fetch_add(1);
     } else {
-      connected_ = false;
-      sink_->Disconnect();
+      Disconnected(st);
       return false;  // it and the rest stay spilled, in order
     }
     return true;
@@ -476,8 +505,7 @@ void EventPipeline::Deliver(const v1::EventBatch& batch) {
     return;
   }
   Log(LogLevel::kInfo, "delivery failed (%s); spilling", std::string(st.message()).c_str());
-  connected_ = false;
-  sink_->Disconnect();
+  Disconnected(st);
   Spill(batch);
 }
 

@@ -58,6 +58,7 @@ struct PipelineStats {
   std::atomic<uint64_t> batches_refused{0};   // collector said InvalidArgument
   std::atomic<uint64_t> spill_dropped_events{0};
   std::atomic<uint64_t> connect_failures{0};
+  std::atomic<uint64_t> overload_refusals{0};  // collector said RESOURCE_EXHAUSTED (kept, retried)
   std::atomic<uint64_t> captures_started{0};
   std::atomic<uint64_t> events_outside_window{0};  // traced around a capture window, not sent
 };
@@ -96,6 +97,10 @@ class EventPipeline {
   void CutBatch();
   void Deliver(const v1::EventBatch& batch);
   bool EnsureConnected();
+  // The stream failed with `why`: drop it, and stay away a while if the collector is overloaded.
+  void Disconnected(const absl::Status& why);
+  // Notes an overload refusal: no reconnect before the collector's retry hint (with jitter).
+  void BackOffFromOverload(const absl::Status& why, std::chrono::steady_clock::time_point now);
   void ReplaySpill();
   void Spill(const v1::EventBatch& batch);
   LossCounters Loss() const;

@@ -58,11 +58,6 @@ std::string StartTicks() {
 
 }  // namespace
 
-std::string RealEnv(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
-
 std::string DetectJobId(const EnvLookup& env) { return DetectJob(env).id; }
 
 JobInfo DetectJob(const EnvLookup& env) {

@@ -2,16 +2,12 @@
 // launchers set (SLURM, torchrun/TorchElastic, OpenMPI/PMI, Kubernetes) or GPUSPY_JOB.
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "gpuspy/v1/identity.pb.h"
+#include "inject/core/env_lookup.h"
 
 namespace gpuspy::inject {
-
-// Looks up an environment variable; injectable for tests. Returns "" when unset.
-using EnvLookup = std::function<std::string(const char*)>;
-std::string RealEnv(const char* name);
 
 // Job id, first match: GPUSPY_JOB, SLURM_JOB_ID, TORCHELASTIC_RUN_ID, the Kubernetes pod's owner
 // (GPUSPY_K8S_JOB, else POD_NAME / HOSTNAME when KUBERNETES_SERVICE_HOST is set), OMPI job id.

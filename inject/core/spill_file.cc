@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "inject/core/private_directory.h"
 
 namespace gpuspy::inject {
 namespace {
@@ -33,9 +34,15 @@ absl::Status SpillFile::Append(const std::string& batch) {
     return absl::ResourceExhaustedError(
         absl::StrCat("spill file ", path_, " would exceed ", max_bytes_, " bytes"));
   }
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (!directory_checked_) {
+    if (absl::Status st = EnsurePrivateDirectory(std::filesystem::path(path_).parent_path().string());
+        !st.ok()) {
+      return st;
+    }
+    directory_checked_ = true;
+  }
+  // O_NOFOLLOW: even in our own directory, never write through a link to somewhere else.
+  const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     return absl::UnavailableError(absl::StrCat("cannot open ", path_, ": ", std::strerror(errno)));
   }
@@ -93,7 +100,7 @@ absl::StatusOr<SpillFile::ReplayResult> SpillFile::Replay(
     const std::function<bool(const std::string&)>& deliver) {
   ReplayResult result;
   if (empty()) return result;
-  const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     const int err = errno;
     Clear();

@@ -17,7 +17,8 @@ class SpillFile {
   // The file is created on first Append (a process that never spills leaves nothing behind).
   SpillFile(std::string path, uint64_t max_bytes) : path_(std::move(path)), max_bytes_(max_bytes) {}
 
-  // ResourceExhausted when the bound would be exceeded; Unavailable on I/O errors.
+  // ResourceExhausted when the bound would be exceeded; Unavailable on I/O errors;
+  // PermissionDenied when the directory is not private to us (EnsurePrivateDirectory).
   absl::Status Append(const std::string& serialized_batch);
   // Every batch spilled so far, oldest first. Records failing their checksum (a torn write at a
   // crash) end the read: what follows them is not trusted.
@@ -46,6 +47,7 @@ class SpillFile {
   uint64_t max_bytes_;
   uint64_t bytes_ = 0;  // the file's size
   uint64_t head_ = 0;   // where the first batch not yet replayed starts
+  bool directory_checked_ = false;  // once ours, it stays ours: re-checked only after a failure
 };
 
 }  // namespace gpuspy::inject

@@ -7,6 +7,16 @@
 #include "inject/transport/ingest_client.h"
 
 namespace gpuspy {
+namespace {
+
+constexpr absl::Duration kRetryPause = absl::Milliseconds(200);
+
+// After a failure: an overloaded collector's retry hint (with jitter), else a short pause.
+absl::Duration PauseAfter(const absl::Status& st) {
+  return absl::IsResourceExhausted(st) ? OverloadBackoff(st) : kRetryPause;
+}
+
+}  // namespace
 
 absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
                                           const v1::ProcessIdentity& identity,
@@ -20,7 +30,7 @@ absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
   for (absl::Status st = client.Connect(address, identity, absl::Seconds(5)); !st.ok();
        st = client.Connect(address, identity, absl::Seconds(5))) {
     if (absl::IsInvalidArgument(st) || absl::Now() >= connect_until) return st;
-    absl::SleepFor(absl::Milliseconds(200));
+    absl::SleepFor(PauseAfter(st));
   }
   BatchEncoder encoder(&strings);
   UploadResult r;
@@ -66,7 +76,7 @@ absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
     if (absl::IsInvalidArgument(st) || options.retry_for <= absl::ZeroDuration()) return st;
     if (give_up == absl::InfiniteFuture()) give_up = absl::Now() + options.retry_for;
     if (absl::Now() >= give_up) return st;
-    absl::SleepFor(absl::Milliseconds(200));
+    absl::SleepFor(PauseAfter(st));
   }
   if (absl::Status st = client.Close(); !st.ok()) return st;
   // Every chunk is stored now, including any whose acknowledgement a crash swallowed (the

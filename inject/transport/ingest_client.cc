@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <pthread.h>
+#include <random>
 
 #include <utility>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"
 #include "inject/transport/channel_security.h"
@@ -29,7 +33,32 @@ bool WaitForConnectOutcome(grpc::Channel& channel, std::chrono::system_clock::ti
   return true;
 }
 
+// The payload of an absl::Status that carries the collector's retry hint.
+constexpr char kRetryAfterPayload[] = "gpuspy/retry-after-ms";
+
 }  // namespace
+
+std::optional<absl::Duration> RetryAfter(const absl::Status& status) {
+  const auto payload = status.GetPayload(kRetryAfterPayload);  // absl::optional on Debian
+  int64_t ms = 0;
+  if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &ms) || ms < 0) {
+    return std::nullopt;
+  }
+  return absl::Milliseconds(ms);
+}
+
+absl::Status WithRetryAfter(absl::Status status, absl::Duration after) {
+  status.SetPayload(kRetryAfterPayload, absl::Cord(absl::StrCat(absl::ToInt64Milliseconds(after))));
+  return status;
+}
+
+absl::Duration OverloadBackoff(const absl::Status& status, absl::Duration fallback,
+                               absl::Duration cap) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const absl::Duration base = RetryAfter(status).value_or(fallback);
+  const double spread = std::uniform_real_distribution<double>(0.5, 1.5)(rng);
+  return std::min(base * spread, cap);
+}
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address) {
   absl::StatusOr<ClientSecurity> security = ClientSecurityFromEnvironment();
@@ -60,6 +89,16 @@ bool IngestClient::connected() const {
   return stream_ != nullptr && !finished_ && !ended_;
 }
 
+uint64_t IngestClient::process_id() const {
+  std::lock_guard lock(mu_);
+  return welcome_.process_id();
+}
+
+uint64_t IngestClient::last_stored_sequence() const {
+  std::lock_guard lock(mu_);
+  return welcome_.last_stored_sequence();
+}
+
 uint64_t IngestClient::highest_ack() const {
   std::lock_guard lock(mu_);
   return highest_ack_;
@@ -84,6 +123,13 @@ grpc::Status IngestClient::Finish(bool cancel) {
   if (reader_.joinable()) reader_.join();
   final_status_ = stream_->Finish();
   finished_ = true;
+  const auto& trailers = context_->GetServerTrailingMetadata();
+  if (auto it = trailers.find(kRetryAfterMetadataKey); it != trailers.end()) {
+    int64_t ms = 0;
+    if (absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &ms)) {
+      retry_after_ms_ = ms;
+    }
+  }
   return final_status_;
 }
 
@@ -96,6 +142,7 @@ void IngestClient::Reset() {
   channel_.reset();
   finished_ = false;
   final_status_ = grpc::Status::OK;
+  retry_after_ms_ = -1;
   std::lock_guard lock(mu_);
   have_welcome_ = false;
   welcome_.Clear();
@@ -216,6 +263,7 @@ absl::Status IngestClient::StreamEnded() {
     return absl::UnavailableError(
         absl::StrCat("cannot reach gpuspyd at ", address_, ": ", st.error_message()));
   }
+  if (retry_after_ms_ >= 0) return WithRetryAfter(FromGrpc(st), absl::Milliseconds(retry_after_ms_));
   return FromGrpc(st);
 }
 

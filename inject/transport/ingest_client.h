@@ -14,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +32,20 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
 
 // grpc::Status -> absl::Status with the same code and message.
 absl::Status FromGrpc(const grpc::Status& status);
+
+// Trailing metadata of a RESOURCE_EXHAUSTED refusal from an overloaded collector: milliseconds to
+// wait before trying again (collector/ingest/ingest_service.h writes the same key).
+inline constexpr char kRetryAfterMetadataKey[] = "gpuspy-retry-after-ms";
+// The collector's retry hint carried by a status this client returned; nullopt without one.
+std::optional<absl::Duration> RetryAfter(const absl::Status& status);
+// `status` carrying the retry hint `after` (what the client does with the trailing metadata).
+absl::Status WithRetryAfter(absl::Status status, absl::Duration after);
+// How long to stay away from a collector that refused us for overload: its hint (else
+// `fallback`: a refusal by gRPC's own limits carries none), spread by +-50% jitter so refused
+// producers do not all return at the same moment, and capped at `cap`.
+absl::Duration OverloadBackoff(const absl::Status& status,
+                               absl::Duration fallback = absl::Seconds(1),
+                               absl::Duration cap = absl::Seconds(30));
 
 // One sender thread owns it (everything but TakeCommands is called from that thread). Reusable: Connect again after a failure or Close
 // opens a fresh stream on a fresh channel.
@@ -50,8 +65,10 @@ class IngestClient {
   void set_mode(v1::CaptureMode mode) { mode_ = mode; }
   // False once the stream ended or failed (the reader saw its end): Connect again.
   bool connected() const;
-  uint64_t process_id() const { return welcome_.process_id(); }
-  uint64_t last_stored_sequence() const { return welcome_.last_stored_sequence(); }
+  // From the Welcome. Read under the lock: the reader thread owns welcome_ and would overwrite it
+  // if a (misbehaving) collector sent a second one.
+  uint64_t process_id() const;
+  uint64_t last_stored_sequence() const;
 
   // Writes one batch (does not wait for its Ack).
   absl::Status Send(const v1::EventBatch& batch);
@@ -94,6 +111,7 @@ class IngestClient {
   std::thread reader_;
   bool finished_ = false;
   grpc::Status final_status_;
+  int64_t retry_after_ms_ = -1;  // the hint in the final status's trailing metadata
 
   // Filled by the reader thread.
   mutable std::mutex mu_;

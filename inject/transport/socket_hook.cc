@@ -2,6 +2,7 @@
 
 #include <grpc/support/sync.h>
 
+#include <atomic>
 #include <utility>
 
 #include "grpcpp/version_info.h"
@@ -47,9 +48,22 @@ namespace {
 struct HookMutator {
   grpc_socket_mutator base;
   gpuspy::SocketHook* hook;
+  // gRPC orders everything done to a mutator (built on the caller's thread, used on its polling
+  // threads, destroyed by whichever thread drops the last reference) through its own refcount,
+  // inside libgrpc/libgpr, which are not built with ThreadSanitizer. The sanitizer would see the
+  // hook built, called and deleted on different threads with nothing in between. Released after
+  // building and after each use, acquired before each use and before deleting: this restates
+  // gRPC's ordering where the sanitizer can see it, for two atomic operations per socket.
+  std::atomic<uint64_t> handoffs{0};
 };
 
-HookMutator* FromBase(grpc_socket_mutator* m) { return reinterpret_cast<HookMutator*>(m); }
+HookMutator* Acquire(grpc_socket_mutator* m) {
+  HookMutator* h = reinterpret_cast<HookMutator*>(m);
+  (void)h->handoffs.load(std::memory_order_acquire);
+  return h;
+}
+
+void Release(HookMutator* h) { h->handoffs.fetch_add(1, std::memory_order_release); }
 
 // Only called by gRPC versions without mutate_fd_2, which the static_assert excludes.
 bool MutateFd(int, grpc_socket_mutator*) { return true; }
@@ -57,7 +71,7 @@ bool MutateFd(int, grpc_socket_mutator*) { return true; }
 int Compare(grpc_socket_mutator* a, grpc_socket_mutator* b) { return a < b ? -1 : (a > b ? 1 : 0); }
 
 void Destroy(grpc_socket_mutator* m) {
-  HookMutator* h = FromBase(m);
+  HookMutator* h = Acquire(m);
   delete h->hook;
   delete h;
 }
@@ -69,7 +83,9 @@ bool MutateFd2(const grpc_mutate_socket_info* info, grpc_socket_mutator* m) {
     case GRPC_FD_SERVER_LISTENER_USAGE: use = SocketUse::kServerListener; break;
     case GRPC_FD_SERVER_CONNECTION_USAGE: use = SocketUse::kServerConnection; break;
   }
-  (*FromBase(m)->hook)(info->fd, use);
+  HookMutator* h = Acquire(m);
+  (*h->hook)(info->fd, use);
+  Release(h);
   return true;
 }
 
@@ -79,6 +95,7 @@ grpc_socket_mutator* NewMutator(SocketHook hook) {
   auto* h = new HookMutator{};
   h->hook = new SocketHook(std::move(hook));
   grpc_socket_mutator_init(&h->base, &kVtable);
+  Release(h);
   return &h->base;
 }
 

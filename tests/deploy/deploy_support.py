@@ -113,26 +113,26 @@ def run_cli(collector, *args, timeout_s=30, env=None):
                           capture_output=True, text=True, timeout=timeout_s, env=env)
 
 
-def wait_healthy(daemon, collector, timeout_s=20.0):
+def wait_healthy(daemon, collector, timeout_s=20.0, env=None):
     """Until `gpuspy stats` (the image's and the probes' health check) succeeds."""
     def ok():
         if not daemon.alive():
             raise AssertionError(f"gpuspyd exited: {daemon.log_text()}")
-        return run_cli(collector, "stats").returncode == 0
+        return run_cli(collector, "stats", env=env).returncode == 0
     wait_for(ok, timeout_s, f"gpuspyd at {collector}")
 
 
-def job_ids(collector):
-    r = run_cli(collector, "--json", "jobs")
+def job_ids(collector, env=None):
+    r = run_cli(collector, "--json", "jobs", env=env)
     if r.returncode != 0:
         return set()
     return {j.get("jobId", j.get("job_id")) for j in json.loads(r.stdout).get("jobs", [])}
 
 
-def replay(collector, job, steps=4, ranks=1, scenario="sync_stall"):
+def replay(collector, job, steps=4, ranks=1, scenario="sync_stall", env=None):
     r = subprocess.run([binary("REPLAY_BIN"), "--collector", collector, "--job", job, "--steps",
                         str(steps), "--ranks", str(ranks), "--scenario", scenario],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60, env=env)
     if r.returncode != 0:
         raise AssertionError(f"gpuspy-replay failed: {r.stdout}{r.stderr}")
 
@@ -144,13 +144,17 @@ def http_get(port, path, timeout_s=10):
 
 def hub_command(tmp, extra=()):
     """A hub gpuspyd on the embedded store with a free loopback port: what node daemons under
-    test forward to. Returns (Daemon, address)."""
+    test forward to. Returns (Daemon, address). With a --token-file in `extra`, it is ready when
+    that token gets an answer."""
     port = free_port()
     d = Daemon([binary("GPUSPYD_BIN"), "--role", "hub", "--listen", f"127.0.0.1:{port}",
                 "--unix", "", "--http", "", "--data-dir", os.path.join(tmp, "hub-store"),
                 "--log-level", "warn", *extra], os.path.join(tmp, "hub.log"))
     address = f"127.0.0.1:{port}"
-    wait_healthy(d, address)
+    env = None
+    if "--token-file" in extra:
+        env = {**os.environ, "GPUSPY_TOKEN_FILE": extra[list(extra).index("--token-file") + 1]}
+    wait_healthy(d, address, env=env)
     return d, address
 
 

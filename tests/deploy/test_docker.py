@@ -150,8 +150,12 @@ class DockerfileTest(unittest.TestCase):
             exe = binary(var)
             needed = re.findall(r"NEEDED\s+(\S+)", subprocess.run(["objdump", "-p", exe], capture_output=True,
                                                                   text=True, check=True).stdout)
-            resolved = dict(re.findall(r"^\s*(\S+) => (/\S+)", subprocess.run(["ldd", exe], capture_output=True,
-                                                                              text=True, check=True).stdout, re.M))
+            ldd = subprocess.run(["ldd", exe], capture_output=True, text=True, check=True).stdout
+            resolved = dict(re.findall(r"^\s*(\S+) => (/\S+)", ldd, re.M))
+            # The dynamic loader is listed by its path alone (NEEDED when the binary uses
+            # __tls_get_addr, i.e. thread_local in position-independent code): it is libc6's.
+            for path in re.findall(r"^\s*(/\S+) \(0x", ldd, re.M):
+                resolved.setdefault(os.path.basename(path), path)
             self.assertIn("libgrpc++.so.1.51", needed)
             owners = self._owners([resolved[s] for s in needed])
             for soname in needed:
@@ -242,17 +246,32 @@ class ImageStepsTest(TempDirTest):
         health_cmd = exec_form(health.split(" CMD ", 1)[1])
         env = {k: v for s, w, t in ins if s == 1 and w == "ENV"
                for k, v in re.findall(r"(\w+)=(\S+)", t)}
-        # The image's command, on loopback ports of this machine instead of 0.0.0.0:7070/7071.
+        # The image's command on free ports of every interface (gpuspyd accepts that only because
+        # the command names a token file), with the secret mounted where the image expects it.
+        secret = env["GPUSPY_TOKEN_FILE"]
+        self.assertEqual(cmd[cmd.index("--token-file") + 1], secret)
+        token = os.path.join(self.tmp, "gpuspy-token")
+        with open(token, "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+        os.chmod(token, 0o600)
         grpc, http = free_port(), free_port()
-        args = [a.replace("0.0.0.0:7070", f"127.0.0.1:{grpc}").replace("0.0.0.0:7071", f"127.0.0.1:{http}")
-                .replace("/var/lib/gpuspy", os.path.join(self.tmp, "data")) for a in cmd]
+        args = [a.replace("0.0.0.0:7070", f"0.0.0.0:{grpc}").replace("0.0.0.0:7071", f"0.0.0.0:{http}")
+                .replace("/var/lib/gpuspy", os.path.join(self.tmp, "data")).replace(secret, token) for a in cmd]
         d = self.daemon([binary("GPUSPYD_BIN"), *args], "image")
         self.assertEqual(env["GPUSPY_COLLECTOR"], "127.0.0.1:7070")
-        wait_healthy(d, f"127.0.0.1:{grpc}")
+        image_env = {**os.environ, "GPUSPY_COLLECTOR": f"127.0.0.1:{grpc}", "GPUSPY_TOKEN_FILE": token}
+        wait_healthy(d, f"127.0.0.1:{grpc}", env=image_env)
         self.assertEqual(health_cmd[0], "gpuspy")
         r = subprocess.run([binary("GPUSPY_BIN"), *health_cmd[1:]], capture_output=True, text=True,
-                           env={**os.environ, "GPUSPY_COLLECTOR": f"127.0.0.1:{grpc}"}, timeout=30)
+                           env=image_env, timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
+        # Without the secret, the image's command exits at once and says why.
+        missing = [a.replace("0.0.0.0:7070", f"0.0.0.0:{free_port()}").replace("0.0.0.0:7071", f"0.0.0.0:{free_port()}")
+                   .replace("/var/lib/gpuspy", os.path.join(self.tmp, "data2")).replace(secret, os.path.join(self.tmp, "absent"))
+                   for a in cmd]
+        r = subprocess.run([binary("GPUSPYD_BIN"), *missing], capture_output=True, text=True, timeout=30)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("token", r.stderr.lower())
 
 
 if __name__ == "__main__":

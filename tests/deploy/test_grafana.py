@@ -8,6 +8,7 @@ import re
 import subprocess
 import unittest
 import urllib.parse
+import urllib.request
 
 import yaml
 
@@ -75,21 +76,35 @@ class Exposition:
 
     def __init__(self, tmp):
         self.grpc, self.http = free_port(), free_port()
+        # With a token, as the hub runs: the scrape config must carry it.
+        self.token_file = os.path.join(tmp, "token")
+        with open(self.token_file, "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+        os.chmod(self.token_file, 0o600)
+        self.token = read(self.token_file).strip()
         self.daemon = Daemon([binary("GPUSPYD_BIN"), "--listen", f"127.0.0.1:{self.grpc}", "--unix", "",
                               "--http", f"127.0.0.1:{self.http}", "--data-dir", os.path.join(tmp, "store"),
-                              "--log-level", "warn"], os.path.join(tmp, "gpuspyd.log"))
+                              "--token-file", self.token_file, "--log-level", "warn"],
+                             os.path.join(tmp, "gpuspyd.log"))
         wait_for(lambda: self._ready(), 20, "gpuspyd's /metrics")
         for job, scenario in JOBS.items():
-            replay(f"127.0.0.1:{self.grpc}", job, scenario=scenario)
-        self.text = http_get(self.http, "/metrics", timeout_s=30)
+            replay(f"127.0.0.1:{self.grpc}", job, scenario=scenario,
+                   env={**os.environ, "GPUSPY_TOKEN_FILE": self.token_file})
+        self.text = self.metrics()
         self.families = set(re.findall(r"^# TYPE (\S+) ", self.text, re.M))
         self.labels = {f: set() for f in self.families}
         for name, labels in re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})? ", self.text, re.M):
             self.labels.setdefault(name, set()).update(re.findall(r"(\w+)=\"", labels or ""))
 
+    def metrics(self):
+        request = urllib.request.Request(f"http://127.0.0.1:{self.http}/metrics",
+                                         headers={"Authorization": f"Bearer {self.token}"})
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return r.read().decode()
+
     def _ready(self):
         try:
-            return "gpuspy_up" in http_get(self.http, "/metrics")
+            return "gpuspy_up" in self.metrics()
         except OSError:
             return False
 
@@ -165,8 +180,10 @@ class DashboardAgainstGpuspydTest(TempDirTest):
         e = self.exposition
         config = yaml.safe_load(read(SCRAPE))
         job = config["scrape_configs"][0]
+        self.assertEqual(job["authorization"]["type"], "Bearer")
         job.update({"scrape_interval": "1s", "scrape_timeout": "1s",
                     "static_configs": [{"targets": [f"127.0.0.1:{e.http}"]}]})
+        job["authorization"]["credentials_file"] = e.token_file
         with open(os.path.join(self.tmp, "prometheus.yml"), "w") as f:
             yaml.safe_dump(config, f)
         port = free_port()

@@ -10,6 +10,8 @@ import re
 import shutil
 import subprocess
 import unittest
+import urllib.error
+import urllib.request
 
 import yaml
 
@@ -19,6 +21,9 @@ from deploy_support import (SOURCE_DIR, TempDirTest, binary, deploy_path, flags_
 
 K8S = deploy_path("k8s")
 WORKLOADS = ("DaemonSet", "Deployment", "Job", "StatefulSet")
+# gpuspyd's flags that take no value.
+BOOLEAN_FLAGS = {"--unix-shared", "--insecure-allow-remote"}
+TOKEN_DIR = "/etc/gpuspy/token"
 
 
 def load(path):
@@ -202,7 +207,36 @@ class ManifestTest(unittest.TestCase):
         for name, kind in (("gpuspy-node", "DaemonSet"), ("gpuspy-hub", "Deployment")):
             args = pod_spec(find(kind, name))["containers"][0]["args"]
             self.assertLessEqual(set(flags_in(args)), flags, name)
-            self.assertEqual(len(args) % 2, 0, f"{name}: every flag takes a value")
+            valued = [a for a in args if a not in BOOLEAN_FLAGS]
+            self.assertEqual(len(valued) % 2, 0, f"{name}: every other flag takes a value")
+            self.assertTrue(all(a.startswith("--") for a in valued[::2]), f"{name}: {valued}")
+
+    def test_every_listener_beyond_loopback_requires_the_secret_token(self):
+        """gpuspyd refuses to listen beyond loopback without a token; the forwarder needs the
+        hub's. Both must come from the gpuspy-token Secret, mounted where the flags point."""
+        secret = find("Secret", "gpuspy-token")
+        for name, kind in (("gpuspy-node", "DaemonSet"), ("gpuspy-hub", "Deployment")):
+            spec = pod_spec(find(kind, name))
+            main = spec["containers"][0]
+            env = container_env(main)
+            args = expand(main["args"], env)
+            self.assertNotIn("--insecure-allow-remote", args, name)
+            token = args[args.index("--token-file") + 1]
+            volumes = {v["name"]: v for v in spec["volumes"]}
+            mounts = {m["mountPath"]: volumes[m["name"]] for m in main["volumeMounts"]}
+            mount, key = os.path.split(token)
+            self.assertEqual(mounts[mount]["secret"]["secretName"], "gpuspy-token", name)
+            self.assertIn(key, secret["stringData"], name)
+            # Root-owned Secret files, read by uid 10001 through the pod's fsGroup.
+            self.assertEqual(spec["securityContext"]["fsGroup"], main["securityContext"]["runAsGroup"], name)
+            self.assertEqual(mounts[mount]["secret"]["defaultMode"], 0o440, name)
+            # The probes' `gpuspy stats` and the node's forwarder present the same token.
+            self.assertEqual(env["GPUSPY_TOKEN_FILE"], token, name)
+        hub = pod_spec(find("Deployment", "gpuspy-hub"))["containers"][0]
+        args = hub["args"]
+        self.assertTrue(args[args.index("--listen") + 1].startswith("0.0.0.0:"))
+        self.assertEqual(os.path.dirname(args[args.index("--control-token-file") + 1]), TOKEN_DIR)
+        self.assertEqual(hub["readinessProbe"]["httpGet"]["path"], "/healthz", "probes carry no token")
 
     def test_kubectl_kustomize_renders_it(self):
         kubectl = tool("kubectl")
@@ -222,9 +256,25 @@ class ContainersRunTest(TempDirTest):
     the throwaway PostgreSQL of the gpuspy_postgres ctest fixture when there is one, else on the
     embedded store with the same arguments."""
 
+    def setUp(self):
+        super().setUp()
+        # The Secret, as kubelet would mount it.
+        tokens = os.path.join(self.tmp, "token")
+        os.makedirs(tokens)
+        for key in find("Secret", "gpuspy-token")["stringData"]:
+            path = os.path.join(tokens, key)
+            with open(path, "w") as f:
+                f.write(os.urandom(32).hex() + "\n")
+            os.chmod(path, 0o600)
+        # Every CLI call below (probes, job listings) presents the ingest token, as the
+        # containers' GPUSPY_TOKEN_FILE makes them do.
+        os.environ["GPUSPY_TOKEN_FILE"] = os.path.join(tokens, "token")
+        self.addCleanup(lambda: os.environ.pop("GPUSPY_TOKEN_FILE", None))
+
     def remap(self, args):
         return [a.replace("/run/gpuspy", os.path.join(self.tmp, "run")).replace(
-            "/var/lib/gpuspy", os.path.join(self.tmp, "node-store")) for a in args]
+            "/var/lib/gpuspy", os.path.join(self.tmp, "node-store")).replace(
+            TOKEN_DIR, os.path.join(self.tmp, "token")) for a in args]
 
     def postgres(self):
         path = os.environ.get("GPUSPY_TEST_POSTGRES_FILE", "")
@@ -253,7 +303,7 @@ class ContainersRunTest(TempDirTest):
         conninfo = self.postgres()
         if conninfo is not None:
             env["GPUSPY_POSTGRES_CONNINFO"] = conninfo
-        args = expand(hub["args"], env)
+        args = self.remap(expand(hub["args"], env))
         if conninfo is None:
             i = args.index("--postgres")
             args[i:i + 2] = ["--data-dir", os.path.join(self.tmp, "hub-store")]
@@ -261,8 +311,9 @@ class ContainersRunTest(TempDirTest):
         for flag in ("--listen", "--http"):
             ports[flag] = free_port()
             j = args.index(flag)
+            # Still on every interface: gpuspyd starts there only because the token is set.
             self.assertTrue(args[j + 1].startswith("0.0.0.0:"))
-            args[j + 1] = f"127.0.0.1:{ports[flag]}"
+            args[j + 1] = f"0.0.0.0:{ports[flag]}"
         # PGPASSWORD as the Secret would set it (the test server does not ask for one).
         d = self.daemon([binary("GPUSPYD_BIN"), *args], "hub", env={**os.environ, "PGPASSWORD": "change-me"})
         address = f"127.0.0.1:{ports['--listen']}"
@@ -274,7 +325,16 @@ class ContainersRunTest(TempDirTest):
     def test_hub_args_run_and_answer_the_readiness_probe(self):
         _, http, hub = self.start_hub()
         readiness = hub["readinessProbe"]["httpGet"]["path"]
-        self.assertIn("stats", json.loads(http_get(http, readiness)))
+        self.assertEqual(http_get(http, readiness).strip(), "ok")
+        # Everything else on that port needs the token.
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            http_get(http, "/api/stats")
+        self.assertEqual(refused.exception.code, 401)
+        token = read(os.environ["GPUSPY_TOKEN_FILE"]).strip()
+        request = urllib.request.Request(f"http://127.0.0.1:{http}/api/stats",
+                                         headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=10) as r:
+            self.assertIn("stats", json.loads(r.read().decode()))
 
     def test_node_args_run_forward_to_the_hub_and_pass_the_probe(self):
         hub, _, _ = self.start_hub()
@@ -282,12 +342,15 @@ class ContainersRunTest(TempDirTest):
         env = container_env(node)
         env["GPUSPY_HUB"] = hub  # the Service's address, on this machine
         args = self.remap(expand(node["args"], env))
-        d = self.daemon([binary("GPUSPYD_BIN"), *args], "node")
+        # The forwarder presents the container's GPUSPY_TOKEN_FILE to the hub.
+        node_env = {**os.environ, "GPUSPY_TOKEN_FILE": self.remap([env["GPUSPY_TOKEN_FILE"]])[0]}
+        d = self.daemon([binary("GPUSPYD_BIN"), *args], "node", env=node_env)
         collector = self.remap([env["GPUSPY_COLLECTOR"]])[0]
         wait_healthy(d, collector)
-        # gpuspyd made the socket's directory private, as the DaemonSet's comments say.
+        # --unix-shared: jobs of every uid reach the socket (each is checked by its credentials).
         sock_dir = os.path.dirname(collector.removeprefix("unix:"))
-        self.assertEqual(os.stat(sock_dir).st_mode & 0o777, 0o700)
+        self.assertEqual(os.stat(sock_dir).st_mode & 0o777, 0o755)
+        self.assertEqual(os.stat(collector.removeprefix("unix:")).st_mode & 0o777, 0o666)
         probe = node["livenessProbe"]["exec"]["command"]
         self.assertEqual(probe[0], "gpuspy")
         r = subprocess.run([binary("GPUSPY_BIN"), *probe[1:]], capture_output=True, text=True, timeout=30,

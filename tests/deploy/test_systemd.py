@@ -11,7 +11,7 @@ import subprocess
 import unittest
 
 from deploy_support import (TempDirTest, binary, deploy_path, flags_in, free_port, gpuspyd_flags,
-                            hub_command, job_ids, read, replay, tool, wait_for, wait_healthy)
+                            hub_command, job_ids, read, replay, run_cli, tool, wait_for, wait_healthy)
 
 NODE_UNIT = deploy_path("systemd", "gpuspyd.service")
 HUB_UNIT = deploy_path("systemd", "gpuspyd-hub.service")
@@ -37,12 +37,19 @@ def service(path):
     return {k: v for s, k, v in unit_entries(path) if s == "Service" and k != "Environment"}
 
 
-def environment(path, env_file=None):
+def credentials(path):
+    """{id: source file} of LoadCredential= lines."""
+    return dict(v.split(":", 1) for s, k, v in unit_entries(path) if s == "Service" and k == "LoadCredential")
+
+
+def environment(path, env_file=None, credentials_dir="/run/credentials/unit"):
+    """Environment= lines (with %d, the credentials directory), then the env file."""
     env = {}
     for s, k, v in unit_entries(path):
         if s == "Service" and k == "Environment":
             name, _, value = v.partition("=")
-            env[name] = value
+            env[name] = value.replace("%d", credentials_dir)
+    env["CREDENTIALS_DIRECTORY"] = credentials_dir
     if env_file:
         for line in read(env_file).splitlines():
             if line.strip() and not line.lstrip().startswith("#"):
@@ -55,7 +62,7 @@ def exec_start(path, env):
     """ExecStart as systemd runs it: "${VAR}" is one argument (even empty), a lone "$VAR" is split
     on whitespace."""
     argv = []
-    for word in shlex.split(service(path)["ExecStart"]):
+    for word in shlex.split(service(path)["ExecStart"].replace("%d", env["CREDENTIALS_DIRECTORY"])):
         lone = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)", word)
         if lone:
             argv += env.get(lone.group(1), "").split()
@@ -99,6 +106,17 @@ class UnitFileTest(unittest.TestCase):
         self.assertEqual(argv[argv.index("--role") + 1], "node")
 
 
+def write_credentials(unit, directory):
+    """What systemd would copy into the credentials directory: a fresh token per credential."""
+    os.makedirs(directory, exist_ok=True)
+    for name in credentials(unit):
+        path = os.path.join(directory, name)
+        with open(path, "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+        os.chmod(path, 0o400)
+    return directory
+
+
 class UnitRunsTest(TempDirTest):
     def remap(self, argv, **ports):
         out = []
@@ -111,18 +129,25 @@ class UnitRunsTest(TempDirTest):
         return [binary("GPUSPYD_BIN"), *out[1:]]
 
     def test_node_unit_serves_jobs_on_loopback_and_forwards_to_the_hub(self):
-        hub_daemon, hub = hub_command(self.tmp)
+        creds = write_credentials(NODE_UNIT, os.path.join(self.tmp, "node-credentials"))
+        hub_token = os.path.join(creds, "hub-token")
+        # The hub, as its unit runs it, requires that token.
+        hub_daemon, hub = hub_command(self.tmp, extra=("--token-file", hub_token))
         self._daemons.append(hub_daemon)
-        env = environment(NODE_UNIT, deploy_path("systemd", "gpuspyd.env"))
+        env = environment(NODE_UNIT, deploy_path("systemd", "gpuspyd.env"), credentials_dir=creds)
         self.assertTrue(env["GPUSPY_HUB"], "the example env file names a hub")
+        self.assertEqual(env["GPUSPY_TOKEN_FILE"], hub_token, "the forwarder presents the credential")
         env["GPUSPY_HUB"] = hub
         grpc, http = free_port(), free_port()
         argv = self.remap(exec_start(NODE_UNIT, env), **{"127.0.0.1:7070": f"127.0.0.1:{grpc}",
                                                           "127.0.0.1:7071": f"127.0.0.1:{http}"})
-        node = self.daemon(argv, "node")
+        node = self.daemon(argv, "node", env={**os.environ, "GPUSPY_TOKEN_FILE": env["GPUSPY_TOKEN_FILE"]})
+        # Jobs on the node's loopback port need no token: they are known by their uid.
         wait_healthy(node, f"127.0.0.1:{grpc}")
         replay(f"127.0.0.1:{grpc}", "slurm-4242")
-        wait_for(lambda: "slurm-4242" in job_ids(hub), 30, "the job forwarded to the hub")
+        with_token = {**os.environ, "GPUSPY_TOKEN_FILE": hub_token}
+        wait_for(lambda: "slurm-4242" in job_ids(hub, env=with_token), 30, "the job forwarded to the hub")
+        self.assertNotIn("slurm-4242", job_ids(hub), "the hub answers no one without the token")
         self.assertEqual(node.stop(), 0, "SIGTERM (systemctl stop) is a clean exit")
 
     def test_node_unit_without_a_hub_exits_2_and_is_not_restarted(self):
@@ -133,16 +158,22 @@ class UnitRunsTest(TempDirTest):
         self.assertIn("--forward-to", r.stderr)
 
     def test_hub_unit_command_runs(self):
-        env = environment(HUB_UNIT, deploy_path("systemd", "gpuspyd-hub.env"))
+        creds = write_credentials(HUB_UNIT, os.path.join(self.tmp, "hub-credentials"))
+        self.assertEqual(set(credentials(HUB_UNIT)), {"token", "control-token"})
+        env = environment(HUB_UNIT, deploy_path("systemd", "gpuspyd-hub.env"), credentials_dir=creds)
         argv = exec_start(HUB_UNIT, env)
+        self.assertEqual(argv[argv.index("--token-file") + 1], os.path.join(creds, "token"))
+        self.assertEqual(argv[argv.index("--control-token-file") + 1], os.path.join(creds, "control-token"))
         # No PostgreSQL here: the same command on the embedded store.
         i = argv.index("--postgres")
         argv[i:i + 2] = ["--data-dir", os.path.join(self.tmp, "hub-store")]
         grpc = free_port()
-        argv = self.remap(argv, **{"0.0.0.0:7070": f"127.0.0.1:{grpc}", "127.0.0.1:7071": "127.0.0.1:0"})
+        # Still on every interface: gpuspyd accepts that only because the token is there.
+        argv = self.remap(argv, **{"0.0.0.0:7070": f"0.0.0.0:{grpc}", "127.0.0.1:7071": "127.0.0.1:0"})
         argv = [a.replace("/run/gpuspy-hub", os.path.join(self.tmp, "run-hub")) for a in argv]
         hub = self.daemon(argv, "hub")
-        wait_healthy(hub, f"127.0.0.1:{grpc}")
+        wait_healthy(hub, f"127.0.0.1:{grpc}", env={**os.environ, "GPUSPY_TOKEN_FILE": os.path.join(creds, "token")})
+        self.assertNotEqual(run_cli(f"127.0.0.1:{grpc}", "stats").returncode, 0, "no token, no answer")
 
 
 if __name__ == "__main__":

@@ -261,63 +261,63 @@ TEST_F(AppFaults, DropsPastTheSpillBoundReachTheCollectorAndTheReportNamesTheSte
                          notes.begin()->first));
 }
 
-// Disabled: on a loaded 2-core machine how much gets spilled, and whether the restarted
-// collector is reached before the app's final flush, vary from run to run (seen in CI: nothing
-// replayed; or +8 MiB high-water mark for ~9 MiB spilled). The streaming replay it checks is
-// covered by spill_file_test; this end-to-end bound needs a steadier setup.
-TEST_F(AppFaults, DISABLED_MemoryHighWaterMarkDoesNotGrowWithTheSpill) {
-  // A launch-bound loop (~1 M events/s) spills tens of MiB while the collector is away; the
-  // collector comes back just before the program ends, so the whole spill is replayed by the
-  // final flush, after the program's own work (nothing else then moves the high-water mark).
-  // The replay must stream the spill, not load it.
-  extra_env_ = {"GPUSPY_EXIT_TIMEOUT_MS=60000"};
-  FaultyDaemon daemon(dir_.path());
-  ASSERT_TRUE(daemon.Start()) << daemon.log();
-  auto run = [&](const std::string& name, bool collector_away) -> nlohmann::json {
-    if (collector_away) daemon.Kill();
-    const std::string stats = dir_.path() + "/" + name + ".exit.json";
+// The application's memory must not grow with what it cannot deliver, whatever the collector does.
+// What bounds it is the CUPTI buffer pool (GPUSPY_MAX_BUFFERS x GPUSPY_BUFFER_BYTES, then CUPTI
+// drops and counts) plus a few batches in flight; everything else goes to the bounded spill file
+// or is dropped and counted. A launch-bound loop (~10^5-10^6 events/s) runs 4 s per behaviour:
+// kept in memory, its events would take hundreds of MiB, far over the budget below. This does not
+// depend on when the collector comes back (the earlier version of this test, which needed the
+// spill replayed at exit, was too timing-sensitive for loaded CI machines); the replay's own
+// streaming is covered by spill_file_test.
+TEST_F(AppFaults, MemoryHighWaterMarkStaysBoundedWhateverTheCollectorDoes) {
+  constexpr long kBufferBytes = 1 << 20, kMaxBuffers = 8;
+  // The buffer pool, plus slack for batches in flight, gRPC's channel and allocator noise.
+  constexpr long kBudgetKb = kMaxBuffers * kBufferBytes / 1024 + 24 * 1024;
+  extra_env_ = {absl::StrCat("GPUSPY_BUFFER_BYTES=", kBufferBytes),
+                absl::StrCat("GPUSPY_MAX_BUFFERS=", kMaxBuffers), "GPUSPY_ACK_TIMEOUT_MS=500",
+                "GPUSPY_EXIT_TIMEOUT_MS=1000", "GPUSPY_SPILL_BYTES=33554432"};
+  enum class Collector { kUp, kAbsent, kFrozen, kKilledMidRun };
+  const std::vector<std::pair<Collector, std::string>> behaviours = {
+      {Collector::kUp, "collector up"},
+      {Collector::kAbsent, "collector absent"},
+      {Collector::kFrozen, "collector frozen (SIGSTOP) throughout"},
+      {Collector::kKilledMidRun, "collector SIGKILLed after 1 s, not restarted"}};
+  long base_kb = 0;
+  for (const auto& [behaviour, label] : behaviours) {
+    TempDir dir;
+    FaultyDaemon daemon(dir.path());
+    ASSERT_TRUE(daemon.Start()) << daemon.log();
+    if (behaviour == Collector::kAbsent) daemon.Kill();
+    if (behaviour == Collector::kFrozen) daemon.Freeze();
+    const std::string name = absl::StrCat("hwm", static_cast<int>(behaviour));
+    const std::string exit_stats = dir_.path() + "/" + name + ".exit.json";
     auto app = StartApp(name,
                         {"--until-signal", "--handle-signals", "--steps", "1", "--kernels", "100",
-                         "--fast-gpu", "--lean", "--exit-stats", stats},
+                         "--fast-gpu", "--lean", "--exit-stats", exit_stats},
                         Env(name, daemon.public_address()));
-    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-    if (collector_away) {
-      EXPECT_TRUE(daemon.Start()) << daemon.log();
+    if (behaviour == Collector::kKilledMidRun) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      daemon.Kill();
+      std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(4000));
     }
     kill(app->pid(), SIGTERM);
-    nlohmann::json expect = FinishApp(name, *app);
-    expect["exit_hwm_kb"] = ReadJson(stats).value("vm_hwm_kb", 0L);
-    return expect;
-  };
-  const nlohmann::json base = run("hwm_base", false);
-  const nlohmann::json spilled = run("hwm_spill", true);
-  const auto job = CollectJob(daemon.address(), "hwm_spill", /*events=*/false);
-  ASSERT_EQ(job.size(), 1u) << AppLog("hwm_spill");
-  const v1::ProcessInfo& info = job.begin()->second.info;
-  EXPECT_EQ(info.event_count() + job.begin()->second.dropped(),
-            static_cast<uint64_t>(Produced(spilled)))
-      << AppLog("hwm_spill");
-  EXPECT_EQ(job.begin()->second.dropped(), 0u);
-  const std::string log = AppLog("hwm_spill");
-  uint64_t spilled_batches = 0;
-  if (size_t at = log.find(" batches delivered, "); at != std::string::npos) {
-    spilled_batches = std::strtoull(log.c_str() + at + 20, nullptr, 10);
+    const nlohmann::json expect = FinishApp(name, *app);
+    if (behaviour == Collector::kFrozen) daemon.Thaw();
+    // The larger of the run's high-water mark and the one after the final flush.
+    const long hwm_kb = std::max(expect.value("vm_hwm_kb", 0L), ReadJson(exit_stats).value("vm_hwm_kb", 0L));
+    ASSERT_GT(hwm_kb, 0) << AppLog(name);
+    const int produced = Produced(expect);
+    Record(absl::StrFormat("app memory high-water mark, %-45s %7ld KiB (%+ld KiB), %d events produced",
+                           label + ":", hwm_kb, base_kb == 0 ? 0 : hwm_kb - base_kb, produced));
+    if (behaviour == Collector::kUp) {
+      base_kb = hwm_kb;
+      continue;
+    }
+    EXPECT_LT(hwm_kb - base_kb, kBudgetKb) << label << ": memory grew with what was not delivered\n"
+                                           << AppLog(name);
   }
-  ASSERT_GT(spilled_batches, 0u) << log;
-  // What went through the spill, from the collector's side: its share of the stored bytes.
-  const double spill_mib = static_cast<double>(CollectorStats(daemon.address()).bytes_stored()) *
-                           spilled_batches / std::max<uint64_t>(info.batch_count(), 1) / 1048576.0;
-  const long base_kb = base.value("exit_hwm_kb", 0L), spill_kb = spilled.value("exit_hwm_kb", 0L);
-  Record(absl::StrFormat(
-      "app memory high-water mark: %ld KiB with the collector up, %ld KiB after %llu batches "
-      "(~%.0f MiB) spilled and replayed at exit (%+ld KiB)",
-      base_kb, spill_kb, static_cast<unsigned long long>(spilled_batches), spill_mib,
-      spill_kb - base_kb));
-  ASSERT_GT(base_kb, 0);
-  ASSERT_GT(spill_mib, 8) << "too little was spilled to tell";
-  // Loading the spill would add about its size (twice, as records); streaming adds ~nothing.
-  EXPECT_LT(static_cast<double>(spill_kb - base_kb), spill_mib * 1024 / 2)
-      << "memory grew with the spill";
 }
 
 }  // namespace

@@ -37,19 +37,6 @@ std::map<int, uint64_t> HighestAcked(const std::string& path) {
   return out;
 }
 
-// rank -> events, from gpuspy-replay's "rank R: N events in B batches" lines.
-std::map<int, uint64_t> ReplayedEvents(const std::string& out) {
-  std::map<int, uint64_t> events;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    int rank = 0;
-    unsigned long long n = 0;
-    if (std::sscanf(line.c_str(), "rank %d: %llu events", &rank, &n) == 2) events[rank] = n;
-  }
-  return events;
-}
-
 TEST(CollectorFaults, SigkillDuringHeavyIngestKeepsEveryAcknowledgedBatch) {
   TempDir dir;
   FaultyDaemon daemon(dir.path());

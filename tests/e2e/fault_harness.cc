@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -61,11 +62,14 @@ bool FaultyDaemon::StartPrivately() { return StartOn(0); }
 
 bool FaultyDaemon::StartOn(int port) {
   const std::string port_file = dir_ + "/port." + std::to_string(++starts_);
-  std::vector<std::string> argv = {GPUSPYD_BIN,  "--listen",   "127.0.0.1:" + std::to_string(port),
-                                   "--unix",     "",           "--http",
-                                   "",           "--data-dir", data_dir(),
-                                   "--port-file", port_file,   "--log-level",
-                                   "info"};
+  std::vector<std::string> argv = {GPUSPYD_BIN, "--listen",    "127.0.0.1:" + std::to_string(port),
+                                   "--unix",    "",            "--data-dir",
+                                   data_dir(),  "--port-file", port_file,
+                                   "--log-level", "info"};
+  // No HTTP listener unless the test asks for one.
+  if (std::find(extra_args_.begin(), extra_args_.end(), "--http") == extra_args_.end()) {
+    argv.insert(argv.end(), {"--http", ""});
+  }
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   process_ = std::make_unique<Process>(argv, dir_ + "/gpuspyd.log");
   current_port_ = WaitForPortFile(port_file, std::chrono::milliseconds(15000));
@@ -277,6 +281,19 @@ uint64_t TestSeed(uint64_t fallback) {
   std::printf("seed %llu (GPUSPY_TEST_SEED=%llu reproduces this run)\n",
               static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
   return seed;
+}
+
+// rank -> events, from gpuspy-replay's "rank R: N events in B batches" lines.
+std::map<int, uint64_t> ReplayedEvents(const std::string& out) {
+  std::map<int, uint64_t> events;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    int rank = 0;
+    unsigned long long n = 0;
+    if (std::sscanf(line.c_str(), "rank %d: %llu events", &rank, &n) == 2) events[rank] = n;
+  }
+  return events;
 }
 
 }  // namespace gpuspy::testing

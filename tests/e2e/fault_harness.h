@@ -93,6 +93,9 @@ std::vector<v1::StepReport> StepReports(const std::string& address, const std::s
 
 nlohmann::json ReadJson(const std::string& path);
 
+// rank -> events, from gpuspy-replay's "rank R: N events in B batches" lines.
+std::map<int, uint64_t> ReplayedEvents(const std::string& replay_output);
+
 // Median and maximum of a list of step times.
 struct StepTimes {
   double median_us = 0;

@@ -68,9 +68,9 @@ class HubE2E : public ::testing::Test {
 
   // `batch_ms` paces the producer (one batch of ~2 steps per interval) so that a kill lands
   // in the middle of its stream.
-  RunResult Replay(const Daemon& to, const std::string& job, int first_rank, int ranks, int steps,
-                   double retry_for = 0, int batch_ms = 0) {
-    return testing::Run({REPLAY_BIN, "--collector", to.address(), "--job", job, "--ranks",
+  RunResult Replay(const std::string& address, const std::string& job, int first_rank, int ranks,
+                   int steps, double retry_for = 0, int batch_ms = 0) {
+    return testing::Run({REPLAY_BIN, "--collector", address, "--job", job, "--ranks",
                          std::to_string(ranks), "--first-rank", std::to_string(first_rank),
                          "--steps", std::to_string(steps), "--scenario", "sync_stall",
                          "--batch-events", "512", "--retry-for", std::to_string(retry_for),
@@ -111,8 +111,8 @@ TEST_F(HubE2E, RanksOnTwoNodesAreOneJobAtTheHubWithEveryBatchOnce) {
   Daemon hub = Start("hub", {"--role", "hub"});
   Daemon a = Node("node-a", hub.address());
   Daemon b = Node("node-b", hub.address());
-  ASSERT_EQ(Replay(a, "dist", 0, 2, 8).exit_code, 0);
-  ASSERT_EQ(Replay(b, "dist", 2, 2, 8).exit_code, 0);
+  ASSERT_EQ(Replay(a.address(), "dist", 0, 2, 8).exit_code, 0);
+  ASSERT_EQ(Replay(b.address(), "dist", 2, 2, 8).exit_code, 0);
   ASSERT_TRUE(HubCaughtUp(hub, {&a, &b}, "dist", 4)) << Log("node-a") << Log("hub");
 
   // The hub analyses the whole job: the last step of each of the 4 ranks, the expected verdict.
@@ -135,13 +135,14 @@ TEST_F(HubE2E, HubOutagesAndRestartsLoseNothingAndDuplicateNothing) {
   const std::string hub_address = "127.0.0.1:" + std::to_string(hub_port);
   Daemon node = Node("node", hub_address);
   // The hub is not up yet: the node stores and keeps trying.
-  ASSERT_EQ(Replay(node, "early", 0, 2, 6).exit_code, 0);
+  ASSERT_EQ(Replay(node.address(), "early", 0, 2, 6).exit_code, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   Daemon hub = Start("hub", {"--role", "hub"}, hub_port);
   ASSERT_TRUE(HubCaughtUp(hub, {&node}, "early", 2)) << Log("node");
 
   // Killed while a job streams, then back: the job arrives complete, each batch once.
-  std::thread producer([&] { EXPECT_EQ(Replay(node, "during", 0, 2, 40, 0, 50).exit_code, 0); });
+  std::thread producer(
+      [&] { EXPECT_EQ(Replay(node.address(), "during", 0, 2, 40, 0, 50).exit_code, 0); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   hub.process->Stop(SIGKILL);
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
@@ -161,9 +162,10 @@ TEST_F(HubE2E, HubOutagesAndRestartsLoseNothingAndDuplicateNothing) {
 TEST_F(HubE2E, ANodeRestartResumesWhereTheHubLeftOff) {
   Daemon hub = Start("hub", {"--role", "hub"});
   Daemon node = Node("node", hub.address());
-  std::thread producer([&] {
+  // The address is copied: `node` is reassigned below while the producer runs.
+  std::thread producer([this, address = node.address()] {
     // The producer rides out the node's restart (as the injected library does with its spill).
-    RunResult r = Replay(node, "nodekill", 0, 2, 40, /*retry_for=*/20, /*batch_ms=*/50);
+    RunResult r = Replay(address, "nodekill", 0, 2, 40, /*retry_for=*/20, /*batch_ms=*/50);
     EXPECT_EQ(r.exit_code, 0) << r.err;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -81,6 +81,12 @@ TEST_F(MetricsE2E, CollectorCountersAndPerJobBottlenecks) {
   EXPECT_GT(s.at("gpuspy_ingest_batches_total{result=\"stored\"}"), 0);
   EXPECT_EQ(s.at("gpuspy_ingest_batches_total{result=\"rejected\"}"), 0);
   EXPECT_GT(s.at("gpuspy_storage_bytes"), 0);
+  // Overload bounds (docs/overload.md): the defaults, and no refusal for two small jobs.
+  EXPECT_EQ(s.at("gpuspy_ingest_refused_total{reason=\"streams\"}"), 0);
+  EXPECT_EQ(s.at("gpuspy_ingest_refused_total{reason=\"memory\"}"), 0);
+  EXPECT_EQ(s.at("gpuspy_ingest_memory_bytes{kind=\"budget\"}"), 256 << 20);
+  EXPECT_GT(s.at("gpuspy_ingest_memory_bytes{kind=\"peak\"}"), 0);
+  EXPECT_EQ(s.at("gpuspy_ingest_streams_max"), 1024);
   EXPECT_EQ(s.at("gpuspy_processes{state=\"disconnected\"}"), 3);
   EXPECT_EQ(s.at("gpuspy_up"), 1);
   EXPECT_EQ(s.at("gpuspy_metrics_jobs"), 2);

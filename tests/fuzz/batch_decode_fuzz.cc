@@ -3,6 +3,12 @@
 #include <cstdint>
 
 #include "codec/batch_decoder.h"
+#include "tests/fuzz/quiet_protobuf.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  gpuspy::fuzz::QuietProtobuf();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gpuspy::v1::EventBatch batch;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codec/batch_decoder.h"
+#include "inject/transport/ingest_client.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::inject {
@@ -32,6 +33,8 @@ struct FakeCollector {
   std::mutex mu;
   bool up = true;
   bool hang = false;
+  bool overloaded = false;  // refuses connects and batches with RESOURCE_EXHAUSTED + a retry hint
+  int overload_refusals = 0;
   uint64_t refuse_sequence = 0;
   std::vector<uint64_t> correlation_ids;  // every API event received, in order
   std::vector<uint64_t> sequences;
@@ -59,6 +62,7 @@ class FakeSink : public BatchSink {
   absl::StatusOr<uint64_t> Connect(const v1::ProcessIdentity&, absl::Duration) override {
     std::lock_guard lock(c_->mu);
     if (!c_->up) return absl::UnavailableError("collector down");
+    if (c_->overloaded) return Overloaded();
     ++c_->connects;
     return 0;
   }
@@ -69,6 +73,8 @@ class FakeSink : public BatchSink {
         // A collector that never acknowledges: wait out the caller's timeout.
       } else if (!c_->up) {
         return absl::UnavailableError("collector down");
+      } else if (c_->overloaded) {
+        return Overloaded();
       } else if (batch.sequence() == c_->refuse_sequence) {
         return absl::InvalidArgumentError("refused");
       } else {
@@ -103,6 +109,11 @@ class FakeSink : public BatchSink {
   }
 
  private:
+  absl::Status Overloaded() {  // c_->mu held
+    ++c_->overload_refusals;
+    return WithRetryAfter(absl::ResourceExhaustedError("overloaded"), absl::Milliseconds(200));
+  }
+
   FakeCollector* c_;
   ProcessDictionary dict_;  // the collector side's dictionary survives reconnects
 };
@@ -291,6 +302,54 @@ TEST_F(EventPipelineTest, SpillsWhileCollectorIsDownAndReplaysInOrderWhenBack) {
   EXPECT_EQ(collector_.correlation_ids, Expected());
   EXPECT_GT(pipeline_->stats().batches_replayed.load(), 0u);
   EXPECT_EQ(pipeline_->stats().spill_dropped_events.load(), 0u);
+}
+
+TEST_F(EventPipelineTest, OverloadedCollectorIsRetriedAfterItsHintAndNothingIsLost) {
+  MakePipeline();
+  Produce(40);
+  ASSERT_TRUE(Eventually([&] { return pipeline_->stats().batches_delivered.load() == 1; }));
+  {
+    std::lock_guard lock(collector_.mu);
+    collector_.overloaded = true;
+  }
+  // A batch cut every ~10 ms for 600 ms: without the backoff each would try the collector again.
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(600)) {
+    Produce(40);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  int refusals = 0;
+  {
+    std::lock_guard lock(collector_.mu);
+    refusals = collector_.overload_refusals;
+    collector_.overloaded = false;
+  }
+  // 200 ms hint, +-50% jitter: at most ~6 tries in 600 ms.
+  EXPECT_GE(refusals, 1);
+  EXPECT_LE(refusals, 8);
+  EXPECT_GT(pipeline_->stats().batches_spilled.load(), 0u);
+  EXPECT_EQ(pipeline_->stats().overload_refusals.load(), static_cast<uint64_t>(refusals));
+  Produce(40);
+  pipeline_->Stop(std::chrono::milliseconds(3000));
+  EXPECT_EQ(collector_.correlation_ids, Expected()) << "kept in the spill and replayed in order";
+  EXPECT_EQ(pipeline_->stats().spill_dropped_events.load(), 0u);
+}
+
+TEST_F(EventPipelineTest, AnExitWaitsOutAnOverloadWithinTheExitTimeout) {
+  collector_.overloaded = true;
+  MakePipeline();
+  for (int i = 0; i < 5; ++i) Produce(40);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::thread relief([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    std::lock_guard lock(collector_.mu);
+    collector_.overloaded = false;
+  });
+  // Stopping while refused: the final delivery keeps trying (after each hint) until the exit
+  // timeout, so the spill is not left behind.
+  pipeline_->Stop(std::chrono::milliseconds(3000));
+  relief.join();
+  EXPECT_EQ(collector_.correlation_ids, Expected());
 }
 
 TEST_F(EventPipelineTest, FullSpillDropsAndCountsButLaterBatchesStillDecode) {

@@ -104,6 +104,18 @@ TEST_F(HttpGateTest, WithoutTokensAForeignHostNameIsRefused) {
   EXPECT_EQ(res.status, 403);
 }
 
+TEST_F(HttpGateTest, OnlyTheHealthProbeAnswersWithoutATokenFromAnywhere) {
+  httplib::Response res;
+  EXPECT_TRUE(Gate(true).Admit(Get("/healthz"), res));
+  EXPECT_TRUE(Gate(false).Admit(Get("/healthz"), res));
+  // Not a prefix or a look-alike: those are gated like everything else.
+  for (const char* path : {"/healthz/../api/jobs", "/healthzz", "/api/healthz"}) {
+    httplib::Response refused;
+    EXPECT_FALSE(Gate(true).Admit(Get(path), refused)) << path;
+    EXPECT_EQ(refused.status, 401) << path;
+  }
+}
+
 TEST(HttpGateHelpersTest, Cookies) {
   EXPECT_EQ(CookieValue("a=1; gpuspy_token=xyz; b=2", "gpuspy_token"), "xyz");
   EXPECT_EQ(CookieValue("gpuspy_token_x=1", "gpuspy_token"), "");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,7 +40,13 @@ struct FakeBehavior {
   bool ack = true;                 // false: swallows batches without acknowledging them
   bool command_before_acks = false;
   bool linger_after_writes_done = false;  // does not end the stream when the client half-closes
+  bool welcome_twice = false;      // repeats the Welcome a moment later (a misbehaving collector)
   uint64_t refuse_sequence = 0;    // this batch ends the stream with INVALID_ARGUMENT
+  // This batch ends the stream as an overloaded gpuspyd does: RESOURCE_EXHAUSTED and a retry hint
+  // (-1: none); with overload_hello, the Hello does.
+  uint64_t overload_sequence = 0;
+  bool overload_hello = false;
+  int retry_after_ms = -1;
 };
 
 class FakeIngest final : public v1::Ingest::Service {
@@ -57,12 +64,18 @@ class FakeIngest final : public v1::Ingest::Service {
       std::lock_guard<std::mutex> lock(mu_);
       hellos_.push_back(in.hello().identity());
     }
+    if (behavior_.overload_hello) return Overloaded(context);
     if (!behavior_.welcome) return WaitForCancel(context);
     v1::ServerMessage welcome;
     welcome.mutable_welcome()->set_process_id(behavior_.process_id);
     welcome.mutable_welcome()->set_last_stored_sequence(behavior_.last_stored_sequence);
     welcome.mutable_welcome()->set_collector_version("fake");
     stream->Write(welcome);
+    if (behavior_.welcome_twice) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      stream->Write(welcome);
+      second_welcome_sent_.store(true);
+    }
     while (stream->Read(&in)) {
       if (!in.has_batch()) continue;
       const uint64_t sequence = in.batch().sequence();
@@ -74,6 +87,7 @@ class FakeIngest final : public v1::Ingest::Service {
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                             "batch " + std::to_string(sequence) + " refused: kernels column is short");
       }
+      if (sequence == behavior_.overload_sequence) return Overloaded(context);
       if (!behavior_.ack) continue;
       if (behavior_.command_before_acks) {
         v1::ServerMessage command;
@@ -98,8 +112,16 @@ class FakeIngest final : public v1::Ingest::Service {
     std::lock_guard<std::mutex> lock(mu_);
     return sequences_;
   }
+  bool second_welcome_sent() const { return second_welcome_sent_.load(); }
 
  private:
+  grpc::Status Overloaded(grpc::ServerContext* context) const {
+    if (behavior_.retry_after_ms >= 0) {
+      context->AddTrailingMetadata(kRetryAfterMetadataKey, std::to_string(behavior_.retry_after_ms));
+    }
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "gpuspyd is overloaded");
+  }
+
   static grpc::Status WaitForCancel(grpc::ServerContext* context) {
     while (!context->IsCancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return grpc::Status(grpc::StatusCode::CANCELLED, "client gave up");
@@ -109,6 +131,7 @@ class FakeIngest final : public v1::Ingest::Service {
   mutable std::mutex mu_;
   std::vector<v1::ProcessIdentity> hellos_;
   std::vector<uint64_t> sequences_;
+  std::atomic<bool> second_welcome_sent_{false};
 };
 
 // A fake collector listening on `listen` ("127.0.0.1:0" picks a free port).
@@ -211,6 +234,33 @@ TEST(IngestClient, HelloIsAnsweredWithWelcome) {
   EXPECT_EQ(seen.devices(0).name(), "NVIDIA H100 80GB HBM3");
 }
 
+// The reader thread files every Welcome it reads; the sender thread reads the Welcome's fields
+// at the same time. Under ThreadSanitizer (scripts/test.sh TSAN=1) this fails if those reads are
+// not under the client's lock.
+TEST(IngestClient, WelcomeFieldsAreSafeToReadWhileTheReaderFilesAnother) {
+  FakeBehavior behavior;
+  behavior.process_id = 77;
+  behavior.last_stored_sequence = 5;
+  behavior.welcome_twice = true;
+  FakeCollector collector(behavior);
+  ASSERT_TRUE(collector.started());
+  IngestClient client;
+  ASSERT_TRUE(client.Connect(collector.address(), Identity(), absl::Seconds(5)).ok());
+  // Keep reading until the second Welcome has certainly been filed (the reader files it right
+  // after the server wrote it), without any other call that takes the client's lock.
+  const auto give_up = Clock::now() + std::chrono::seconds(10);
+  std::optional<Clock::time_point> seen_sent;
+  while (Clock::now() < give_up &&
+         (!seen_sent || Clock::now() < *seen_sent + std::chrono::milliseconds(100))) {
+    EXPECT_EQ(client.process_id(), 77u);
+    EXPECT_EQ(client.last_stored_sequence(), 5u);
+    if (!seen_sent && collector.service().second_welcome_sent()) seen_sent = Clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(collector.service().second_welcome_sent());
+  EXPECT_TRUE(client.Close(absl::Seconds(5)).ok());
+}
+
 TEST(IngestClient, BatchesAreAcknowledgedInOrder) {
   FakeCollector collector;
   IngestClient client;
@@ -269,6 +319,47 @@ TEST(IngestClient, RefusedBatchReturnsTheServersCodeAndMessage) {
   EXPECT_FALSE(client.connected());
   EXPECT_EQ(client.Send(Batches(3, 1)[0]).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(client.Close().ok());  // nothing left to close
+}
+
+TEST(IngestClient, OverloadRefusalCarriesTheRetryHint) {
+  FakeBehavior behavior;
+  behavior.overload_sequence = 2;
+  behavior.retry_after_ms = 1500;
+  FakeCollector collector(behavior);
+  IngestClient client;
+  ASSERT_TRUE(client.Connect(collector.address(), Identity(), absl::Seconds(5)).ok());
+  for (const v1::EventBatch& b : Batches(1, 2)) ASSERT_TRUE(client.Send(b).ok());
+  const absl::Status st = client.WaitForAcks(2, absl::Seconds(5));
+  EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
+  ASSERT_TRUE(RetryAfter(st).has_value()) << st;
+  EXPECT_EQ(*RetryAfter(st), absl::Milliseconds(1500));
+  EXPECT_EQ(client.highest_ack(), 1u) << "the refused batch is not acknowledged: it is kept";
+  // The backoff honours the hint with jitter, within the cap.
+  for (int i = 0; i < 50; ++i) {
+    const absl::Duration d = OverloadBackoff(st, absl::Seconds(1), absl::Seconds(30));
+    EXPECT_GE(d, absl::Milliseconds(750));
+    EXPECT_LE(d, absl::Milliseconds(2250));
+    EXPECT_LE(OverloadBackoff(st, absl::Seconds(1), absl::Seconds(1)), absl::Seconds(1));
+  }
+}
+
+TEST(IngestClient, RefusedHelloIsResourceExhaustedAndAHintlessOneUsesTheFallback) {
+  FakeBehavior behavior;
+  behavior.overload_hello = true;
+  FakeCollector collector(behavior);
+  IngestClient client;
+  const absl::Status st = client.Connect(collector.address(), Identity(), absl::Seconds(5));
+  EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
+  EXPECT_FALSE(RetryAfter(st).has_value());
+  const absl::Duration d = OverloadBackoff(st, absl::Seconds(2), absl::Seconds(30));
+  EXPECT_GE(d, absl::Seconds(1));
+  EXPECT_LE(d, absl::Seconds(3));
+  // Jittered: producers refused together do not come back together.
+  bool differ = false;
+  for (int i = 0; i < 20 && !differ; ++i) {
+    differ = OverloadBackoff(st, absl::Seconds(2), absl::Seconds(30)) != d;
+  }
+  EXPECT_TRUE(differ);
 }
 
 TEST(IngestClient, DeadPortIsUnavailableQuickly) {

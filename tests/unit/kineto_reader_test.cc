@@ -110,6 +110,27 @@ TEST(KinetoReader, BadEventsAreSkippedAndCountedNotFatal) {
   EXPECT_EQ(t->stats.imported.at("kernel"), 1u);
 }
 
+// Regression (tests/fuzz/kineto_trace_fuzz, corpus crash-integer-beyond-int64.json): integers
+// written beyond int64 ("4.2e29", or 30 digits, which the JSON parser hands over as a double)
+// were converted with undefined behaviour. They are now ignored like any malformed number, and
+// leave nothing behind (absl::SimpleAtoi had left the "1" of "1.8e19" as the correlation id).
+TEST(KinetoReader, NumbersBeyondInt64AreIgnoredNotConverted) {
+  auto t = ParseKinetoTrace(R"json({
+    "deviceProperties": [{"id": 0, "totalGlobalMem": 422975249223372036854775807224,
+                          "numSms": -1e300, "computeMajor": 9.3e18}],
+    "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10,
+                     "dur": 5, "args": {"correlation": 1.8e19, "stream": -9.3e18,
+                                        "device": 1e300, "grid": [4e20, 1, 1]}}]})json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->identity.devices_size(), 1);
+  EXPECT_EQ(t->identity.devices(0).global_memory_bytes(), 0u);
+  EXPECT_EQ(t->identity.devices(0).sm_count(), 0u);
+  EXPECT_EQ(t->identity.devices(0).compute_capability_major(), 0u);
+  ASSERT_EQ(t->events.kernels.size(), 1u);
+  EXPECT_EQ(t->events.kernels[0].correlation_id, 0u);
+  EXPECT_EQ(t->events.kernels[0].stream.stream_id, 0u);
+}
+
 TEST(KinetoReader, InvalidJsonNamesTheByteOffset) {
   auto t = ParseKinetoTrace(R"({"traceEvents": [{"ph": "X",, }]})");
   ASSERT_FALSE(t.ok());

@@ -279,12 +279,14 @@ TEST_F(PostgresStoreTest, PartitionsAreTablesCreatedAndDroppedWithTheirCatalogRo
 
 TEST_F(PostgresStoreTest, PartitionsRollWithAgeToo) {
   PostgresStoreOptions o = Options();
-  o.partition_max_age_ns = 50'000'000;  // 50 ms
+  // Long enough that opening the store and two appends stay within one partition on a loaded
+  // machine or under ThreadSanitizer (50 ms was not).
+  o.partition_max_age_ns = 1'000'000'000;  // 1 s
   auto store = Open(o);
   auto id = *store->UpsertProcess(TestIdentity("p", "j"), 1);
   ASSERT_TRUE(store->AppendBatch(Batch(id, 1)).ok());
   ASSERT_TRUE(store->AppendBatch(Batch(id, 2)).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   ASSERT_TRUE(store->AppendBatch(Batch(id, 3)).ok());
   EXPECT_EQ(store->Stats().segments, 2u);
   EXPECT_EQ(Sql("SELECT count(*) FROM gpuspy.batches_s0000000001"), "2");

@@ -11,6 +11,8 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <google/protobuf/util/json_util.h>
 
@@ -29,9 +31,20 @@ namespace {
 
 namespace {
 
+uint64_t Refusals(const v1::ProcessInfo& p) {
+  return p.overload().streams_refused() + p.overload().batches_refused();
+}
+
 void PrintProcesses(const v1::ListJobsResponse& resp, const std::string& job, int64_t now) {
-  Table t({"JOB", ">RANK", "HOST", ">PID", "GPUS", "STATE", "MODE", ">EVENTS", "HEARTBEAT",
-           ">CLOCK SKEW"});
+  // Only when the collector turned someone away (overload): the usual table stays as it was.
+  bool any_refused = false;
+  for (const auto& j : resp.jobs()) {
+    for (const auto& p : j.processes()) any_refused |= Refusals(p) > 0;
+  }
+  std::vector<std::string> header = {"JOB",  ">RANK", "HOST",    ">PID",      "GPUS",
+                                     "STATE", "MODE", ">EVENTS", "HEARTBEAT", ">CLOCK SKEW"};
+  if (any_refused) header.push_back(">REFUSED");
+  Table t(header);
   for (const auto& j : resp.jobs()) {
     if (!job.empty() && j.job_id() != job) continue;
     for (const auto& p : j.processes()) {
@@ -41,12 +54,15 @@ void PrintProcesses(const v1::ListJobsResponse& resp, const std::string& job, in
       std::string gpu_text = gpus.empty() ? "-" : *gpus.begin();
       if (id.devices_size() > 1) gpu_text = absl::StrCat(id.devices_size(), "x ", gpu_text);
       const bool live = p.state() != "disconnected";
-      t.Add({j.job_id(), id.rank() >= 0 ? std::to_string(id.rank()) : "-", id.host(),
-             std::to_string(id.pid()), gpu_text, p.state(),
-             p.mode() == v1::CAPTURE_MODE_DORMANT ? "ondemand" : "always",
-             std::to_string(p.event_count()),
-             live ? Ago(p.last_heartbeat_unix_ns(), now) : "-",
-             live ? FormatDuration(p.clock_skew_ns()) : "-"});
+      std::vector<std::string> row = {
+          j.job_id(), id.rank() >= 0 ? std::to_string(id.rank()) : "-", id.host(),
+          std::to_string(id.pid()), gpu_text, p.state(),
+          p.mode() == v1::CAPTURE_MODE_DORMANT ? "ondemand" : "always",
+          std::to_string(p.event_count()),
+          live ? Ago(p.last_heartbeat_unix_ns(), now) : "-",
+          live ? FormatDuration(p.clock_skew_ns()) : "-"};
+      if (any_refused) row.push_back(std::to_string(Refusals(p)));
+      t.Add(std::move(row));
     }
   }
   t.Print(std::cout);

@@ -1,0 +1,49 @@
+// The HTTP API's query parameters (http_api.h lists the routes) turned into Query requests, apart
+// from the handlers: pure functions over the parsed parameters, so they are unit-tested and
+// fuzzed (tests/fuzz/http_query_fuzz.cc) without a server. Malformed values are InvalidArgument
+// with a message naming the parameter (the handlers answer 400 with it).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gpuspy/v1/services.pb.h"
+
+namespace gpuspy::collector {
+
+// Decoded query parameters; the same type as httplib::Params (a repeated key: the first counts).
+using QueryParams = std::multimap<std::string, std::string>;
+
+// An integer parameter; absent -> `fallback`; not a non-negative integer -> InvalidArgument.
+absl::StatusOr<int64_t> IntParam(const QueryParams& params, const std::string& name, int64_t fallback);
+
+// /steps[?process=P]
+absl::StatusOr<v1::ListStepsRequest> StepsQuery(const std::string& job, const QueryParams& params);
+// /report[?step=N | ?last=K | ?all=1][&process=P]; none of step/last (or all=1) = every step.
+absl::StatusOr<v1::GetStepReportRequest> ReportQuery(const std::string& job, const QueryParams& params);
+// /events[?from=NS&to=NS&limit=N&process=P]; a limit beyond uint32 is clamped.
+absl::StatusOr<v1::GetEventsRequest> EventsQuery(const std::string& job, const QueryParams& params);
+
+// /timeline?process=P&step=N: both required (step numbers are per process).
+struct TimelineQuery {
+  uint64_t process_id = 0;  // > 0
+  int64_t step = 0;         // >= 0
+};
+absl::StatusOr<TimelineQuery> ParseTimelineQuery(const QueryParams& params);
+
+// /trace[?steps=A-B|N][&process=P]
+struct TraceQuery {
+  uint64_t process_id = 0;  // 0 = every process of the job
+  bool has_steps = false;   // false: the whole job, [first_step, last_step] = [min, max]
+  int64_t first_step = 0;   // <= last_step
+  int64_t last_step = 0;
+  std::string steps_text;   // as given, for messages
+};
+absl::StatusOr<TraceQuery> ParseTraceQuery(const QueryParams& params);
+// "<job>[-steps-A-B][-pP].trace.json" with every character outside [A-Za-z0-9._-] replaced by
+// '_': the name goes into a Content-Disposition header and onto the user's disk.
+std::string TraceFileName(const std::string& job, const QueryParams& params);
+
+}  // namespace gpuspy::collector

@@ -1,0 +1,80 @@
+// The injected core's GPUSPY_* configuration (inject/core/core_config.h) through a lookup
+// function instead of the process environment.
+#include "inject/core/core_config.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace gpuspy::inject {
+namespace {
+
+CoreConfig Config(const std::map<std::string, std::string>& env, std::string* warnings) {
+  return ConfigFromLookup(
+      [&env](const char* name) -> std::string {
+        auto it = env.find(name);
+        return it == env.end() ? std::string() : it->second;
+      },
+      warnings);
+}
+
+TEST(CoreConfig, NothingSetGivesTheDefaults) {
+  std::string warnings;
+  const CoreConfig c = Config({}, &warnings);
+  EXPECT_EQ(warnings, "");
+  EXPECT_EQ(c.mode, CaptureMode::kAlways);
+  EXPECT_EQ(c.buffer_bytes, 4ull << 20);
+  EXPECT_EQ(c.batch_events, 4096u);
+  EXPECT_FALSE(c.collector.empty());
+  EXPECT_FALSE(c.spill_dir.empty());
+  EXPECT_FALSE(c.kinds.graph);
+}
+
+TEST(CoreConfig, ValuesInRangeAreTaken) {
+  std::string warnings;
+  const CoreConfig c = Config({{"GPUSPY_COLLECTOR", "unix:/x.sock"},
+                               {"GPUSPY_MODE", "ondemand"},
+                               {"GPUSPY_BUFFER_BYTES", "65536"},
+                               {"GPUSPY_SPILL_BYTES", "0"},
+                               {"GPUSPY_KINDS", "kernel,graph"},
+                               {"GPUSPY_LOG", "debug"}},
+                              &warnings);
+  EXPECT_EQ(warnings, "");
+  EXPECT_EQ(c.collector, "unix:/x.sock");
+  EXPECT_EQ(c.mode, CaptureMode::kOnDemand);
+  EXPECT_EQ(c.buffer_bytes, 65536u);
+  EXPECT_EQ(c.spill_max_bytes, 0u);
+  EXPECT_TRUE(c.kinds.kernel);
+  EXPECT_TRUE(c.kinds.graph);
+  EXPECT_FALSE(c.kinds.memcpy);
+  EXPECT_EQ(c.log_level, LogLevel::kDebug);
+}
+
+TEST(CoreConfig, MalformedOrOutOfRangeValuesKeepDefaultsWithOneWarningEach) {
+  std::string warnings;
+  const CoreConfig c = Config({{"GPUSPY_BUFFER_BYTES", "99999999999999999999"},
+                               {"GPUSPY_MAX_BUFFERS", "-1"},
+                               {"GPUSPY_FLUSH_MS", "1e3"},
+                               {"GPUSPY_MODE", "sometimes"},
+                               {"GPUSPY_KINDS", "kernel,bogus"}},
+                              &warnings);
+  EXPECT_EQ(c.buffer_bytes, 4ull << 20);
+  EXPECT_EQ(c.max_buffers, 32u);
+  EXPECT_EQ(c.flush_period_ms, 100u);
+  EXPECT_EQ(c.mode, CaptureMode::kAlways);
+  for (const char* name : {"GPUSPY_BUFFER_BYTES", "GPUSPY_MAX_BUFFERS", "GPUSPY_FLUSH_MS",
+                           "GPUSPY_MODE", "bogus"}) {
+    EXPECT_NE(warnings.find(name), std::string::npos) << name << " in " << warnings;
+  }
+}
+
+TEST(CoreConfig, EmptyValueCountsAsUnset) {
+  std::string warnings;
+  const CoreConfig c = Config({{"GPUSPY_COLLECTOR", ""}, {"GPUSPY_BATCH_EVENTS", ""}}, &warnings);
+  EXPECT_EQ(warnings, "");
+  EXPECT_FALSE(c.collector.empty());
+  EXPECT_EQ(c.batch_events, 4096u);
+}
+
+}  // namespace
+}  // namespace gpuspy::inject

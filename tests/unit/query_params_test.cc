@@ -1,0 +1,83 @@
+// The HTTP API's query parameters -> Query requests (collector/http/query_params.h): defaults,
+// each route's choices, and the malformed values that must answer 400 rather than a request.
+#include "collector/http/query_params.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace gpuspy::collector {
+namespace {
+
+TEST(QueryParams, IntParamIsNonNegativeTheFirstOfRepeatedKeysCounts) {
+  EXPECT_EQ(*IntParam({}, "process", 7), 7);
+  EXPECT_EQ(*IntParam({{"process", "3"}, {"process", "9"}}, "process", 0), 3);
+  for (const char* bad : {"-1", "", "1.5", "0x10", "9223372036854775808", "1e3"}) {
+    absl::StatusOr<int64_t> v = IntParam({{"limit", bad}}, "limit", 0);
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(v.status().message().find("limit"), std::string::npos);
+  }
+}
+
+TEST(QueryParams, ReportIsAllUnlessAStepOrALastCountIsGiven) {
+  EXPECT_TRUE(ReportQuery("j", {})->all());
+  EXPECT_TRUE(ReportQuery("j", {{"all", "1"}, {"step", "4"}})->all());
+  const v1::GetStepReportRequest step = *ReportQuery("j", {{"step", "4"}, {"process", "2"}});
+  EXPECT_FALSE(step.all());
+  EXPECT_EQ(step.step(), 4);
+  EXPECT_EQ(step.process_id(), 2u);
+  EXPECT_EQ(step.job_id(), "j");
+  EXPECT_EQ(ReportQuery("j", {{"last", "3"}})->last(), 3u);
+}
+
+// Was a truncating cast: last=4294967296 asked for the last 0 steps.
+TEST(QueryParams, LastCountBeyondUint32IsClampedNotTruncated) {
+  EXPECT_EQ(ReportQuery("j", {{"last", "4294967296"}})->last(), std::numeric_limits<uint32_t>::max());
+}
+
+TEST(QueryParams, EventsWindowAndClampedLimit) {
+  const v1::GetEventsRequest r =
+      *EventsQuery("j", {{"from", "10"}, {"to", "20"}, {"limit", "99999999999"}});
+  EXPECT_EQ(r.from_ns(), 10);
+  EXPECT_EQ(r.to_ns(), 20);
+  EXPECT_EQ(r.limit(), std::numeric_limits<uint32_t>::max());
+  EXPECT_FALSE(EventsQuery("j", {{"to", "x"}}).ok());
+}
+
+TEST(QueryParams, TimelineNeedsBothProcessAndStep) {
+  EXPECT_FALSE(ParseTimelineQuery({{"process", "1"}}).ok());
+  EXPECT_FALSE(ParseTimelineQuery({{"step", "1"}}).ok());
+  EXPECT_FALSE(ParseTimelineQuery({{"process", "0"}, {"step", "1"}}).ok());
+  const TimelineQuery q = *ParseTimelineQuery({{"process", "2"}, {"step", "0"}});
+  EXPECT_EQ(q.process_id, 2u);
+  EXPECT_EQ(q.step, 0);
+}
+
+TEST(QueryParams, TraceStepsAreOneNumberOrAnOrderedRange) {
+  const TraceQuery whole = *ParseTraceQuery({});
+  EXPECT_FALSE(whole.has_steps);
+  EXPECT_EQ(whole.first_step, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(whole.last_step, std::numeric_limits<int64_t>::max());
+  const TraceQuery one = *ParseTraceQuery({{"steps", "5"}});
+  EXPECT_TRUE(one.has_steps);
+  EXPECT_EQ(one.first_step, 5);
+  EXPECT_EQ(one.last_step, 5);
+  const TraceQuery range = *ParseTraceQuery({{"steps", "2-4"}, {"process", "3"}});
+  EXPECT_EQ(range.first_step, 2);
+  EXPECT_EQ(range.last_step, 4);
+  EXPECT_EQ(range.process_id, 3u);
+  for (const char* bad : {"4-2", "-3", "1-2-3", "a-b", "", "1-"}) {
+    EXPECT_FALSE(ParseTraceQuery({{"steps", bad}}).ok()) << bad;
+  }
+}
+
+TEST(QueryParams, TraceFileNameKeepsOnlySafeCharacters) {
+  EXPECT_EQ(TraceFileName("job1", {}), "job1.trace.json");
+  EXPECT_EQ(TraceFileName("a b/\"c", {{"steps", "1-2"}, {"process", "3"}}),
+            "a_b__c-steps-1-2-p3.trace.json");
+  EXPECT_EQ(TraceFileName("x", {{"steps", "\r\nSet-Cookie: y"}}), "x-steps-__Set-Cookie__y.trace.json");
+}
+
+}  // namespace
+}  // namespace gpuspy::collector

@@ -87,6 +87,13 @@ CoreConfig ConfigFromLookup(const EnvLookup& env, std::string* warnings) {
   ReadNumber<uint64_t>(env, "GPUSPY_SPILL_BYTES", 0, 1ull << 40, &c.spill_max_bytes, warnings);
   ReadNumber<uint32_t>(env, "GPUSPY_EXIT_TIMEOUT_MS", 0, 600'000, &c.exit_timeout_ms, warnings);
   ReadNumber<uint32_t>(env, "GPUSPY_ACK_TIMEOUT_MS", 10, 600'000, &c.ack_timeout_ms, warnings);
+  if (const std::string adopt = env("GPUSPY_ADOPT_SPILLS"); !adopt.empty()) {
+    if (adopt == "0" || adopt == "1") {
+      c.adopt_spills = adopt == "1";
+    } else {
+      absl::StrAppend(warnings, "GPUSPY_ADOPT_SPILLS='", adopt, "' is not 0 or 1; using 1\n");
+    }
+  }
   c.spill_dir = env("GPUSPY_SPILL_DIR");
   if (c.spill_dir.empty()) c.spill_dir = absl::StrCat("/tmp/gpuspy-", getuid(), "/spill");
   return c;

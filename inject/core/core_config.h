@@ -39,6 +39,9 @@ struct CoreConfig {
   uint32_t batch_events = 4096;           // GPUSPY_BATCH_EVENTS: events per wire batch
   std::string spill_dir;                  // GPUSPY_SPILL_DIR
   uint64_t spill_max_bytes = 256ull << 20;  // GPUSPY_SPILL_BYTES
+  // GPUSPY_ADOPT_SPILLS: deliver spill files that ended processes of this user left behind
+  // (spill_adoption.h); 0 leaves them alone.
+  bool adopt_spills = true;
   uint32_t exit_timeout_ms = 2000;        // GPUSPY_EXIT_TIMEOUT_MS: bound on the final flush
   uint32_t ack_timeout_ms = 5000;         // GPUSPY_ACK_TIMEOUT_MS
   uint32_t heartbeat_ms = 1000;           // GPUSPY_HEARTBEAT_MS: liveness while not sending

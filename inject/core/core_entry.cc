@@ -80,6 +80,9 @@ int Start(const char* cupti_path) {
           .disable = [] { CuptiCapture::Instance().StopCollection(); },
           .now_ns = [] { return CuptiCapture::Instance().Now(); },
       });
+  g_pipeline->EnableSpillAdoption([collector = config.collector] {
+    return std::make_unique<GrpcBatchSink>(collector, v1::CAPTURE_MODE_CONTINUOUS);
+  });
   g_pipeline->Start();
   std::atexit(OnExit);
   pthread_atfork(nullptr, nullptr, OnForkChild);

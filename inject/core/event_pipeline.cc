@@ -27,6 +27,10 @@ constexpr std::chrono::milliseconds kMinDrain{300};
 constexpr int64_t kDefaultStartTimeoutNs = 10'000'000'000;
 // Progress reports while a window is open (besides one on every state change).
 constexpr std::chrono::milliseconds kStatusPeriod{500};
+// How often a connected process looks for spill files that ended processes left behind.
+constexpr std::chrono::seconds kAdoptionRescan{60};
+// How long an exiting process lets an adoption in progress finish its current batch.
+constexpr std::chrono::milliseconds kAdoptionExitWait{200};
 
 v1::CaptureState ToProto(WindowState s) {
   switch (s) {
@@ -84,11 +88,24 @@ EventPipeline::EventPipeline(const CoreConfig& config, const CuptiApi* api,
       tracing_(std::move(tracing)),
       parser_(api, &strings_),
       encoder_(&strings_),
-      spill_(config.spill_dir + "/" + identity_.host() + "-" + std::to_string(identity_.pid()) +
-                 ".spill",
-             config.spill_max_bytes) {}
+      spill_(SpillPathFor(config.spill_dir, identity_), config.spill_max_bytes,
+             identity_.SerializeAsString()) {}
 
 EventPipeline::~EventPipeline() { Stop(std::chrono::milliseconds(0)); }
+
+void EventPipeline::EnableSpillAdoption(std::function<std::unique_ptr<BatchSink>()> make_sink) {
+  if (!config_.adopt_spills) return;
+  AdoptionOptions options;
+  options.dir = config_.spill_dir;
+  options.own_path = spill_.path();
+  options.connect_timeout = kConnectTimeout;
+  options.ack_timeout = ToAbsl(std::chrono::milliseconds(config_.ack_timeout_ms));
+  adoption_ = std::make_unique<BackgroundAdoption>(std::move(options), std::move(make_sink));
+}
+
+AdoptionResult EventPipeline::adopted() const {
+  return adoption_ != nullptr ? adoption_->totals() : AdoptionResult{};
+}
 
 void EventPipeline::Start() {
   thread_ = std::thread([this] { Run(); });
@@ -110,6 +127,8 @@ void EventPipeline::Stop(std::chrono::milliseconds timeout) {
           static_cast<long long>(timeout.count()));
       thread_.detach();
     }
+    // Other processes' leftovers are not worth delaying this exit: the next process takes them.
+    if (adoption_ != nullptr) adoption_->Stop(kAdoptionExitWait);
   });
 }
 
@@ -178,9 +197,15 @@ void EventPipeline::Drain(bool forced_flush) {
   }
   Route();
   if (!outgoing_.empty()) CutBatch();
-  // Nothing new to send, but batches spilled earlier (collector away or overloaded): one more
-  // chance to deliver them before the process is gone.
-  if (!spill_.empty() && EnsureConnected()) ReplaySpill();
+  // Nothing new to send, but batches spilled earlier (collector away or overloaded): keep trying
+  // until the exit deadline (EnsureConnected waits out an overloaded collector's retry hints).
+  while (!spill_.empty() && EnsureConnected()) ReplaySpill();
+  if (!spill_.empty()) {
+    Log(LogLevel::kWarn,
+        "exiting with undelivered events in %s; the next gpuspy process of this user on this "
+        "host delivers them",
+        spill_.path().c_str());
+  }
   if (in_window) {  // after the last batch, as in TendWindow
     v1::CaptureStatus status = WindowStatus();
     status.set_message("the process is exiting");
@@ -220,6 +245,11 @@ void EventPipeline::Listen(Clock::time_point now) {
   // A quiet process (dormant, or between windows) sends no batch that would trigger the replay.
   if (!spill_.empty()) ReplaySpill();
   if (!connected_) return;
+  // The collector is here: a good time to deliver what ended processes left behind.
+  if (adoption_ != nullptr && now >= next_adoption_) {
+    adoption_->Start();
+    next_adoption_ = now + kAdoptionRescan;
+  }
   for (const v1::Command& c : sink_->TakeCommands()) HandleCommand(c);
   if (now - last_heartbeat_ >= std::chrono::milliseconds(config_.heartbeat_ms)) {
     last_heartbeat_ = now;
@@ -386,6 +416,7 @@ void EventPipeline::BackOffFromOverload(const absl::Status& why, Clock::time_poi
         config_.collector.c_str(), std::string(why.message()).c_str(), spill_.path().c_str());
   }
   next_connect_attempt_ = now + absl::ToChronoMilliseconds(OverloadBackoff(why));
+  overloaded_ = true;
 }
 
 void EventPipeline::Disconnected(const absl::Status& why) {
@@ -399,11 +430,21 @@ bool EventPipeline::EnsureConnected() {
   absl::StatusOr<uint64_t> last;
   for (;;) {
     const auto now = Clock::now();
-    if (now < next_connect_attempt_ && !stopping_.load()) return false;
-    if (stopping_.load() && now >= exit_deadline_) return false;
+    if (stopping_.load()) {
+      if (now >= exit_deadline_) return false;
+      // An overloaded collector's retry hint still holds at exit (hammering it helps nobody);
+      // an unreachable one gets one more try at once.
+      if (now < next_connect_attempt_ && overloaded_) {
+        std::this_thread::sleep_until(std::min(next_connect_attempt_, exit_deadline_));
+        continue;
+      }
+    } else if (now < next_connect_attempt_) {
+      return false;
+    }
     last = sink_->Connect(identity_, kConnectTimeout);
     if (last.ok()) break;
-    if (absl::IsResourceExhausted(last.status())) {
+    overloaded_ = absl::IsResourceExhausted(last.status());
+    if (overloaded_) {
       BackOffFromOverload(last.status(), now);
     } else {
       if (stats_.connect_failures.fetch_add(1) == 0) {
@@ -424,6 +465,7 @@ bool EventPipeline::EnsureConnected() {
   }
   Log(LogLevel::kInfo, "connected to %s", config_.collector.c_str());
   connected_ = true;
+  overloaded_ = false;
   backoff_ = std::chrono::milliseconds(100);
   last_status_sent_.Clear();  // tell the (possibly restarted) collector where a window stands
   // The collector may have lost what earlier batches defined (restarted with a fresh store).
@@ -448,7 +490,10 @@ void EventPipeline::Spill(const v1::EventBatch& batch) {
 }
 
 void EventPipeline::ReplaySpill() {
-  const auto timeout = ToAbsl(std::chrono::milliseconds(config_.ack_timeout_ms));
+  auto timeout = ToAbsl(std::chrono::milliseconds(config_.ack_timeout_ms));
+  if (stopping_.load()) {
+    timeout = std::min(timeout, absl::FromChrono(exit_deadline_ - Clock::now()));
+  }
   absl::StatusOr<SpillFile::ReplayResult> replayed = spill_.Replay([&](const std::string& bytes) {
     if (!connected_) return false;
     v1::EventBatch batch;

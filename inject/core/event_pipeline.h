@@ -18,6 +18,7 @@
 #include "inject/core/buffer_pool.h"
 #include "inject/core/capture_window.h"
 #include "inject/core/core_config.h"
+#include "inject/core/spill_adoption.h"
 #include "inject/core/spill_file.h"
 
 namespace gpuspy::inject {
@@ -73,12 +74,18 @@ class EventPipeline {
                 std::function<uint64_t()> dropped_records, TracingControl tracing = {});
   ~EventPipeline();
 
+  // Lets the pipeline deliver spill files that ended processes of this user left behind
+  // (spill_adoption.h), each on a session of its own from `make_sink`. Call before Start; a no-op
+  // when the configuration says not to (GPUSPY_ADOPT_SPILLS=0).
+  void EnableSpillAdoption(std::function<std::unique_ptr<BatchSink>()> make_sink);
   void Start();
   // Flushes, delivers what is pending (spilling what cannot be delivered within `timeout`), and
   // stops the thread. Safe to call more than once.
   void Stop(std::chrono::milliseconds timeout);
 
   const PipelineStats& stats() const { return stats_; }
+  // What this process delivered for others (EnableSpillAdoption).
+  AdoptionResult adopted() const;
 
  private:
   void Run();
@@ -130,6 +137,9 @@ class EventPipeline {
   bool connected_ = false;
   std::chrono::steady_clock::time_point next_connect_attempt_{};
   std::chrono::milliseconds backoff_{100};
+  bool overloaded_ = false;  // the last refusal was RESOURCE_EXHAUSTED (next_connect_attempt_ is its hint)
+  std::unique_ptr<BackgroundAdoption> adoption_;
+  std::chrono::steady_clock::time_point next_adoption_{};
   size_t devices_reported_ = 0;
 
   PipelineStats stats_;

@@ -134,12 +134,19 @@ TEST(CollectorFaults, DamagedAndTruncatedSegmentsAreQuarantinedReportedAndTheRes
   const v1::CollectorStats stats = CollectorStats(daemon.address());
   EXPECT_EQ(stats.segments_quarantined(), 2u) << daemon.log();
   EXPECT_GE(stats.records_lost(), 2u);
-  EXPECT_EQ(p.info.sequence_gaps(), stats.records_lost()) << "lost batches show as missing";
   EXPECT_LT(p.events, events_before);
   EXPECT_GT(p.events, events_before / 2) << "only the damaged records may be lost";
   // Found and dealt with once: reading again loses nothing more and counts nothing more.
-  EXPECT_EQ(CollectJob(daemon.address(), "damage").begin()->second.events, p.events);
+  // (Damage inside a sealed segment is found when it is first read: by this test's own read
+  // above or by the background analysis at start-up, whichever comes first. The process list
+  // that read began with may predate it; the second read's list reflects every loss.)
+  const auto again = CollectJob(daemon.address(), "damage");
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again.begin()->second.events, p.events);
   EXPECT_EQ(CollectorStats(daemon.address()).corrupt_records(), stats.corrupt_records());
+  EXPECT_EQ(CollectorStats(daemon.address()).records_lost(), stats.records_lost());
+  EXPECT_EQ(again.begin()->second.info.sequence_gaps(), stats.records_lost())
+      << "lost batches show as missing";
   for (int i : {1, 2}) {
     const fs::path aside =
         fs::path(daemon.data_dir()) / "segments" / "quarantine" / segments[i].filename();

@@ -101,11 +101,12 @@ TEST(SpillFile, ReplayStoppedByAFailureKeepsTheRestInOrderAndResumesThere) {
 
 TEST(SpillFile, ReplayedHeadCountsAgainstTheBoundUntilTheSpillDrains) {
   testing::TempDir dir;
-  SpillFile spill(dir.path() + "/p.spill", 100);
+  // 20 bytes of preamble (no header) and 48 per record.
+  SpillFile spill(dir.path() + "/p.spill", 140);
   ASSERT_TRUE(spill.Append(std::string(40, 'a')).ok());
   ASSERT_TRUE(spill.Append(std::string(40, 'b')).ok());
   ASSERT_TRUE(spill.Replay([](const std::string& b) { return b[0] == 'a'; }).ok());
-  // 96 bytes on disk: the disk bound holds although only one batch is left to send.
+  // 116 bytes on disk: the disk bound holds although only one batch is left to send.
   EXPECT_EQ(spill.Append(std::string(40, 'c')).code(), absl::StatusCode::kResourceExhausted);
   ASSERT_TRUE(spill.Replay([](const std::string&) { return true; }).ok());
   EXPECT_TRUE(spill.Append(std::string(40, 'c')).ok());

@@ -1,0 +1,234 @@
+// Spill files outliving their process: the owner's lock, claiming an orphan, and delivering it
+// under its owner's identity.
+#include "inject/core/spill_adoption.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "inject/core/spill_file.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy::inject {
+namespace {
+
+namespace fs = std::filesystem;
+
+v1::ProcessIdentity Identity(const std::string& key, const std::string& job) {
+  v1::ProcessIdentity id;
+  id.set_process_key(key);
+  id.set_job_id(job);
+  id.set_host("h");
+  id.set_pid(42);
+  return id;
+}
+
+std::string Batch(uint64_t sequence) {
+  v1::EventBatch b;
+  b.set_sequence(sequence);
+  return b.SerializeAsString();
+}
+
+// Leaves a spill file behind the way an ended process does: written, then let go of.
+void LeaveOrphan(const std::string& path, const v1::ProcessIdentity& owner,
+                 std::initializer_list<uint64_t> sequences) {
+  SpillFile spill(path, 1 << 20, owner.SerializeAsString());
+  for (uint64_t s : sequences) ASSERT_TRUE(spill.Append(Batch(s)).ok());
+}
+
+// What a collector saw, per session.
+struct Session {
+  std::string process_key;
+  std::vector<uint64_t> sequences;
+};
+
+struct FakeHub {
+  std::map<std::string, uint64_t> stored;  // process key -> highest stored sequence
+  std::vector<Session> sessions;
+  bool up = true;
+  uint64_t fail_at = 0;  // Deliver of this sequence fails (Unavailable) once
+};
+
+class HubSink : public BatchSink {
+ public:
+  explicit HubSink(FakeHub* hub) : hub_(hub) {}
+  absl::StatusOr<uint64_t> Connect(const v1::ProcessIdentity& id, absl::Duration) override {
+    if (!hub_->up) return absl::UnavailableError("down");
+    hub_->sessions.push_back({id.process_key(), {}});
+    key_ = id.process_key();
+    return hub_->stored[key_];
+  }
+  absl::Status Deliver(const v1::EventBatch& batch, absl::Duration) override {
+    if (batch.sequence() == hub_->fail_at) {
+      hub_->fail_at = 0;
+      return absl::UnavailableError("gone");
+    }
+    hub_->sessions.back().sequences.push_back(batch.sequence());
+    hub_->stored[key_] = std::max(hub_->stored[key_], batch.sequence());
+    return absl::OkStatus();
+  }
+  void Disconnect() override {}
+  bool Connected() const override { return true; }
+  absl::Status Send(const v1::ClientMessage&) override { return absl::OkStatus(); }
+  std::vector<v1::Command> TakeCommands() override { return {}; }
+
+ private:
+  FakeHub* hub_;
+  std::string key_;
+};
+
+AdoptionResult Adopt(const std::string& dir, FakeHub* hub, const std::string& own = "") {
+  AdoptionOptions options;
+  options.dir = dir;
+  options.own_path = own;
+  return AdoptOrphanSpills(options, [hub] { return std::make_unique<HubSink>(hub); });
+}
+
+TEST(SpillAdoption, AnOwnerHoldsItsFileWhileItLivesAndLetsGoWhenItEnds) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/p.spill";
+  {
+    SpillFile spill(path, 1 << 20, "owner");
+    ASSERT_TRUE(spill.Append("b1").ok());
+    EXPECT_EQ(OrphanSpill::Claim(path).status().code(), absl::StatusCode::kFailedPrecondition);
+  }
+  absl::StatusOr<std::unique_ptr<OrphanSpill>> orphan = OrphanSpill::Claim(path);
+  ASSERT_TRUE(orphan.ok()) << orphan.status();
+  EXPECT_EQ((*orphan)->header(), "owner");
+  // One claimant at a time; once delivered and removed, it is gone for everyone.
+  EXPECT_EQ(OrphanSpill::Claim(path).status().code(), absl::StatusCode::kFailedPrecondition);
+  std::vector<std::string> got;
+  ASSERT_TRUE((*orphan)->Replay([&](const std::string& b) {
+    got.push_back(b);
+    return true;
+  }).ok());
+  EXPECT_EQ(got, std::vector<std::string>{"b1"});
+  (*orphan)->Remove();
+  EXPECT_EQ(OrphanSpill::Claim(path).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(SpillAdoption, AFileTheOwnerDeliveredCompletelyIsNotLeftBehind) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/p.spill";
+  SpillFile spill(path, 1 << 20, "owner");
+  ASSERT_TRUE(spill.Append("b1").ok());
+  ASSERT_TRUE(spill.Replay([](const std::string&) { return true; }).ok());
+  EXPECT_FALSE(fs::exists(path));
+  // Spilling again starts a fresh file with the header.
+  ASSERT_TRUE(spill.Append("b2").ok());
+  EXPECT_EQ(*spill.ReadAll(), std::vector<std::string>{"b2"});
+}
+
+TEST(SpillAdoption, AnOrphanIsDeliveredUnderItsOwnersIdentitySkippingWhatWasStored) {
+  testing::TempDir dir;
+  const v1::ProcessIdentity owner = Identity("h:100:7", "train");
+  const std::string path = SpillPathFor(dir.path(), owner);
+  LeaveOrphan(path, owner, {3, 4, 5, 6});
+  FakeHub hub;
+  hub.stored["h:100:7"] = 4;  // 3 and 4 arrived before the owner ended
+  const AdoptionResult r = Adopt(dir.path(), &hub);
+  EXPECT_EQ(r.files_delivered, 1);
+  EXPECT_EQ(r.files_left, 0);
+  EXPECT_EQ(r.batches_delivered, 2u);
+  EXPECT_EQ(r.batches_already_stored, 2u);
+  ASSERT_EQ(hub.sessions.size(), 1u);
+  EXPECT_EQ(hub.sessions[0].process_key, "h:100:7");
+  EXPECT_EQ(hub.sessions[0].sequences, (std::vector<uint64_t>{5, 6}));
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST(SpillAdoption, AFailedDeliveryKeepsTheFileForTheNextAdopter) {
+  testing::TempDir dir;
+  const v1::ProcessIdentity owner = Identity("h:100:7", "train");
+  LeaveOrphan(SpillPathFor(dir.path(), owner), owner, {1, 2, 3});
+  FakeHub hub;
+  hub.fail_at = 2;
+  AdoptionResult r = Adopt(dir.path(), &hub);
+  EXPECT_EQ(r.files_delivered, 0);
+  EXPECT_EQ(r.files_left, 1);
+  EXPECT_TRUE(fs::exists(SpillPathFor(dir.path(), owner)));
+  hub.up = false;
+  EXPECT_EQ(Adopt(dir.path(), &hub).files_left, 1);  // collector away: left alone
+  hub.up = true;
+  r = Adopt(dir.path(), &hub);
+  EXPECT_EQ(r.files_delivered, 1);
+  EXPECT_EQ(r.batches_already_stored, 1u);
+  EXPECT_EQ(hub.sessions.back().sequences, (std::vector<uint64_t>{2, 3}));
+  EXPECT_FALSE(fs::exists(SpillPathFor(dir.path(), owner)));
+}
+
+TEST(SpillAdoption, LiveOwnersOwnFileAndForeignFilesAreLeftAlone) {
+  testing::TempDir dir;
+  const v1::ProcessIdentity live = Identity("h:1:1", "a");
+  SpillFile live_spill(SpillPathFor(dir.path(), live), 1 << 20, live.SerializeAsString());
+  ASSERT_TRUE(live_spill.Append(Batch(1)).ok());
+  const v1::ProcessIdentity self = Identity("h:2:2", "a");
+  LeaveOrphan(SpillPathFor(dir.path(), self), self, {1});
+  std::ofstream(dir.path() + "/junk.spill") << "not a spill file";
+  std::ofstream(dir.path() + "/notes.txt") << "unrelated";
+  FakeHub hub;
+  const AdoptionResult r = Adopt(dir.path(), &hub, SpillPathFor(dir.path(), self));
+  EXPECT_EQ(r.files_delivered, 0);
+  EXPECT_EQ(r.files_left, 1);  // the foreign one, reported
+  EXPECT_TRUE(hub.sessions.empty());
+  EXPECT_TRUE(fs::exists(dir.path() + "/junk.spill"));
+  EXPECT_EQ(*live_spill.ReadAll(), std::vector<std::string>{Batch(1)});
+}
+
+TEST(SpillAdoption, AnOwnerThatEndsMidReplaySendsTheRestAgainAndNothingIsLost) {
+  testing::TempDir dir;
+  const v1::ProcessIdentity owner = Identity("h:9:9", "j");
+  const std::string path = SpillPathFor(dir.path(), owner);
+  FakeHub hub;
+  {
+    SpillFile spill(path, 1 << 20, owner.SerializeAsString());
+    for (uint64_t s = 1; s <= 5; ++s) ASSERT_TRUE(spill.Append(Batch(s)).ok());
+    HubSink sink(&hub);
+    ASSERT_TRUE(sink.Connect(owner, absl::Seconds(1)).ok());
+    ASSERT_TRUE(spill.Replay([&](const std::string& bytes) {
+      v1::EventBatch b;
+      b.ParseFromString(bytes);
+      return b.sequence() <= 2 && sink.Deliver(b, absl::Seconds(1)).ok();
+    }).ok());
+  }  // ends with 3..5 spilled
+  const AdoptionResult r = Adopt(dir.path(), &hub);
+  EXPECT_EQ(r.files_delivered, 1);
+  EXPECT_EQ(r.batches_already_stored, 2u);
+  EXPECT_EQ(hub.sessions.back().sequences, (std::vector<uint64_t>{3, 4, 5}));
+}
+
+TEST(SpillAdoption, FileNamesTellProcessesApartEvenWhenAPidIsReused) {
+  const std::string a = SpillPathFor("/d", Identity("node-1:4242:1000", "j"));
+  const std::string b = SpillPathFor("/d", Identity("node-1:4242:2000", "j"));
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a, "/d/node-1-4242-1000.spill");
+  EXPECT_EQ(SpillPathFor("/d", Identity("../x/y:1:2", "j")), "/d/.._x_y-1-2.spill");
+}
+
+TEST(SpillAdoption, InBackgroundItStopsWhenAskedAndReportsTotals) {
+  testing::TempDir dir;
+  const v1::ProcessIdentity owner = Identity("h:5:5", "j");
+  LeaveOrphan(SpillPathFor(dir.path(), owner), owner, {1, 2});
+  FakeHub hub;
+  AdoptionOptions options;
+  options.dir = dir.path();
+  BackgroundAdoption adoption(options, [&hub] { return std::make_unique<HubSink>(&hub); });
+  adoption.Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (adoption.totals().files_delivered == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  adoption.Stop(std::chrono::seconds(10));
+  EXPECT_EQ(adoption.totals().files_delivered, 1);
+  EXPECT_EQ(adoption.totals().batches_delivered, 2u);
+  adoption.Start();  // stopped: no new pass
+  EXPECT_EQ(hub.sessions.size(), 1u);
+}
+
+}  // namespace
+}  // namespace gpuspy::inject

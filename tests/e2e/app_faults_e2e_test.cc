@@ -10,8 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
@@ -172,6 +173,76 @@ TEST_F(AppFaults, StepTimeStaysNearBaselineWhileTheCollectorIsAbsentKilledFrozen
     Record(absl::StrFormat("step time, %s vs collector up: %+.1f%% (median)", runs[r].name,
                            100.0 * (times[r].median_us - base.median_us) / base.median_us));
   }
+}
+
+std::vector<std::string> SpillFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".spill") out.push_back(e.path().string());
+  }
+  return out;
+}
+
+TEST_F(AppFaults, SpillsLeftByEndedProcessesAreDeliveredByTheNextOneUnderTheirOwnIdentity) {
+  FaultyDaemon daemon(dir_.path());
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const std::string address = daemon.public_address();
+  daemon.Kill();
+  const std::string spill_dir = dir_.path() + "/spill";
+  // One process exits normally while its collector is away (short exit bound: it gives up and
+  // leaves its spill behind) ...
+  std::vector<std::string> env = Env("leftover", address);
+  env.push_back("GPUSPY_EXIT_TIMEOUT_MS=200");
+  auto exited = StartApp("exited", {"--steps", "30", "--kernels", "20", "--sleep-us", "5000"}, env);
+  const int exited_pid = exited->pid();
+  const nlohmann::json expect = FinishApp("exited", *exited);
+  EXPECT_NE(AppLog("exited").find("exiting with undelivered events"), std::string::npos)
+      << AppLog("exited");
+  // ... and one is SIGKILLed mid-run.
+  auto killed = StartApp("killed", {"--steps", "100000", "--kernels", "20", "--sleep-us", "5000"},
+                         env);
+  const int killed_pid = killed->pid();
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (SpillFiles(spill_dir).size() < 2 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  killed->Stop(SIGKILL, std::chrono::milliseconds(0));
+  ASSERT_EQ(SpillFiles(spill_dir).size(), 2u) << AppLog("killed");
+
+  // The collector is back; the next gpuspy process of this user, in another job, delivers both.
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  auto next = StartApp("next", {"--steps", "40", "--kernels", "5", "--sleep-us", "50000"},
+                       Env("later", address));
+  const int next_pid = next->pid();
+  FinishApp("next", *next);
+  EXPECT_TRUE(SpillFiles(spill_dir).empty()) << AppLog("next");
+  EXPECT_NE(AppLog("next").find("left in"), std::string::npos) << AppLog("next");
+
+  const auto job = CollectJob(daemon.address(), "leftover");
+  ASSERT_EQ(job.size(), 2u) << AppLog("next");
+  std::map<int, const CollectedProcess*> by_pid;
+  for (const auto& [id, p] : job) by_pid[static_cast<int>(p.info.identity().pid())] = &p;
+  ASSERT_TRUE(by_pid.count(exited_pid));
+  ASSERT_TRUE(by_pid.count(killed_pid));
+  // Every event of the process that exited, under its own identity, once.
+  ExpectAccountedFor(expect, *by_pid.at(exited_pid));
+  EXPECT_EQ(by_pid.at(exited_pid)->info.sequence_gaps(), 0u);
+  // What the killed one had spilled (its last moments were in CUPTI's buffers, gone with it).
+  const CollectedProcess& k = *by_pid.at(killed_pid);
+  EXPECT_GT(k.events, 0);
+  EXPECT_EQ(k.info.sequence_gaps(), 0u);
+  EXPECT_TRUE(std::adjacent_find(k.api_correlation_ids.begin(), k.api_correlation_ids.end()) ==
+              k.api_correlation_ids.end());
+  // The adopting process's own job holds only its own events.
+  const auto later = CollectJob(daemon.address(), "later");
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later.begin()->second.info.identity().pid(), static_cast<uint32_t>(next_pid));
+  Record(absl::StrFormat(
+      "orphaned spills: %d events of a process that exited with its collector away and %d of one "
+      "SIGKILLed were delivered by the next gpuspy process, under their own identities",
+      by_pid.at(exited_pid)->events, k.events));
 }
 
 TEST_F(AppFaults, UnwritableSpillDirDropsCountsAndTheCollectorHearsOfIt) {

@@ -34,6 +34,7 @@ struct FakeCollector {
   bool up = true;
   bool hang = false;
   bool overloaded = false;  // refuses connects and batches with RESOURCE_EXHAUSTED + a retry hint
+  bool batches_overloaded = false;  // takes the stream but refuses batches (its memory is full)
   int overload_refusals = 0;
   uint64_t refuse_sequence = 0;
   std::vector<uint64_t> correlation_ids;  // every API event received, in order
@@ -73,7 +74,7 @@ class FakeSink : public BatchSink {
         // A collector that never acknowledges: wait out the caller's timeout.
       } else if (!c_->up) {
         return absl::UnavailableError("collector down");
-      } else if (c_->overloaded) {
+      } else if (c_->overloaded || c_->batches_overloaded) {
         return Overloaded();
       } else if (batch.sequence() == c_->refuse_sequence) {
         return absl::InvalidArgumentError("refused");
@@ -350,6 +351,34 @@ TEST_F(EventPipelineTest, AnExitWaitsOutAnOverloadWithinTheExitTimeout) {
   pipeline_->Stop(std::chrono::milliseconds(3000));
   relief.join();
   EXPECT_EQ(collector_.correlation_ids, Expected());
+}
+
+TEST_F(EventPipelineTest, AnExitWaitsOutRefusedBatchesOnAnOpenStreamWithinTheExitTimeout) {
+  MakePipeline();
+  Produce(40);
+  ASSERT_TRUE(Eventually([&] { return pipeline_->stats().batches_delivered.load() == 1; }));
+  {
+    std::lock_guard lock(collector_.mu);
+    collector_.batches_overloaded = true;
+  }
+  for (int i = 0; i < 5; ++i) Produce(40);
+  ASSERT_TRUE(Eventually([&] { return pipeline_->stats().batches_spilled.load() > 0; }));
+  std::thread relief([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    std::lock_guard lock(collector_.mu);
+    collector_.batches_overloaded = false;
+  });
+  // The stream opens each time, but every replayed batch is refused until relief: the exit keeps
+  // replaying (after each hint) instead of giving up after the first refusal.
+  pipeline_->Stop(std::chrono::milliseconds(5000));
+  relief.join();
+  EXPECT_EQ(collector_.correlation_ids, Expected());
+  int refusals = 0;
+  {
+    std::lock_guard lock(collector_.mu);
+    refusals = collector_.overload_refusals;
+  }
+  EXPECT_LE(refusals, 12) << "retried after each 200 ms hint, not in a tight loop";
 }
 
 TEST_F(EventPipelineTest, FullSpillDropsAndCountsButLaterBatchesStillDecode) {

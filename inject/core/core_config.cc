@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "inject/core/spill_adoption.h"
 
 namespace gpuspy::inject {
 namespace {
@@ -95,7 +96,7 @@ CoreConfig ConfigFromLookup(const EnvLookup& env, std::string* warnings) {
     }
   }
   c.spill_dir = env("GPUSPY_SPILL_DIR");
-  if (c.spill_dir.empty()) c.spill_dir = absl::StrCat("/tmp/gpuspy-", getuid(), "/spill");
+  if (c.spill_dir.empty()) c.spill_dir = DefaultSpillDir();
   return c;
 }
 

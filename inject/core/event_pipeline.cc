@@ -203,7 +203,7 @@ void EventPipeline::Drain(bool forced_flush) {
   if (!spill_.empty()) {
     Log(LogLevel::kWarn,
         "exiting with undelivered events in %s; the next gpuspy process of this user on this "
-        "host delivers them",
+        "host delivers them (or `gpuspy spill --deliver`)",
         spill_.path().c_str());
   }
   if (in_window) {  // after the last batch, as in TendWindow

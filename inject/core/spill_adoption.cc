@@ -1,8 +1,10 @@
 #include "inject/core/spill_adoption.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -38,8 +40,9 @@ bool DeliverOrphan(OrphanSpill& orphan, const v1::ProcessIdentity& owner,
                    const AdoptionOptions& options, BatchSink& sink, AdoptionResult* result) {
   absl::StatusOr<uint64_t> stored = sink.Connect(owner, options.connect_timeout);
   if (!stored.ok()) {
-    Log(LogLevel::kInfo, "orphaned spill %s: collector not taking it now (%s)",
-        orphan.path().c_str(), std::string(stored.status().message()).c_str());
+    result->last_problem = absl::StrCat("collector not taking it now: ", stored.status().message());
+    Log(LogLevel::kInfo, "orphaned spill %s: %s", orphan.path().c_str(),
+        result->last_problem.c_str());
     return false;
   }
   bool failed = false;
@@ -59,8 +62,9 @@ bool DeliverOrphan(OrphanSpill& orphan, const v1::ProcessIdentity& owner,
     }
     absl::Status st = sink.Deliver(batch, options.ack_timeout);
     if (!st.ok() && !absl::IsInvalidArgument(st)) {
-      Log(LogLevel::kInfo, "orphaned spill %s: delivery stopped (%s); left for later",
-          orphan.path().c_str(), std::string(st.message()).c_str());
+      result->last_problem = absl::StrCat("delivery stopped: ", st.message());
+      Log(LogLevel::kInfo, "orphaned spill %s: %s; left for later", orphan.path().c_str(),
+          result->last_problem.c_str());
       failed = true;
       return false;
     }
@@ -75,6 +79,8 @@ bool DeliverOrphan(OrphanSpill& orphan, const v1::ProcessIdentity& owner,
 }
 
 }  // namespace
+
+std::string DefaultSpillDir() { return absl::StrCat("/tmp/gpuspy-", getuid(), "/spill"); }
 
 std::string SpillPathFor(const std::string& dir, const v1::ProcessIdentity& identity) {
   std::string name = identity.process_key().empty()
@@ -98,6 +104,7 @@ AdoptionResult AdoptOrphanSpills(const AdoptionOptions& options,
       // Held by a live owner or another adopter, or gone: none of our business.
       if (absl::IsDataLoss(orphan.status())) {
         ++result.files_left;
+        result.last_problem = std::string(orphan.status().message());
         Log(LogLevel::kWarn, "cannot adopt %s", std::string(orphan.status().message()).c_str());
       }
       continue;
@@ -105,7 +112,8 @@ AdoptionResult AdoptOrphanSpills(const AdoptionOptions& options,
     v1::ProcessIdentity owner;
     if (!owner.ParseFromString((*orphan)->header()) || owner.process_key().empty()) {
       ++result.files_left;
-      Log(LogLevel::kWarn, "cannot adopt %s: its header names no process", path.c_str());
+      result.last_problem = absl::StrCat(path, ": its header names no process");
+      Log(LogLevel::kWarn, "cannot adopt %s", result.last_problem.c_str());
       continue;
     }
     std::unique_ptr<BatchSink> sink = make_sink();
@@ -167,6 +175,7 @@ void BackgroundAdoption::Start() {
       shared->totals.batches_delivered += r.batches_delivered;
       shared->totals.batches_already_stored += r.batches_already_stored;
       shared->totals.events_delivered += r.events_delivered;
+      shared->totals.last_problem = r.last_problem;
       shared->running = false;
     }
     shared->cv.notify_all();
@@ -191,6 +200,41 @@ void BackgroundAdoption::Stop(std::chrono::milliseconds timeout) {
 AdoptionResult BackgroundAdoption::totals() const {
   std::lock_guard lock(shared_->mu);
   return shared_->totals;
+}
+
+}  // namespace gpuspy::inject
+
+namespace gpuspy::inject {
+
+std::vector<SpillInventoryEntry> ListSpills(const std::string& dir) {
+  std::vector<SpillInventoryEntry> out;
+  for (const std::string& path : SpillFilesIn(dir)) {
+    SpillInventoryEntry e;
+    e.path = path;
+    struct stat st;
+    if (stat(path.c_str(), &st) == 0) e.bytes = static_cast<uint64_t>(st.st_size);
+    absl::StatusOr<std::unique_ptr<OrphanSpill>> spill = OrphanSpill::Inspect(path, &e.held);
+    if (!spill.ok()) {
+      if (absl::IsNotFound(spill.status())) continue;  // delivered meanwhile
+      e.problem = std::string(spill.status().message());
+      out.push_back(std::move(e));
+      continue;
+    }
+    if (!e.owner.ParseFromString((*spill)->header()) || e.owner.process_key().empty()) {
+      e.problem = "its header names no process";
+    }
+    absl::StatusOr<SpillReplayResult> walked = (*spill)->Replay([&](const std::string& bytes) {
+      v1::EventBatch batch;
+      if (batch.ParseFromString(bytes)) e.events += CountEvents(batch);
+      return true;
+    });
+    if (walked.ok()) {
+      e.batches = walked->delivered;
+      if (walked->torn && e.problem.empty()) e.problem = "ends in a damaged record";
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 }  // namespace gpuspy::inject

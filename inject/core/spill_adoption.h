@@ -11,12 +11,16 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "gpuspy/v1/identity.pb.h"
 #include "inject/core/batch_sink.h"
 
 namespace gpuspy::inject {
+
+// Where spill files go unless GPUSPY_SPILL_DIR says otherwise: /tmp/gpuspy-<uid>/spill.
+std::string DefaultSpillDir();
 
 // The spill file of `identity` in `dir`: named after its process key (host, pid, start time), so
 // a later process that reuses the pid never appends to a predecessor's file.
@@ -28,6 +32,7 @@ struct AdoptionResult {
   uint64_t batches_delivered = 0;
   uint64_t batches_already_stored = 0;  // skipped: the collector had them (sent before the end)
   uint64_t events_delivered = 0;
+  std::string last_problem;  // why the last file left was left, when one was
 };
 
 struct AdoptionOptions {
@@ -75,5 +80,23 @@ class BackgroundAdoption {
   std::shared_ptr<Shared> shared_;
   std::thread thread_;
 };
+
+}  // namespace gpuspy::inject
+
+namespace gpuspy::inject {
+
+// One spill file as `gpuspy spill` shows it.
+struct SpillInventoryEntry {
+  std::string path;
+  bool held = false;            // its process still runs (and will deliver it itself)
+  v1::ProcessIdentity owner;    // empty when the file cannot be read
+  uint64_t batches = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  std::string problem;          // why it cannot be read: not a spill file, damaged header, ...
+};
+
+// Every spill file in `dir`, by name, without claiming any.
+std::vector<SpillInventoryEntry> ListSpills(const std::string& dir);
 
 }  // namespace gpuspy::inject

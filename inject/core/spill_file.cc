@@ -204,6 +204,16 @@ void SpillFile::Clear() {
 }
 
 absl::StatusOr<std::unique_ptr<OrphanSpill>> OrphanSpill::Claim(const std::string& path) {
+  return Open(path, /*claim=*/true, nullptr);
+}
+
+absl::StatusOr<std::unique_ptr<OrphanSpill>> OrphanSpill::Inspect(const std::string& path,
+                                                                  bool* held) {
+  return Open(path, /*claim=*/false, held);
+}
+
+absl::StatusOr<std::unique_ptr<OrphanSpill>> OrphanSpill::Open(const std::string& path, bool claim,
+                                                               bool* held) {
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
@@ -218,7 +228,10 @@ absl::StatusOr<std::unique_ptr<OrphanSpill>> OrphanSpill::Claim(const std::strin
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
     return fail(absl::FailedPreconditionError(absl::StrCat(path, " is not our regular file")));
   }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  const bool locked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  if (held != nullptr) *held = !locked;
+  if (!claim && locked) flock(fd, LOCK_UN);  // looking only: never keep an owner-to-be out
+  if (claim && !locked) {
     return fail(absl::FailedPreconditionError(absl::StrCat(path, " is held by its owner")));
   }
   // Locked: but the previous holder may have delivered and removed it meanwhile.

@@ -80,6 +80,9 @@ class OrphanSpill {
   // still runs (the lock is held) or another process claimed it first. DataLoss: not a spill file
   // this version can read (a damaged header, an older format); it is left where it is.
   static absl::StatusOr<std::unique_ptr<OrphanSpill>> Claim(const std::string& path);
+  // For looking only (gpuspy spill): opens the file whether or not its owner still holds it;
+  // `held` says whether it does. Replay works; Remove must not be called.
+  static absl::StatusOr<std::unique_ptr<OrphanSpill>> Inspect(const std::string& path, bool* held);
   ~OrphanSpill();
   OrphanSpill(const OrphanSpill&) = delete;
   OrphanSpill& operator=(const OrphanSpill&) = delete;
@@ -93,6 +96,8 @@ class OrphanSpill {
   void Remove();
 
  private:
+  static absl::StatusOr<std::unique_ptr<OrphanSpill>> Open(const std::string& path, bool claim,
+                                                           bool* held);
   OrphanSpill(std::string path, int fd, std::string header, uint64_t data_start, uint64_t size)
       : path_(std::move(path)), fd_(fd), header_(std::move(header)), data_start_(data_start),
         size_(size) {}

@@ -200,6 +200,42 @@ class InjectedJobTest(TempDirTest):
         if bundled:
             self.assertIn(f"{prefix}/lib/gpuspy-deps/libgrpc++.so", out, "the bundle is what got loaded")
 
+    def test_epilog_delivers_what_a_task_left_in_its_spill_before_removing_it(self):
+        fake_train = binary("FAKE_TRAIN_BIN")
+        prefix = installed_prefix(self.tmp)
+        port = free_port()
+        collector = f"127.0.0.1:{port}"
+        conf = os.path.join(self.tmp, "slurm.env")
+        with open(conf, "w") as f:
+            f.write(f"GPUSPY_PREFIX={prefix}\nGPUSPY_NODE_COLLECTOR={collector}\n"
+                    f"GPUSPY_SPILL_BASE={self.tmp}/spill\n")
+        task_env = {"PATH": "/usr/bin:/bin", "HOME": self.tmp, "SLURM_JOB_ID": "5151", "SLURM_PROCID": "0"}
+        r = subprocess.run([TASK_PROLOG], env={**task_env, "GPUSPY": "always", "GPUSPY_SLURM_CONF": conf},
+                           capture_output=True, text=True, timeout=30, check=True)
+        task_env.update(exports(r.stdout))
+        # The node daemon is down while the task runs; the task gives up at exit and leaves its
+        # spill (and, with GPUSPY_ADOPT_SPILLS=0 here, nobody else in the job takes it).
+        task_env.update({"GPUSPY_CUPTI_PATH": os.environ.get("FAKE_CUPTI_LIB", ""),
+                         "GPUSPY_EXIT_TIMEOUT_MS": "100", "GPUSPY_ADOPT_SPILLS": "0"})
+        t = subprocess.run([fake_train, "--steps", "20", "--kernels", "10"], env=task_env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(t.returncode, 0, t.stderr)
+        spill_dir = task_env["GPUSPY_SPILL_DIR"]
+        self.assertEqual(len([n for n in os.listdir(spill_dir) if n.endswith(".spill")]), 1, t.stderr)
+
+        node = self.daemon([binary("GPUSPYD_BIN"), "--listen", collector, "--unix", "", "--http", "",
+                            "--data-dir", os.path.join(self.tmp, "store"), "--log-level", "warn"], "node")
+        wait_healthy(node, collector)
+        env = {"PATH": "/usr/bin:/bin", "GPUSPY_SLURM_CONF": conf, "SLURM_JOB_UID": str(os.getuid()),
+               "SLURM_JOB_GID": str(os.getgid()), "SLURM_JOB_ID": "5151"}
+        r = subprocess.run([EPILOG], env=env, capture_output=True, text=True, timeout=150)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(spill_dir))
+        jobs = json.loads(run_cli(collector, "--json", "jobs", "--processes", "--job", "5151").stdout)
+        processes = [p for j in jobs.get("jobs", []) for p in j.get("processes", [])]
+        self.assertEqual(len(processes), 1, jobs)
+        self.assertGreater(int(processes[0].get("event_count", 0)), 0, processes[0])
+
 
 if __name__ == "__main__":
     unittest.main()

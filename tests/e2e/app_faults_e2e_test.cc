@@ -245,6 +245,56 @@ TEST_F(AppFaults, SpillsLeftByEndedProcessesAreDeliveredByTheNextOneUnderTheirOw
       by_pid.at(exited_pid)->events, k.events));
 }
 
+TEST_F(AppFaults, GpuspySpillListsWhatEndedProcessesLeftAndDeliversIt) {
+  FaultyDaemon daemon(dir_.path());
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const std::string address = daemon.public_address();
+  daemon.Kill();
+  const std::string spill_dir = dir_.path() + "/spill";
+  std::vector<std::string> env = Env("epilog", address);
+  env.insert(env.end(), {"GPUSPY_EXIT_TIMEOUT_MS=100", "GPUSPY_ADOPT_SPILLS=0"});
+  auto left = StartApp("left", {"--steps", "20", "--kernels", "10", "--sleep-us", "5000"}, env);
+  const int left_pid = left->pid();
+  const nlohmann::json expect = FinishApp("left", *left);
+  // A process still running (collector away, spilling) owns its file: listed, never taken.
+  auto running = StartApp("running", {"--steps", "100000", "--kernels", "10", "--sleep-us", "5000"},
+                          env);
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (SpillFiles(spill_dir).size() < 2 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(SpillFiles(spill_dir).size(), 2u) << AppLog("running");
+
+  const std::vector<std::string> cli = {GPUSPY_BIN, "spill", "--spill-dir", spill_dir};
+  RunResult list = testing::Run(cli);
+  EXPECT_EQ(list.exit_code, 1) << list.out << list.err;
+  EXPECT_NE(list.out.find("left behind"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("in use"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find(absl::StrCat(left_pid)), std::string::npos) << list.out;
+
+  // Collector still away: nothing delivered, nothing removed, and the exit status says so.
+  std::vector<std::string> deliver = cli;
+  deliver.insert(deliver.end(), {"--deliver", "--collector", address, "--timeout", "1"});
+  RunResult away = testing::Run(deliver);
+  EXPECT_EQ(away.exit_code, 1) << away.out << away.err;
+  EXPECT_EQ(SpillFiles(spill_dir).size(), 2u);
+
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  RunResult sent = testing::Run(deliver);
+  EXPECT_EQ(sent.exit_code, 0) << sent.out << sent.err;
+  EXPECT_NE(sent.out.find("delivered 1 file(s)"), std::string::npos) << sent.out;
+  ASSERT_EQ(SpillFiles(spill_dir).size(), 1u) << "only the running process's own file stays";
+  const auto job = CollectJob(daemon.address(), "epilog");
+  std::map<int, const CollectedProcess*> by_pid;
+  for (const auto& [id, p] : job) by_pid[static_cast<int>(p.info.identity().pid())] = &p;
+  ASSERT_TRUE(by_pid.count(left_pid)) << sent.out << sent.err;
+  ExpectAccountedFor(expect, *by_pid.at(left_pid));
+  RunResult after = testing::Run(cli);
+  EXPECT_EQ(after.exit_code, 0) << after.out;
+  EXPECT_EQ(after.out.find("left behind"), std::string::npos) << after.out;
+  running->Stop(SIGKILL, std::chrono::milliseconds(0));
+}
+
 TEST_F(AppFaults, UnwritableSpillDirDropsCountsAndTheCollectorHearsOfIt) {
   FaultyDaemon daemon(dir_.path());
   ASSERT_TRUE(daemon.Start()) << daemon.log();

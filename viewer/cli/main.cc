@@ -10,6 +10,7 @@
 #include "viewer/cli/commands.h"
 #include "viewer/cli/export_command.h"
 #include "viewer/cli/import_command.h"
+#include "viewer/cli/spill_command.h"
 
 namespace {
 
@@ -125,6 +126,14 @@ int main(int argc, char** argv) {
   exp->add_option("--process", x.process, "Only this process id");
   exp->add_option("-o,--output", x.output, "Output file (.json or .json.gz)")->required();
 
+  gpuspy::cli::SpillOptions sp;
+  auto* spill = app.add_subcommand(
+      "spill", "Spill files of this user's processes; --deliver sends what ended ones left behind");
+  spill->add_option("--spill-dir", sp.dir, "Spill directory (default $GPUSPY_SPILL_DIR, else "
+                                           "/tmp/gpuspy-<uid>/spill)");
+  spill->add_flag("--deliver", sp.deliver,
+                  "Deliver the files of ended processes to the collector, under their identity");
+
   std::string run_job;
   std::vector<std::string> command;
   auto* run = app.add_subcommand("run", "Run a command with gpuspy injected (no code changes)");
@@ -162,6 +171,7 @@ int main(int argc, char** argv) {
   if (*stats) return gpuspy::cli::Stats(g);
   if (*import) return gpuspy::cli::Import(g, import_job, import_files);
   if (*exp) return gpuspy::cli::Export(g, x);
+  if (*spill) return gpuspy::cli::Spill(g, sp);
   if (*run) {
     return gpuspy::cli::Run(g, run_job, command);
   }

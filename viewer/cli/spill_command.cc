@@ -1,0 +1,113 @@
+#include "viewer/cli/spill_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "inject/core/grpc_batch_sink.h"
+#include "inject/core/spill_adoption.h"
+#include "viewer/cli/table.h"
+
+namespace gpuspy::cli {
+namespace {
+
+std::string SpillDir(const SpillOptions& s) {
+  if (!s.dir.empty()) return s.dir;
+  const char* env = std::getenv("GPUSPY_SPILL_DIR");
+  return env != nullptr && *env != '\0' ? env : inject::DefaultSpillDir();
+}
+
+std::string State(const inject::SpillInventoryEntry& e) {
+  if (!e.problem.empty()) return "unreadable: " + e.problem;
+  return e.held ? "in use" : "left behind";
+}
+
+void PrintInventory(const std::vector<inject::SpillInventoryEntry>& files, bool json) {
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : files) {
+      out.push_back({{"path", e.path},
+                     {"state", e.problem.empty() ? (e.held ? "in_use" : "left_behind") : "unreadable"},
+                     {"problem", e.problem},
+                     {"process_key", e.owner.process_key()},
+                     {"job_id", e.owner.job_id()},
+                     {"rank", e.owner.rank()},
+                     {"pid", e.owner.pid()},
+                     {"batches", e.batches},
+                     {"events", e.events},
+                     {"bytes", e.bytes}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  Table t({"FILE", "JOB", ">RANK", ">PID", ">BATCHES", ">EVENTS", ">BYTES", "STATE"});
+  for (const auto& e : files) {
+    t.Add({std::filesystem::path(e.path).filename().string(), e.owner.job_id(),
+           e.owner.rank() < 0 ? "-" : absl::StrCat(e.owner.rank()), absl::StrCat(e.owner.pid()), absl::StrCat(e.batches),
+           absl::StrCat(e.events), absl::StrCat(e.bytes), State(e)});
+  }
+  t.Print(std::cout);
+}
+
+}  // namespace
+
+int Spill(const GlobalOptions& g, const SpillOptions& s) {
+  const std::string dir = SpillDir(s);
+  if (!s.deliver) {
+    const std::vector<inject::SpillInventoryEntry> files = inject::ListSpills(dir);
+    PrintInventory(files, g.json);
+    int left = 0;
+    uint64_t events = 0;
+    for (const auto& e : files) {
+      if (e.held) continue;
+      ++left;
+      events += e.events;
+    }
+    if (!g.json) {
+      if (files.empty()) {
+        std::printf("no spill files in %s\n", dir.c_str());
+      } else if (left > 0) {
+        std::printf("%d file(s) left behind by ended processes (%llu events): "
+                    "`gpuspy spill --deliver` sends them to the collector\n",
+                    left, static_cast<unsigned long long>(events));
+      }
+    }
+    return left == 0 ? 0 : 1;
+  }
+  inject::AdoptionOptions options;
+  options.dir = dir;
+  options.connect_timeout = absl::Seconds(g.timeout_s);
+  options.ack_timeout = absl::Seconds(g.timeout_s);
+  const std::string collector = g.collector;
+  const inject::AdoptionResult r = inject::AdoptOrphanSpills(options, [collector] {
+    return std::make_unique<inject::GrpcBatchSink>(collector, v1::CAPTURE_MODE_CONTINUOUS);
+  });
+  if (g.json) {
+    std::cout << nlohmann::json{{"files_delivered", r.files_delivered},
+                                {"files_left", r.files_left},
+                                {"batches_delivered", r.batches_delivered},
+                                {"batches_already_stored", r.batches_already_stored},
+                                {"events_delivered", r.events_delivered},
+                                {"last_problem", r.last_problem}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::printf("delivered %d file(s) to %s: %llu events in %llu batches (%llu batches were "
+                "stored already); %d file(s) left\n",
+                r.files_delivered, collector.c_str(),
+                static_cast<unsigned long long>(r.events_delivered),
+                static_cast<unsigned long long>(r.batches_delivered),
+                static_cast<unsigned long long>(r.batches_already_stored), r.files_left);
+    if (r.files_left > 0 && !r.last_problem.empty()) {
+      std::printf("last problem: %s\n", r.last_problem.c_str());
+    }
+  }
+  return r.files_left == 0 ? 0 : 1;
+}
+
+}  // namespace gpuspy::cli

@@ -20,6 +20,9 @@ struct Forwarder::Session {
   v1::CaptureMode mode = v1::CAPTURE_MODE_CONTINUOUS;
   std::string relayed_status;    // last capture status sent up (serialized)
   absl::Time last_sent = absl::InfinitePast();
+  // The hub turned this process away (RESOURCE_EXHAUSTED): not before its retry hint. The other
+  // processes go on; an overloaded hub is not an unreachable one.
+  absl::Time retry_at = absl::InfinitePast();
 };
 
 Forwarder::Forwarder(Store* store, ConnectionRegistry* connections, ForwarderOptions options)
@@ -66,6 +69,10 @@ void Forwarder::Round() {
   for (const ProcessRecord& p : *processes) {
     std::unique_ptr<Session>& s = sessions_[p.process_id];
     if (s == nullptr) s = std::make_unique<Session>();
+    if (absl::Now() < s->retry_at) {
+      if (p.max_sequence > s->acked) lag += p.max_sequence - s->acked;
+      continue;
+    }
     if (!Forward(p, *s)) {
       // The hub is unreachable: back off for everyone rather than time out per process.
       stats_.connect_failures.fetch_add(1, std::memory_order_relaxed);
@@ -79,23 +86,49 @@ void Forwarder::Round() {
   stats_.lag_batches.store(lag, std::memory_order_relaxed);
 }
 
+void Forwarder::FillProto(v1::ForwardStats* out) const {
+  auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
+  out->set_hub(options_.hub);
+  out->set_batches_forwarded(get(stats_.batches_forwarded));
+  out->set_events_forwarded(get(stats_.events_forwarded));
+  out->set_batches_already_at_hub(get(stats_.batches_already_at_hub));
+  out->set_hub_unreachable(get(stats_.connect_failures));
+  out->set_hub_refusals(get(stats_.hub_refusals));
+  out->set_lag_batches(get(stats_.lag_batches));
+  out->set_commands_relayed(get(stats_.commands_relayed));
+}
+
 void Forwarder::Drop(Session& s) {
   s.client.reset();
   s.relayed_status.clear();
 }
 
-bool Forwarder::Connect(const ProcessRecord& p, Session& s) {
+void Forwarder::Refused(uint64_t process_id, Session& s, const absl::Status& why) {
+  Drop(s);
+  s.retry_at = absl::Now() + OverloadBackoff(why);
+  if (stats_.hub_refusals.fetch_add(1, std::memory_order_relaxed) == 0) {
+    spdlog::warn("forward: hub {} is overloaded ({}); process {} and any others it turns away "
+                 "wait for its retry hint, the rest go on",
+                 options_.hub, std::string(why.message()), process_id);
+  }
+}
+
+absl::Status Forwarder::Connect(const ProcessRecord& p, Session& s) {
   std::optional<LiveProcess> live = connections_->Get(p.process_id);
   s.mode = live.has_value() ? live->mode : v1::CAPTURE_MODE_CONTINUOUS;
   auto client = std::make_unique<IngestClient>();
   client->set_mode(s.mode);
   absl::Status st = client->Connect(options_.hub, p.identity, options_.connect_timeout);
+  if (absl::IsResourceExhausted(st)) {
+    Refused(p.process_id, s, st);
+    return st;
+  }
   if (!st.ok()) {
     if (!hub_down_logged_ || absl::IsInvalidArgument(st)) {
       spdlog::warn("forward: hub {}: {}; storing here and retrying", options_.hub, st.ToString());
       hub_down_logged_ = true;
     }
-    return false;
+    return st;
   }
   if (hub_down_logged_) spdlog::info("forward: hub {} reachable again", options_.hub);
   hub_down_logged_ = false;
@@ -103,7 +136,7 @@ bool Forwarder::Connect(const ProcessRecord& p, Session& s) {
   s.known = true;
   s.client = std::move(client);
   s.last_sent = absl::Now();
-  return true;
+  return absl::OkStatus();
 }
 
 bool Forwarder::Forward(const ProcessRecord& p, Session& s) {
@@ -112,14 +145,14 @@ bool Forwarder::Forward(const ProcessRecord& p, Session& s) {
   const bool behind = !s.known || p.max_sequence > s.acked;
   if (s.client == nullptr) {
     if (!live && !behind) return true;  // finished, and the hub has all of it
-    if (!Connect(p, s)) return false;
+    if (absl::Status st = Connect(p, s); !st.ok()) return absl::IsResourceExhausted(st);
   } else if (live) {
     // A mode change (the process reconnected dormant after a continuous run) needs a new Hello.
     std::optional<LiveProcess> now = connections_->Get(p.process_id);
     if (now.has_value() && now->mode != s.mode) {
       (void)s.client->Close(absl::Seconds(1));
       Drop(s);
-      if (!Connect(p, s)) return false;
+      if (absl::Status st = Connect(p, s); !st.ok()) return absl::IsResourceExhausted(st);
     }
   }
 
@@ -144,6 +177,10 @@ bool Forwarder::Forward(const ProcessRecord& p, Session& s) {
     if (last > 0) {
       const uint64_t duplicates_before = s.client->duplicate_acks();
       absl::Status st = s.client->WaitForAcks(last, options_.ack_timeout);
+      if (absl::IsResourceExhausted(st)) {
+        Refused(p.process_id, s, st);  // kept here; sent again after the hint
+        return true;
+      }
       if (!st.ok()) {
         spdlog::warn("forward: process {} to hub {}: {}", p.process_id, options_.hub, st.ToString());
         Drop(s);

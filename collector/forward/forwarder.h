@@ -47,7 +47,8 @@ struct ForwarderStats {
   std::atomic<uint64_t> batches_forwarded{0};
   std::atomic<uint64_t> events_forwarded{0};
   std::atomic<uint64_t> batches_already_at_hub{0};  // acknowledged as duplicates
-  std::atomic<uint64_t> connect_failures{0};
+  std::atomic<uint64_t> connect_failures{0};         // rounds cut short: the hub was unreachable
+  std::atomic<uint64_t> hub_refusals{0};             // a process turned away by an overloaded hub
   std::atomic<uint64_t> commands_relayed{0};
   std::atomic<uint64_t> lag_batches{0};             // stored here, not yet acknowledged by the hub
 };
@@ -61,6 +62,7 @@ class Forwarder {
   // Stops the thread and closes every hub stream (bounded by the ack timeout).
   void Stop();
   const ForwarderStats& stats() const { return stats_; }
+  void FillProto(v1::ForwardStats* out) const;
 
  private:
   struct Session;
@@ -68,7 +70,10 @@ class Forwarder {
   void Round();
   // Brings one process up to date with the hub; false when the hub could not be reached.
   bool Forward(const ProcessRecord& process, Session& s);
-  bool Connect(const ProcessRecord& process, Session& s);
+  // ResourceExhausted: the hub refused this process for now (Refused); other errors: unreachable.
+  absl::Status Connect(const ProcessRecord& process, Session& s);
+  // The hub is overloaded: this process waits for its retry hint; the others go on.
+  void Refused(uint64_t process_id, Session& s, const absl::Status& why);
   void Relay(uint64_t process_id, Session& s);
   void Drop(Session& s);
 

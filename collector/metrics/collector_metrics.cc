@@ -63,6 +63,29 @@ void WriteCollector(const v1::CollectorStats& s, PrometheusText& m) {
   m.Sample(s.corrupt_records());
   m.Family("gpuspy_storage_segments_evicted_total", "counter", "Segments removed by retention");
   m.Sample(s.segments_evicted());
+  m.Family("gpuspy_storage_segments_quarantined_total", "counter",
+           "Damaged segment files moved aside (their readable records kept)");
+  m.Sample(s.segments_quarantined());
+  m.Family("gpuspy_storage_records_lost_total", "counter",
+           "Stored batches that could not be read back from damaged segments");
+  m.Sample(s.records_lost());
+  if (!s.has_forward()) return;
+  const v1::ForwardStats& f = s.forward();
+  m.Family("gpuspy_forward_batches_total", "counter",
+           "Batches this node sent to its hub, by outcome at the hub");
+  m.Sample(f.batches_forwarded() - f.batches_already_at_hub(), {{"result", "stored"}});
+  m.Sample(f.batches_already_at_hub(), {{"result", "duplicate"}});
+  m.Family("gpuspy_forward_events_total", "counter", "Events this node sent to its hub");
+  m.Sample(f.events_forwarded());
+  m.Family("gpuspy_forward_lag_batches", "gauge",
+           "Batches stored on this node that the hub has not acknowledged yet");
+  m.Sample(f.lag_batches());
+  m.Family("gpuspy_forward_hub_unreachable_total", "counter",
+           "Forwarding rounds cut short because the hub could not be reached");
+  m.Sample(f.hub_unreachable());
+  m.Family("gpuspy_forward_hub_refusals_total", "counter",
+           "Processes an overloaded hub turned away for a while (retried after its hint)");
+  m.Sample(f.hub_refusals());
 }
 
 }  // namespace

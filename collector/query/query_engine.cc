@@ -230,6 +230,7 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   std::map<int64_t, std::string> window_notes;
   const auto loss_note = LossNotesFor(store_, process, *steps);
   for (const StepRecord& s : *steps) {
+    if (cancelled_.load()) return absl::CancelledError("gpuspyd is shutting down");
     auto kept = reusable.find(s.number);
     if (kept != reusable.end() && kept->second->report.step().start_ns() == s.start_ns &&
         kept->second->report.step().end_ns() == s.end_ns) {
@@ -371,6 +372,7 @@ v1::GetStatsResponse QueryEngine::GetStats() {
   out.mutable_stats()->set_storage_bytes(s.bytes_on_disk);
   out.mutable_stats()->set_segments_quarantined(s.segments_quarantined);
   out.mutable_stats()->set_records_lost(s.records_lost);
+  if (stats_source_) stats_source_(out.mutable_stats());
   return out;
 }
 

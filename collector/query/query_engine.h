@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -33,6 +34,10 @@ class QueryEngine {
 
   // Refusals per process under overload, shown in the process listing (optional).
   void set_overload_ledger(const OverloadLedger* ledger) { overload_ = ledger; }
+  // Adds figures kept elsewhere (the node's forwarding) to GetStats. Set before serving.
+  void set_stats_source(std::function<void(v1::CollectorStats*)> source) {
+    stats_source_ = std::move(source);
+  }
 
   absl::StatusOr<v1::ListJobsResponse> ListJobs();
   absl::StatusOr<v1::ListStepsResponse> ListSteps(const v1::ListStepsRequest& request);
@@ -42,6 +47,9 @@ class QueryEngine {
   v1::GetStatsResponse GetStats();
   // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
   uint64_t steps_analysed() const { return steps_analysed_.load(); }
+  // gpuspyd is stopping: analyses in progress end after their current step (CANCELLED) and new
+  // ones do not start, so a stop never waits for a large backlog to be analysed. For good.
+  void Cancel() { cancelled_.store(true); }
 
  private:
   // The job's processes, or the one asked for; NotFound when the job (or process) is unknown.
@@ -75,6 +83,8 @@ class QueryEngine {
     uint64_t batch_count = 0;
     std::vector<StepRecord> steps;
   };
+  std::atomic<bool> cancelled_{false};
+  std::function<void(v1::CollectorStats*)> stats_source_;
   std::mutex cache_mu_;
   std::map<uint64_t, CachedAnalyses> cache_;
   std::map<uint64_t, CachedSteps> detected_steps_;

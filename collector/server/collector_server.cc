@@ -110,6 +110,13 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   s->admission_ = std::make_unique<IngestAdmission>(admission, &s->counters_);
   s->ingest_service_->set_admission(s->admission_.get(), &s->overload_);
   s->engine_->set_overload_ledger(&s->overload_);
+  if (!options.forward_to.empty()) {
+    ForwarderOptions fo;
+    fo.hub = options.forward_to;
+    s->forwarder_ = std::make_unique<Forwarder>(s->store_.get(), &s->connections_, fo);
+    s->engine_->set_stats_source(
+        [f = s->forwarder_.get()](v1::CollectorStats* out) { f->FillProto(out->mutable_forward()); });
+  }
 
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default: a second daemon would silently share the port and
@@ -174,10 +181,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   write_port(options.port_file, s->tcp_port_);
   s->retention_thread_ = std::thread([raw = s.get()] { raw->RetentionLoop(); });
   s->warmer_ = std::make_unique<AnalysisWarmer>(s->engine_.get());
-  if (!options.forward_to.empty()) {
-    ForwarderOptions fo;
-    fo.hub = options.forward_to;
-    s->forwarder_ = std::make_unique<Forwarder>(s->store_.get(), &s->connections_, fo);
+  if (s->forwarder_ != nullptr) {
     s->forwarder_->Start();
     spdlog::info("node: forwarding every stored batch to the hub at {}", options.forward_to);
   }
@@ -211,6 +215,8 @@ absl::Status CollectorServer::Shutdown(absl::Duration grace) {
   }
   stop_cv_.notify_all();
   if (forwarder_ != nullptr) forwarder_->Stop();
+  // Before waiting for the warmer: it may be half-way through analysing a large backlog.
+  if (engine_ != nullptr) engine_->Cancel();
   if (warmer_ != nullptr) warmer_->Stop();
   if (http_ != nullptr) http_->Stop();
   if (server_ != nullptr) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "codec/batch_decoder.h"
 #include "inject/core/core_log.h"
+#include "inject/core/private_directory.h"
 #include "inject/core/spill_file.h"
 
 namespace gpuspy::inject {
@@ -97,6 +98,15 @@ std::string SpillPathFor(const std::string& dir, const v1::ProcessIdentity& iden
 AdoptionResult AdoptOrphanSpills(const AdoptionOptions& options,
                                  const std::function<std::unique_ptr<BatchSink>()>& make_sink) {
   AdoptionResult result;
+  struct stat st;
+  if (stat(options.dir.c_str(), &st) != 0) return result;  // nothing was ever spilled here
+  // Only from a directory that is provably ours: in one another user controls, a file that looks
+  // like our spill could be theirs to plant (or a link to one of ours they want removed).
+  if (absl::Status mine = EnsurePrivateDirectory(options.dir); !mine.ok()) {
+    result.last_problem = std::string(mine.message());
+    Log(LogLevel::kWarn, "not adopting spill files: %s", result.last_problem.c_str());
+    return result;
+  }
   for (const std::string& path : SpillFilesIn(options.dir)) {
     if (path == options.own_path || options.should_stop()) continue;
     absl::StatusOr<std::unique_ptr<OrphanSpill>> orphan = OrphanSpill::Claim(path);

@@ -82,9 +82,15 @@ class Exposition:
             f.write(os.urandom(32).hex() + "\n")
         os.chmod(self.token_file, 0o600)
         self.token = read(self.token_file).strip()
+        # A node forwarding to a hub, so that the forwarding families are there too.
+        hub_port = free_port()
+        self.hub = Daemon([binary("GPUSPYD_BIN"), "--listen", f"127.0.0.1:{hub_port}", "--unix", "",
+                           "--http", "", "--data-dir", os.path.join(tmp, "hub"), "--log-level", "warn"],
+                          os.path.join(tmp, "hub.log"))
         self.daemon = Daemon([binary("GPUSPYD_BIN"), "--listen", f"127.0.0.1:{self.grpc}", "--unix", "",
                               "--http", f"127.0.0.1:{self.http}", "--data-dir", os.path.join(tmp, "store"),
-                              "--token-file", self.token_file, "--log-level", "warn"],
+                              "--token-file", self.token_file, "--log-level", "warn",
+                              "--role", "node", "--forward-to", f"127.0.0.1:{hub_port}"],
                              os.path.join(tmp, "gpuspyd.log"))
         wait_for(lambda: self._ready(), 20, "gpuspyd's /metrics")
         for job, scenario in JOBS.items():
@@ -155,7 +161,7 @@ class DashboardAgainstGpuspydTest(TempDirTest):
     def setUp(self):
         super().setUp()
         self.exposition = Exposition(self.tmp)
-        self._daemons.append(self.exposition.daemon)
+        self._daemons += [self.exposition.daemon, self.exposition.hub]
 
     def test_queries_name_only_what_gpuspyd_exposes_and_use_all_of_it(self):
         e = self.exposition

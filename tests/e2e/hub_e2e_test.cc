@@ -179,6 +179,30 @@ TEST_F(HubE2E, ANodeRestartResumesWhereTheHubLeftOff) {
   EXPECT_EQ(StepCount(hub, "nodekill"), 2 * 40);
 }
 
+TEST_F(HubE2E, AnOverloadedHubTurnsSomeProcessesAwayWhileTheOthersGoOn) {
+  // Two stream slots at the hub for six live processes on the node.
+  Daemon hub = Start("hub", {"--max-ingest-streams", "2"});
+  Daemon node = Node("node", hub.address());
+  const RunResult r = Replay(node.address(), "crowd", 0, 6, 60, 0, /*batch_ms=*/40);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(HubCaughtUp(hub, {&node}, "crowd", 6)) << Log("node");
+  v1::CollectorStats stats;
+  {
+    auto stub = v1::Query::NewStub(grpc::CreateChannel(node.address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    v1::GetStatsResponse resp;
+    ASSERT_TRUE(stub->GetStats(&ctx, {}, &resp).ok());
+    stats = resp.stats();
+  }
+  const v1::ForwardStats& f = stats.forward();
+  EXPECT_EQ(f.hub(), hub.address());
+  EXPECT_GT(f.hub_refusals(), 0u) << "the hub never ran out of slots: " << Log("hub");
+  // Refusals are per process: the hub was never treated as unreachable.
+  EXPECT_EQ(f.hub_unreachable(), 0u) << Log("node");
+  EXPECT_GT(f.batches_forwarded(), 0u);
+  EXPECT_NE(Log("node").find("is overloaded"), std::string::npos) << Log("node");
+}
+
 TEST_F(HubE2E, BadRoleFlagsAreRefused) {
   RunResult r = testing::Run({GPUSPYD_BIN, "--role", "node", "--data-dir", dir_.path() + "/x"});
   EXPECT_EQ(r.exit_code, 2);

@@ -105,6 +105,21 @@ TEST_F(IncrementalAnalysisTest, NewStepsAreAnalysedAloneAndReportsMatchAFullAnal
   }
 }
 
+TEST_F(IncrementalAnalysisTest, ACancelledEngineStopsAnalysingAndSaysWhy) {
+  QueryEngine engine(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
+  Send(0, 30);
+  engine.Cancel();
+  v1::GetStepReportRequest r;
+  r.set_job_id("live");
+  r.set_all(true);
+  absl::StatusOr<v1::GetStepReportResponse> report = engine.GetStepReport(r);
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kCancelled) << report.status();
+  EXPECT_EQ(engine.steps_analysed(), 0u);
+  // What is stored is untouched: a fresh engine (the restarted daemon) analyses all of it.
+  QueryEngine fresh(store_.get(), dictionaries_.get(), &counters_, &connections_);
+  EXPECT_EQ(All(fresh).reports_size(), 30);
+}
+
 TEST_F(IncrementalAnalysisTest, ALateBatchReanalysesTheStepsItTouches) {
   QueryEngine live(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
   // Steps 0-9 and 12-19 arrive first; 10 and 11 come late (a spill replayed after an outage).

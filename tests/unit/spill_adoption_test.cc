@@ -3,6 +3,8 @@
 #include "inject/core/spill_adoption.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -208,6 +210,22 @@ TEST(SpillAdoption, FileNamesTellProcessesApartEvenWhenAPidIsReused) {
   EXPECT_NE(a, b);
   EXPECT_EQ(a, "/d/node-1-4242-1000.spill");
   EXPECT_EQ(SpillPathFor("/d", Identity("../x/y:1:2", "j")), "/d/.._x_y-1-2.spill");
+}
+
+TEST(SpillAdoption, NothingIsAdoptedFromADirectoryAnotherUserControls) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to hand the directory to another user";
+  testing::TempDir dir;
+  const std::string theirs = dir.path() + "/theirs";
+  ASSERT_EQ(mkdir(theirs.c_str(), 0777), 0);
+  const v1::ProcessIdentity owner = Identity("h:3:3", "j");
+  LeaveOrphan(SpillPathFor(theirs, owner), owner, {1});
+  ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);
+  FakeHub hub;
+  const AdoptionResult r = Adopt(theirs, &hub);
+  EXPECT_EQ(r.files_delivered, 0);
+  EXPECT_TRUE(hub.sessions.empty());
+  EXPECT_NE(r.last_problem.find(theirs), std::string::npos) << r.last_problem;
+  EXPECT_TRUE(fs::exists(SpillPathFor(theirs, owner)));
 }
 
 TEST(SpillAdoption, InBackgroundItStopsWhenAskedAndReportsTotals) {

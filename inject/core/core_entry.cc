@@ -41,6 +41,7 @@ void OnExit() {
 // the child's copy of gpuspy must do nothing at all.
 void OnForkChild() {
   CuptiCapture::Instance().MarkInertAfterFork();
+  if (g_pipeline != nullptr) g_pipeline->AbandonAfterFork();
   g_pipeline = nullptr;
 }
 

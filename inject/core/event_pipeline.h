@@ -86,6 +86,9 @@ class EventPipeline {
   const PipelineStats& stats() const { return stats_; }
   // What this process delivered for others (EnableSpillAdoption).
   AdoptionResult adopted() const;
+  // Called in a fork()ed child, whose copy of the pipeline never runs: drops what would keep the
+  // parent's spill file claimed after the parent ends.
+  void AbandonAfterFork() { spill_.AbandonAfterFork(); }
 
  private:
   void Run();

@@ -39,6 +39,7 @@ std::vector<std::string> SpillFilesIn(const std::string& dir) {
 // Delivers one claimed orphan; true when all of it is stored.
 bool DeliverOrphan(OrphanSpill& orphan, const v1::ProcessIdentity& owner,
                    const AdoptionOptions& options, BatchSink& sink, AdoptionResult* result) {
+  if (orphan.empty()) return true;  // nothing to tell the collector
   absl::StatusOr<uint64_t> stored = sink.Connect(owner, options.connect_timeout);
   if (!stored.ok()) {
     result->last_problem = absl::StrCat("collector not taking it now: ", stored.status().message());
@@ -113,9 +114,13 @@ AdoptionResult AdoptOrphanSpills(const AdoptionOptions& options,
     if (!orphan.ok()) {
       // Held by a live owner or another adopter, or gone: none of our business.
       if (absl::IsDataLoss(orphan.status())) {
+        // Unreadable for good: moved out of the way (kept for a look), so that no pass of any
+        // process trips over it again.
         ++result.files_left;
         result.last_problem = std::string(orphan.status().message());
-        Log(LogLevel::kWarn, "cannot adopt %s", std::string(orphan.status().message()).c_str());
+        const std::string aside = path + ".unreadable";
+        Log(LogLevel::kWarn, "cannot adopt %s; renamed to %s", result.last_problem.c_str(),
+            rename(path.c_str(), aside.c_str()) == 0 ? aside.c_str() : path.c_str());
       }
       continue;
     }

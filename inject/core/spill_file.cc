@@ -107,34 +107,37 @@ absl::Status SpillFile::Create() {
     }
     directory_checked_ = true;
   }
-  // O_EXCL: the name carries this process's start time, so a file already there is not ours
-  // (never append to it); O_NOFOLLOW: never write through a link to somewhere else.
-  const int fd = open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    directory_checked_ = false;
-    return absl::UnavailableError(absl::StrCat("cannot create ", path_, ": ", std::strerror(errno)));
-  }
-  // Held for as long as this process lives: a free lock tells others the owner is gone.
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot lock ", path_, ": ", std::strerror(err)));
-  }
   std::string preamble(kMagic, sizeof(kMagic));
   const uint32_t fields[3] = {kVersion, static_cast<uint32_t>(header_.size()),
                               Checksum(header_.data(), header_.size())};
   preamble.append(reinterpret_cast<const char*>(fields), sizeof(fields));
   preamble += header_;
-  if (preamble.size() > max_bytes_ || !WriteAll(fd, 0, preamble)) {
-    const int err = errno;
-    unlink(path_.c_str());
-    close(fd);
-    return preamble.size() > max_bytes_
-               ? absl::ResourceExhaustedError(absl::StrCat("spill bound ", max_bytes_,
-                                                           " bytes is below its header"))
-               : absl::UnavailableError(absl::StrCat("cannot write ", path_, ": ",
-                                                     std::strerror(err)));
+  if (preamble.size() > max_bytes_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("spill bound ", max_bytes_, " bytes is below its header"));
   }
+  // Made complete (locked, header written) under a name adopters do not look at, then linked
+  // into place: nobody ever sees a spill file without its lock and header. O_EXCL and link():
+  // never reuse or replace what is there (the name carries this process's start time, so a file
+  // already there is not ours); O_NOFOLLOW: never write through a link to somewhere else.
+  const std::string building = path_ + ".new";
+  unlink(building.c_str());  // a leftover of ours from a crash half-way through this
+  const int fd = open(building.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    directory_checked_ = false;
+    return absl::UnavailableError(absl::StrCat("cannot create ", building, ": ", std::strerror(errno)));
+  }
+  auto fail = [&](const char* what) {
+    const int err = errno;
+    unlink(building.c_str());
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot ", what, " ", path_, ": ", std::strerror(err)));
+  };
+  // Held for as long as this process lives: a free lock tells others the owner is gone.
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) return fail("lock");
+  if (!WriteAll(fd, 0, preamble)) return fail("write");
+  if (link(building.c_str(), path_.c_str()) != 0) return fail("create");
+  unlink(building.c_str());
   fd_ = fd;
   bytes_ = head_ = preamble.size();
   return absl::OkStatus();
@@ -190,6 +193,13 @@ absl::StatusOr<SpillFile::ReplayResult> SpillFile::Replay(
   head_ = pos;
   result.kept = CountRecords(fd_, pos, bytes_);
   return result;
+}
+
+void SpillFile::AbandonAfterFork() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  bytes_ = 0;
+  head_ = 0;
 }
 
 void SpillFile::Clear() {

@@ -54,6 +54,9 @@ class SpillFile {
   absl::StatusOr<ReplayResult> Replay(const std::function<bool(const std::string&)>& deliver);
   // Forgets everything and removes the file.
   void Clear();
+  // In a fork()ed child: lets go of the parent's file (its lock included, once the parent is gone
+  // too) without touching it; the child never writes it.
+  void AbandonAfterFork();
 
   bool empty() const { return head_ == bytes_; }
   // Bytes on disk, header and replayed head included (what the bound applies to).
@@ -90,6 +93,8 @@ class OrphanSpill {
   // What the owner wrote at the start (its identity).
   const std::string& header() const { return header_; }
   const std::string& path() const { return path_; }
+  // Nothing but the header: its owner ended before spilling a batch into it.
+  bool empty() const { return size_ <= data_start_; }
   // Every batch, oldest first, until `deliver` returns false or a damaged record.
   absl::StatusOr<SpillReplayResult> Replay(const std::function<bool(const std::string&)>& deliver);
   // Removes the file (everything in it was delivered) and releases the claim.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -176,10 +177,13 @@ TEST(SpillAdoption, LiveOwnersOwnFileAndForeignFilesAreLeftAlone) {
   FakeHub hub;
   const AdoptionResult r = Adopt(dir.path(), &hub, SpillPathFor(dir.path(), self));
   EXPECT_EQ(r.files_delivered, 0);
-  EXPECT_EQ(r.files_left, 1);  // the foreign one, reported
+  EXPECT_EQ(r.files_left, 1);  // the foreign one, reported ...
   EXPECT_TRUE(hub.sessions.empty());
-  EXPECT_TRUE(fs::exists(dir.path() + "/junk.spill"));
+  EXPECT_FALSE(fs::exists(dir.path() + "/junk.spill"));  // ... and moved aside, kept
+  EXPECT_TRUE(fs::exists(dir.path() + "/junk.spill.unreadable"));
+  EXPECT_TRUE(fs::exists(dir.path() + "/notes.txt"));
   EXPECT_EQ(*live_spill.ReadAll(), std::vector<std::string>{Batch(1)});
+  EXPECT_EQ(Adopt(dir.path(), &hub, SpillPathFor(dir.path(), self)).files_left, 0);
 }
 
 TEST(SpillAdoption, AnOwnerThatEndsMidReplaySendsTheRestAgainAndNothingIsLost) {
@@ -202,6 +206,56 @@ TEST(SpillAdoption, AnOwnerThatEndsMidReplaySendsTheRestAgainAndNothingIsLost) {
   EXPECT_EQ(r.files_delivered, 1);
   EXPECT_EQ(r.batches_already_stored, 2u);
   EXPECT_EQ(hub.sessions.back().sequences, (std::vector<uint64_t>{3, 4, 5}));
+}
+
+TEST(SpillAdoption, AnOwnerThatEndedBeforeSpillingABatchLeavesNothingToDeliver) {
+  testing::TempDir dir;
+  const v1::ProcessIdentity owner = Identity("h:8:8", "j");
+  const std::string path = SpillPathFor(dir.path(), owner);
+  {
+    SpillFile spill(path, 1 << 20, owner.SerializeAsString());
+    ASSERT_TRUE(spill.Append("b").ok());
+    // As after a failed first write (disk full): cut back to the header.
+    fs::resize_file(path, fs::file_size(path) - 9);
+  }
+  FakeHub hub;
+  hub.up = false;  // not even asked
+  const AdoptionResult r = Adopt(dir.path(), &hub);
+  EXPECT_EQ(r.files_delivered, 1);
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST(SpillAdoption, AForkedChildDoesNotKeepItsParentsFileClaimed) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/p.spill";
+  int ready[2], done[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(done), 0);
+  const pid_t parent = fork();
+  if (parent == 0) {
+    // The "parent" process: spills, forks a long-lived child, and ends.
+    SpillFile spill(path, 1 << 20, "owner");
+    if (!spill.Append("b1").ok()) _exit(1);
+    const pid_t child = fork();
+    if (child == 0) {
+      close(done[1]);
+      spill.AbandonAfterFork();  // what the core's fork handler does
+      char c;
+      (void)!read(done[0], &c, 1);  // lives on until the test is done
+      _exit(0);
+    }
+    (void)!write(ready[1], "x", 1);
+    _exit(0);  // ends without removing its spill
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(parent, &status, 0), parent);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  // The parent is gone, its child is not: the file is an orphan all the same.
+  absl::StatusOr<std::unique_ptr<OrphanSpill>> orphan = OrphanSpill::Claim(path);
+  EXPECT_TRUE(orphan.ok()) << orphan.status();
+  (void)!write(done[1], "x", 1);
 }
 
 TEST(SpillAdoption, FileNamesTellProcessesApartEvenWhenAPidIsReused) {

@@ -240,11 +240,11 @@ TEST(SpillAdoption, AForkedChildDoesNotKeepItsParentsFileClaimed) {
     if (child == 0) {
       close(done[1]);
       spill.AbandonAfterFork();  // what the core's fork handler does
+      (void)!write(ready[1], "x", 1);
       char c;
       (void)!read(done[0], &c, 1);  // lives on until the test is done
       _exit(0);
     }
-    (void)!write(ready[1], "x", 1);
     _exit(0);  // ends without removing its spill
   }
   char c;

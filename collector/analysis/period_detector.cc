@@ -9,22 +9,69 @@
 
 namespace gpuspy::analysis {
 
-std::vector<StepWindow> DetectPeriodicSteps(const EventColumns& ev, const StringTable& strings) {
-  if (ev.kernels.empty()) return {};
+namespace {
+
+// A launch call's record and its kernels' arrive within a few flush periods of each other (plus
+// however far the host runs ahead of the GPU); calls older than this are not looked up anymore.
+constexpr int64_t kMatchHorizonNs = 10'000'000'000;
+constexpr size_t kPruneEveryBatches = 64;
+
+}  // namespace
+
+void StepDetectionInput::Add(const EventColumns& ev) {
   // Kernels in launch order (by their launch call when known, else by start).
-  absl::flat_hash_map<uint64_t, int64_t> launch_time;
-  for (const ApiEvent& a : ev.apis) launch_time[a.correlation_id] = a.start_ns;
-  struct Launch {
-    int64_t host_ns;
-    int64_t end_ns;
-    StringRef name;
-  };
-  std::vector<Launch> seq;
-  seq.reserve(ev.kernels.size());
-  for (const KernelEvent& k : ev.kernels) {
-    auto it = launch_time.find(k.correlation_id);
-    seq.push_back({it != launch_time.end() ? it->second : k.start_ns, k.end_ns, k.name});
+  // A call stays known after its first kernel: one graph launch call has many kernels.
+  for (const ApiEvent& a : ev.apis) {
+    activity_.push_back(a.start_ns);
+    newest_ns_ = std::max(newest_ns_, a.start_ns);
+    calls_[a.correlation_id] = a.start_ns;
+    if (auto k = awaiting_launch_.find(a.correlation_id); k != awaiting_launch_.end()) {
+      for (size_t i : k->second) kernels_[i].host_ns = a.start_ns;
+      awaiting_launch_.erase(k);
+    }
   }
+  for (const KernelEvent& k : ev.kernels) {
+    activity_.push_back(k.start_ns);
+    newest_ns_ = std::max(newest_ns_, k.start_ns);
+    int64_t host_ns = k.start_ns;
+    if (auto c = calls_.find(k.correlation_id); c != calls_.end()) {
+      host_ns = c->second;
+    } else {
+      awaiting_launch_[k.correlation_id].push_back(kernels_.size());
+    }
+    kernels_.push_back({host_ns, k.end_ns, k.name});
+  }
+  for (const MemcpyEvent& m : ev.memcpys) activity_.push_back(m.start_ns);
+  if (!ev.empty()) {
+    const auto [lo, hi] = ev.TimeRange();
+    lo_ = std::min(lo_, lo);
+    hi_ = std::max(hi_, hi);
+  }
+  if (++batches_ % kPruneEveryBatches == 0) Prune();
+}
+
+void StepDetectionInput::Prune() {
+  const int64_t horizon = newest_ns_ - kMatchHorizonNs;
+  absl::erase_if(calls_, [&](const auto& c) { return c.second < horizon; });
+  absl::erase_if(awaiting_launch_,
+                 [&](const auto& k) { return kernels_[k.second.front()].host_ns < horizon; });
+}
+
+std::vector<StepWindow> DetectPeriodicSteps(const EventColumns& ev, const StringTable&) {
+  StepDetectionInput in;
+  in.Add(ev);
+  return in.Periodic();
+}
+
+std::vector<StepWindow> FixedWindows(const EventColumns& ev, int64_t window_ns) {
+  StepDetectionInput in;
+  in.Add(ev);
+  return in.Fixed(window_ns);
+}
+
+std::vector<StepWindow> StepDetectionInput::Periodic() {
+  std::vector<Launch>& seq = kernels_;
+  if (seq.empty()) return {};
   std::stable_sort(seq.begin(), seq.end(),
                    [](const Launch& a, const Launch& b) { return a.host_ns < b.host_ns; });
   const size_t n = seq.size();
@@ -113,7 +160,6 @@ std::vector<StepWindow> DetectPeriodicSteps(const EventColumns& ev, const String
   int64_t last_end = 0;
   for (const Launch& l : seq) last_end = std::max(last_end, l.end_ns);
   const std::string source = "period:" + std::to_string(period) + " kernels";
-  (void)strings;
   std::vector<StepWindow> steps;
   for (size_t i = 0; i < starts.size(); ++i) {
     const int64_t start = seq[starts[i]].host_ns;
@@ -123,15 +169,12 @@ std::vector<StepWindow> DetectPeriodicSteps(const EventColumns& ev, const String
   return steps;
 }
 
-std::vector<StepWindow> FixedWindows(const EventColumns& ev, int64_t window_ns) {
+std::vector<StepWindow> StepDetectionInput::Fixed(int64_t window_ns) const {
   std::vector<StepWindow> out;
-  if (ev.empty() || window_ns <= 0) return out;
-  const auto [lo, hi] = ev.TimeRange();
+  if (lo_ >= hi_ || window_ns <= 0) return out;
+  const int64_t lo = lo_, hi = hi_;
   // Only windows in which the process did CUDA work: a long idle stretch is not a "step".
-  std::vector<int64_t> activity;
-  for (const auto& k : ev.kernels) activity.push_back(k.start_ns);
-  for (const auto& a : ev.apis) activity.push_back(a.start_ns);
-  for (const auto& m : ev.memcpys) activity.push_back(m.start_ns);
+  std::vector<int64_t> activity = activity_;
   std::sort(activity.begin(), activity.end());
   const std::string source = "window:" + std::to_string(window_ns / 1'000'000) + "ms";
   int64_t n = 0;

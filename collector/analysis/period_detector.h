@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "collector/analysis/step_segmenter.h"
 #include "model/events.h"
@@ -26,6 +29,42 @@ inline constexpr double kBoundaryPauseShare = 0.25;
 inline constexpr double kMinSelfMatch = 0.90;
 // Window length for the fallback.
 inline constexpr int64_t kDefaultWindowNs = 1'000'000'000;
+
+// What step detection keeps of a process's whole run, fed one decoded batch at a time: 24 bytes
+// per kernel and 8 per API call, kernel and copy (for the fallback's windows), instead of every
+// decoded event, so detecting the steps of a run of tens of millions of events does not need it
+// all in memory at once (the collector analyses such runs in the background).
+class StepDetectionInput {
+ public:
+  struct Launch {
+    int64_t host_ns;  // the launch call's start once seen, else the kernel's start
+    int64_t end_ns;
+    StringRef name;
+  };
+
+  // The next batch's events, in the order they were stored.
+  void Add(const EventColumns& events);
+  // The same as DetectPeriodicSteps / FixedWindows over everything added.
+  std::vector<StepWindow> Periodic();
+  std::vector<StepWindow> Fixed(int64_t window_ns) const;
+  // The kernels so far, in the order they arrived.
+  const std::vector<Launch>& launches() const { return kernels_; }
+
+ private:
+  // Keeps the lookup maps to the calls and kernels of the last seconds (a kernel's record and its
+  // launch call's arrive within a few flush periods of each other).
+  void Prune();
+
+  std::vector<Launch> kernels_;
+  // Kernels seen before their launch call: correlation -> kernel indices.
+  absl::flat_hash_map<uint64_t, std::vector<size_t>> awaiting_launch_;
+  absl::flat_hash_map<uint64_t, int64_t> calls_;  // correlation -> call start
+  std::vector<int64_t> activity_;  // starts of kernels, API calls and copies
+  int64_t lo_ = std::numeric_limits<int64_t>::max();
+  int64_t hi_ = std::numeric_limits<int64_t>::min();
+  int64_t newest_ns_ = std::numeric_limits<int64_t>::min();
+  size_t batches_ = 0;
+};
 
 // Steps from the kernel launch sequence. An iteration boundary is taken where the host pauses
 // longest between launches in the steady half of the run (input loading, end-of-step sync); the

@@ -7,6 +7,12 @@
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {
+namespace {
+
+// Stored batches read at a time by ForEachBatch.
+constexpr size_t kBatchesPerPage = 256;
+
+}  // namespace
 
 absl::StatusOr<WindowEvents> EventReader::Read(uint64_t process_id, int64_t from_ns,
                                                int64_t to_ns) {
@@ -34,6 +40,38 @@ absl::StatusOr<WindowEvents> EventReader::Read(uint64_t process_id, int64_t from
     }
   }
   return out;
+}
+
+absl::StatusOr<uint64_t> EventReader::ForEachBatch(
+    uint64_t process_id,
+    const std::function<void(const EventColumns&, const StringTable&)>& visit) {
+  absl::StatusOr<std::shared_ptr<DictionaryCache::Entry>> entry = dictionaries_->Get(process_id);
+  if (!entry.ok()) return entry.status();
+  uint64_t undecodable = 0;
+  uint64_t after = 0;
+  v1::EventBatch batch;
+  EventColumns events;
+  for (;;) {
+    absl::StatusOr<std::vector<StoredBatch>> page =
+        store_->ReadBatchesAfter(process_id, after, kBatchesPerPage);
+    if (!page.ok()) return page.status();
+    if (page->empty()) return undecodable;
+    std::shared_lock lock((*entry)->mu);
+    for (const StoredBatch& stored : *page) {
+      after = stored.sequence;
+      events.clear();
+      absl::Status st = batch.ParseFromString(stored.payload)
+                            ? DecodeBatch(batch, (*entry)->dict, &events)
+                            : absl::DataLossError("stored payload does not parse");
+      if (!st.ok()) {
+        ++undecodable;
+        spdlog::error("process {} batch {}: stored batch unreadable: {}", process_id,
+                      stored.sequence, st.ToString());
+        continue;
+      }
+      visit(events, (*entry)->dict.strings());
+    }
+  }
 }
 
 }  // namespace gpuspy::collector

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,14 @@ class EventReader {
   // Events of every batch overlapping [from_ns, to_ns) (0, 0 = all). Events of those batches
   // outside the window are kept: callers clip to what they need.
   absl::StatusOr<WindowEvents> Read(uint64_t process_id, int64_t from_ns, int64_t to_ns);
+
+  // Every stored batch of the process, in sequence order, decoded one at a time and handed to
+  // `visit` with the strings its refs resolve against (the dictionary is held shared meanwhile).
+  // Memory: one page of stored payloads and one decoded batch, whatever the process's size.
+  // Returns how many batches could not be decoded (counted, skipped).
+  absl::StatusOr<uint64_t> ForEachBatch(
+      uint64_t process_id,
+      const std::function<void(const EventColumns& events, const StringTable& strings)>& visit);
 
  private:
   Store* store_;

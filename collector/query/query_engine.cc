@@ -181,14 +181,16 @@ absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord
       return it->second.steps;
     }
   }
-  absl::StatusOr<WindowEvents> all = reader_.Read(process.process_id, 0, 0);
-  if (!all.ok()) return all.status();
-  std::vector<analysis::StepWindow> windows;
-  {
-    std::shared_lock lock(all->dictionary->mu);
-    windows = analysis::DetectPeriodicSteps(all->events, all->dictionary->dict.strings());
-  }
-  if (windows.empty()) windows = analysis::FixedWindows(all->events, analysis::kDefaultWindowNs);
+  // Batch by batch: a process without NVTX steps may have tens of millions of events.
+  analysis::StepDetectionInput input;
+  absl::StatusOr<uint64_t> read = reader_.ForEachBatch(
+      process.process_id, [&](const EventColumns& events, const StringTable&) {
+        if (!cancelled_.load()) input.Add(events);
+      });
+  if (!read.ok()) return read.status();
+  if (cancelled_.load()) return absl::CancelledError("gpuspyd is shutting down");
+  std::vector<analysis::StepWindow> windows = input.Periodic();
+  if (windows.empty()) windows = input.Fixed(analysis::kDefaultWindowNs);
   std::vector<StepRecord> steps;
   for (const auto& w : windows) {
     steps.push_back({process.process_id, w.number, w.start_ns, w.end_ns, w.source});

@@ -33,6 +33,11 @@ constexpr char kProcessColumns[] =
     "SELECT process_id, identity, first_seen_ns, last_seen_ns, event_count, batch_count, "
     "max_sequence, cupti_dropped, queue_dropped, spill_dropped FROM processes ";
 
+// The columns ReadBatches and ReadBatchesAfter read, in the order BatchesFrom expects.
+constexpr char kBatchColumns[] =
+    "SELECT sequence, min_ns, max_ns, event_count, cupti_dropped, queue_dropped, spill_dropped, "
+    "payload, payload_zstd FROM batches";
+
 class PostgresStore final : public Store {
  public:
   explicit PostgresStore(PostgresStoreOptions options) : options_(std::move(options)) {}
@@ -48,6 +53,9 @@ class PostgresStore final : public Store {
   absl::Status AppendBatch(const StoredBatch& batch) override { return writer_->Append(batch); }
   absl::StatusOr<std::vector<StoredBatch>> ReadBatches(uint64_t process_id, int64_t from_ns,
                                                        int64_t to_ns) override;
+  absl::StatusOr<std::vector<StoredBatch>> ReadBatchesAfter(uint64_t process_id,
+                                                            uint64_t after_sequence,
+                                                            size_t limit) override;
   absl::Status UpsertSteps(const std::vector<StepRecord>& steps) override;
   absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) override;
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
@@ -65,6 +73,8 @@ class PostgresStore final : public Store {
   PostgresStoreOptions options_;
   std::unique_ptr<PgPool> pool_;
   std::unique_ptr<PgBatchWriter> writer_;
+  // Rows of kBatchColumns -> batches (a payload that does not decompress is counted, skipped).
+  std::vector<StoredBatch> BatchesFrom(const PgResult& rows, uint64_t process_id);
   std::atomic<uint64_t> corrupt_records_{0};
 };
 
@@ -237,24 +247,41 @@ absl::StatusOr<std::vector<StoredBatch>> PostgresStore::ReadBatches(uint64_t pro
   p.Int(static_cast<int64_t>(process_id));
   if (!all) p.Int(from_ns).Int(to_ns);
   absl::StatusOr<PgResult> r = pool_->Acquire()->Query(
-      absl::StrCat("SELECT sequence, min_ns, max_ns, event_count, cupti_dropped, queue_dropped, "
-                   "spill_dropped, payload, payload_zstd FROM batches WHERE process_id = $1",
+      absl::StrCat(kBatchColumns, " WHERE process_id = $1",
                    all ? "" : " AND max_ns >= $2 AND min_ns < $3", " ORDER BY sequence"),
       p);
   if (!r.ok()) return r.status();
+  return BatchesFrom(*r, process_id);
+}
+
+absl::StatusOr<std::vector<StoredBatch>> PostgresStore::ReadBatchesAfter(uint64_t process_id,
+                                                                         uint64_t after_sequence,
+                                                                         size_t limit) {
+  PgParams p;
+  p.Int(static_cast<int64_t>(process_id)).Int(static_cast<int64_t>(after_sequence))
+      .Int(static_cast<int64_t>(limit));
+  absl::StatusOr<PgResult> r = pool_->Acquire()->Query(
+      absl::StrCat(kBatchColumns,
+                   " WHERE process_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3"),
+      p);
+  if (!r.ok()) return r.status();
+  return BatchesFrom(*r, process_id);
+}
+
+std::vector<StoredBatch> PostgresStore::BatchesFrom(const PgResult& rows, uint64_t process_id) {
   std::vector<StoredBatch> out;
-  out.reserve(static_cast<size_t>(r->rows()));
-  for (int i = 0; i < r->rows(); ++i) {
+  out.reserve(static_cast<size_t>(rows.rows()));
+  for (int i = 0; i < rows.rows(); ++i) {
     StoredBatch b;
     b.process_id = process_id;
-    b.sequence = static_cast<uint64_t>(r->Int(i, 0));
-    b.min_ns = r->Int(i, 1);
-    b.max_ns = r->Int(i, 2);
-    b.event_count = static_cast<uint32_t>(r->Int(i, 3));
-    b.loss = {static_cast<uint64_t>(r->Int(i, 4)), static_cast<uint64_t>(r->Int(i, 5)),
-              static_cast<uint64_t>(r->Int(i, 6))};
-    b.payload = std::string(r->Bytes(i, 7));
-    if (r->Int(i, 8) != 0) {
+    b.sequence = static_cast<uint64_t>(rows.Int(i, 0));
+    b.min_ns = rows.Int(i, 1);
+    b.max_ns = rows.Int(i, 2);
+    b.event_count = static_cast<uint32_t>(rows.Int(i, 3));
+    b.loss = {static_cast<uint64_t>(rows.Int(i, 4)), static_cast<uint64_t>(rows.Int(i, 5)),
+              static_cast<uint64_t>(rows.Int(i, 6))};
+    b.payload = std::string(rows.Bytes(i, 7));
+    if (rows.Int(i, 8) != 0) {
       absl::StatusOr<std::string> raw = DecompressPayload(b.payload, kMaxPayloadBytes);
       if (!raw.ok()) {
         // The database checks its own pages; this is a payload that was stored damaged or was

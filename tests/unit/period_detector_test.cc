@@ -86,5 +86,65 @@ TEST(PeriodDetector, FixedWindowsCoverTheActivityAndAreLabelled) {
   EXPECT_EQ(w[1].source, "window:1000ms");
 }
 
+bool SameSteps(const std::vector<StepWindow>& a, const std::vector<StepWindow>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].number != b[i].number || a[i].start_ns != b[i].start_ns ||
+        a[i].end_ns != b[i].end_ns || a[i].source != b[i].source) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(PeriodDetector, BatchByBatchFindsWhatTheWholeRunFinds) {
+  for (auto scenario : {synthetic::Scenario::kHealthy, synthetic::Scenario::kSyncStall,
+                        synthetic::Scenario::kLaunchStorm}) {
+    const auto rank = Rank(scenario, 12, /*nvtx=*/false);
+    const EventColumns all = All(rank);
+    // As stored: each step's kernels one batch after their launch calls (a kernel's record comes
+    // when it completes), and the first step's kernels *before* its calls.
+    StepDetectionInput in;
+    for (size_t i = 0; i < rank.steps.size(); ++i) {
+      EventColumns calls = rank.steps[i], kernels;
+      std::swap(kernels.kernels, calls.kernels);
+      if (i == 0) {
+        in.Add(kernels);
+        in.Add(calls);
+      } else {
+        in.Add(calls);
+        in.Add(kernels);
+      }
+    }
+    const auto whole = DetectPeriodicSteps(all, rank.strings);
+    ASSERT_FALSE(whole.empty()) << synthetic::ScenarioName(scenario);
+    EXPECT_TRUE(SameSteps(in.Periodic(), whole)) << synthetic::ScenarioName(scenario);
+    EXPECT_TRUE(SameSteps(in.Fixed(kDefaultWindowNs), FixedWindows(all, kDefaultWindowNs)));
+  }
+}
+
+TEST(PeriodDetector, EveryKernelOfOneLaunchCallTakesItsTime) {
+  // A CUDA graph launch: one call, several kernels with its correlation id, some recorded before
+  // the call and some after.
+  StepDetectionInput in;
+  EventColumns early, call, late;
+  early.kernels.push_back({5000, 5100, 7, 1, {}, {}, 0});
+  call.apis.push_back({});
+  call.apis.back().start_ns = 1000;
+  call.apis.back().end_ns = 1010;
+  call.apis.back().correlation_id = 7;
+  late.kernels.push_back({5200, 5300, 7, 2, {}, {}, 0});
+  in.Add(early);
+  in.Add(call);
+  in.Add(late);
+  ASSERT_EQ(in.launches().size(), 2u);
+  EXPECT_EQ(in.launches()[0].host_ns, 1000);
+  EXPECT_EQ(in.launches()[1].host_ns, 1000);
+  const auto w = in.Fixed(1'000'000'000);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].start_ns, 1000);
+  EXPECT_EQ(w[0].end_ns, 5300);
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

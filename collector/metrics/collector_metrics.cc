@@ -69,6 +69,13 @@ void WriteCollector(const v1::CollectorStats& s, PrometheusText& m) {
   m.Family("gpuspy_storage_records_lost_total", "counter",
            "Stored batches that could not be read back from damaged segments");
   m.Sample(s.records_lost());
+  m.Family("gpuspy_analysis_cache_bytes", "gauge",
+           "Per-step analyses kept between queries (estimated), and the bound (--analysis-cache-mb)");
+  m.Sample(s.analysis_cache_bytes(), {{"kind", "used"}});
+  m.Sample(s.analysis_cache_budget_bytes(), {{"kind", "budget"}});
+  m.Family("gpuspy_analysis_cache_evictions_total", "counter",
+           "Processes dropped from the analysis cache to stay within its bound");
+  m.Sample(s.analysis_cache_evictions());
   if (!s.has_forward()) return;
   const v1::ForwardStats& f = s.forward();
   m.Family("gpuspy_forward_batches_total", "counter",

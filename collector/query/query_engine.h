@@ -47,6 +47,12 @@ class QueryEngine {
   v1::GetStatsResponse GetStats();
   // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
   uint64_t steps_analysed() const { return steps_analysed_.load(); }
+  // Bounds the memory the per-process analysis cache may hold (estimated). Past it, the processes
+  // queried least recently are dropped from the cache (their next query analyses them again).
+  // Set before serving; 0 = unbounded.
+  void set_cache_budget(uint64_t bytes) { cache_budget_ = bytes; }
+  uint64_t cache_bytes() const;
+  uint64_t cache_evictions() const { return cache_evictions_.load(); }
   // gpuspyd is stopping: analyses in progress end after their current step (CANCELLED) and new
   // ones do not start, so a stop never waits for a large backlog to be analysed. For good.
   void Cancel() { cancelled_.store(true); }
@@ -77,7 +83,12 @@ class QueryEngine {
     std::vector<analysis::StepAnalysis> steps;
     uint64_t version = 0;  // DataVersions version the analyses reflect
     std::map<int64_t, std::string> window_notes;  // step number -> its own part of the note
+    uint64_t bytes = 0;      // estimated memory held
+    uint64_t last_used = 0;  // cache_tick_ when last read or written
   };
+  // Stores `entry` for `process_id` and evicts least recently used processes (never that one)
+  // until the cache is within its budget. cache_mu_ held.
+  void PutInCacheLocked(uint64_t process_id, CachedAnalyses entry);
   struct CachedSteps {
     uint64_t max_sequence = 0;
     uint64_t batch_count = 0;
@@ -85,8 +96,12 @@ class QueryEngine {
   };
   std::atomic<bool> cancelled_{false};
   std::function<void(v1::CollectorStats*)> stats_source_;
-  std::mutex cache_mu_;
+  mutable std::mutex cache_mu_;
   std::map<uint64_t, CachedAnalyses> cache_;
+  uint64_t cache_budget_ = 0;
+  uint64_t cache_bytes_ = 0;  // cache_mu_
+  uint64_t cache_tick_ = 0;   // cache_mu_
+  std::atomic<uint64_t> cache_evictions_{0};
   std::map<uint64_t, CachedSteps> detected_steps_;
 
   Store* store_;

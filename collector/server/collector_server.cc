@@ -110,6 +110,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   s->admission_ = std::make_unique<IngestAdmission>(admission, &s->counters_);
   s->ingest_service_->set_admission(s->admission_.get(), &s->overload_);
   s->engine_->set_overload_ledger(&s->overload_);
+  s->engine_->set_cache_budget(options.analysis_cache_mb << 20);
   if (!options.forward_to.empty()) {
     ForwarderOptions fo;
     fo.hub = options.forward_to;

@@ -85,6 +85,12 @@ void AddServerFlags(CLI::App& app, ServerFlags* flags) {
                  "refused (keep it well below producers' ack timeout, 5 s by default)")
       ->capture_default_str()
       ->check(CLI::Range(0, 60000));
+  app.add_option("--analysis-cache-mb", options.analysis_cache_mb,
+                 "Memory for per-step analyses kept between queries (estimated); past it the "
+                 "processes asked about least recently are analysed again when next asked for "
+                 "(0: no bound)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 24));
   app.add_option("--step-pattern", options.step_pattern,
                  "Regex matched against NVTX range names to find steps (group 1 = step number)")
       ->capture_default_str();

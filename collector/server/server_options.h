@@ -28,6 +28,8 @@ struct ServerOptions {
   size_t max_ingest_streams = 1024;
   uint64_t ingest_memory_mb = 256;
   int ingest_wait_ms = 500;  // how long a batch may wait for room before it is refused
+  // Memory for cached per-step analyses (QueryEngine::set_cache_budget); 0 = unbounded.
+  uint64_t analysis_cache_mb = 1024;
   std::string step_pattern = analysis::kDefaultStepPattern;
   std::string port_file;                  // written with the bound TCP port once listening
   std::string http = "127.0.0.1:7071";    // HTTP/JSON API ("" disables)

@@ -201,6 +201,11 @@ TEST_F(HubE2E, AnOverloadedHubTurnsSomeProcessesAwayWhileTheOthersGoOn) {
   EXPECT_EQ(f.hub_unreachable(), 0u) << Log("node");
   EXPECT_GT(f.batches_forwarded(), 0u);
   EXPECT_NE(Log("node").find("is overloaded"), std::string::npos) << Log("node");
+  // The CLI shows the node's forwarding with the rest of its counters.
+  const RunResult cli = testing::Run({GPUSPY_BIN, "--collector", node.address(), "stats"});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("forward.hub_refusals"), std::string::npos) << cli.out;
+  EXPECT_NE(cli.out.find("forward.hub   "), std::string::npos) << cli.out;
 }
 
 TEST_F(HubE2E, BadRoleFlagsAreRefused) {

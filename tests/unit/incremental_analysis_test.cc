@@ -120,6 +120,51 @@ TEST_F(IncrementalAnalysisTest, ACancelledEngineStopsAnalysingAndSaysWhy) {
   EXPECT_EQ(All(fresh).reports_size(), 30);
 }
 
+TEST_F(IncrementalAnalysisTest, TheCacheStaysWithinItsBudgetAndEvictedProcessesAreAnalysedAgain) {
+  // A second process in another job.
+  synthetic::SyntheticOptions so;
+  so.scenario = synthetic::Scenario::kLaunchStorm;
+  so.steps = 20;
+  so.job_id = "other";
+  synthetic::SyntheticRank other = synthetic::GenerateRank(so, 0);
+  const uint64_t other_id = ingestor_->Hello(other.identity, 1)->process_id();
+  BatchEncoder other_encoder(&other.strings);
+  for (size_t i = 0; i < other.steps.size(); ++i) {
+    v1::EventBatch b;
+    other_encoder.Encode(other.steps[i], i + 1, {}, &b);
+    ASSERT_TRUE(ingestor_->Ingest(other_id, b).ok());
+  }
+  Send(0, 30);
+  auto report = [](QueryEngine& e, const std::string& job) {
+    v1::GetStepReportRequest r;
+    r.set_job_id(job);
+    r.set_all(true);
+    return *e.GetStepReport(r);
+  };
+  QueryEngine unbounded(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
+  const auto live_full = report(unbounded, "live");
+  const auto other_full = report(unbounded, "other");
+  const uint64_t one_process = unbounded.cache_bytes() / 2;
+  ASSERT_GT(one_process, 0u);
+  EXPECT_EQ(unbounded.cache_evictions(), 0u);
+
+  QueryEngine bounded(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
+  bounded.set_cache_budget(one_process);  // room for about one of the two
+  auto same = [](const v1::GetStepReportResponse& a, const v1::GetStepReportResponse& b) {
+    return google::protobuf::util::MessageDifferencer::Equals(a, b);
+  };
+  EXPECT_TRUE(same(report(bounded, "live"), live_full));
+  const uint64_t analysed = bounded.steps_analysed();
+  EXPECT_TRUE(same(report(bounded, "other"), other_full));
+  EXPECT_EQ(bounded.cache_evictions(), 1u) << "live made room for other";
+  EXPECT_LE(bounded.cache_bytes(), std::max(one_process, unbounded.cache_bytes() - one_process) + 1);
+  // Evicted: analysed again, with the same result; other (cached) is not.
+  EXPECT_TRUE(same(report(bounded, "live"), live_full));
+  EXPECT_EQ(bounded.steps_analysed(), analysed + 20 + 30);
+  EXPECT_EQ(bounded.GetStats().stats().analysis_cache_evictions(), 2u);
+  EXPECT_EQ(bounded.GetStats().stats().analysis_cache_budget_bytes(), one_process);
+}
+
 TEST_F(IncrementalAnalysisTest, ALateBatchReanalysesTheStepsItTouches) {
   QueryEngine live(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
   // Steps 0-9 and 12-19 arrive first; 10 and 11 come late (a spill replayed after an outage).

@@ -303,6 +303,33 @@ int Events(const GlobalOptions& g, const EventsOptions& e) {
   return 0;
 }
 
+namespace {
+
+// Every field of `m`, nested messages as "name.field" (only when present: a node's forwarding).
+void AddStatsRows(const google::protobuf::Message& m, const std::string& prefix, Table& t) {
+  const auto* d = m.GetDescriptor();
+  const auto* r = m.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    const std::string name = prefix + f->name();
+    switch (f->cpp_type()) {
+      case google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE:
+        if (r->HasField(m, f)) AddStatsRows(r->GetMessage(m, f), name + ".", t);
+        break;
+      case google::protobuf::FieldDescriptor::CPPTYPE_UINT64:
+        t.Add({name, std::to_string(r->GetUInt64(m, f))});
+        break;
+      case google::protobuf::FieldDescriptor::CPPTYPE_STRING:
+        t.Add({name, r->GetString(m, f)});
+        break;
+      default:
+        break;  // CollectorStats holds counters, names and groups of them
+    }
+  }
+}
+
+}  // namespace
+
 int Stats(const GlobalOptions& g) {
   QueryClient q(g.collector, g.timeout_s);
   v1::GetStatsResponse resp;
@@ -311,13 +338,8 @@ int Stats(const GlobalOptions& g) {
     PrintJson(resp);
     return 0;
   }
-  const auto& s = resp.stats();
   Table t({"COUNTER", ">VALUE"});
-  const auto* d = s.GetDescriptor();
-  const auto* r = s.GetReflection();
-  for (int i = 0; i < d->field_count(); ++i) {
-    t.Add({d->field(i)->name(), std::to_string(r->GetUInt64(s, d->field(i)))});
-  }
+  AddStatsRows(resp.stats(), "", t);
   t.Print(std::cout);
   return 0;
 }

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${SECONDS_PER_TARGET:-60}
-targets=(${TARGETS:-kineto_trace_fuzz batch_decode_fuzz ingest_fuzz http_query_fuzz config_fuzz})
+targets=(${TARGETS:-kineto_trace_fuzz batch_decode_fuzz ingest_fuzz http_query_fuzz config_fuzz spill_file_fuzz})
 dir=build-fuzz
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)

@@ -1,6 +1,7 @@
 // Writes the binary seed corpora of the protobuf fuzz targets from synthetic training steps:
 //   <dir>/ingest_fuzz/*.bin        Hello + EventBatch ClientMessages, varint-delimited
 //   <dir>/batch_decode_fuzz/*.bin  one self-contained EventBatch (dictionary + events)
+//   <dir>/spill_file_fuzz/*.spill  a spill file as a process leaves it (header + batches)
 // The committed seeds under tests/fuzz/corpus/ came from `write_seeds tests/fuzz/corpus`; rerun it
 // when the wire format changes. Each file stays below run.sh's -max_len (64 KiB).
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -9,10 +10,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "codec/batch_encoder.h"
+#include "inject/core/spill_file.h"
 #include "gpuspy/v1/services.pb.h"
 #include "tools/replay/synthetic_workload.h"
 
@@ -93,5 +96,27 @@ int main(int argc, char** argv) {
   o.nvtx_steps = false;  // steps then come from period detection or fixed windows
   const gpuspy::synthetic::SyntheticRank rank = gpuspy::synthetic::GenerateRank(o, 0);
   Write(dir / "ingest_fuzz" / "no_nvtx_reordered_duplicate.bin", Stream(rank, {2, 0, 1}, true));
+
+  // A spill file with its owner's identity and two batches, written by the real SpillFile.
+  {
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path() / "gpuspy-seed-spill";
+    std::filesystem::remove_all(tmp);
+    std::filesystem::create_directories(tmp);
+    std::filesystem::permissions(tmp, std::filesystem::perms::owner_all);
+    const std::string path = (tmp / "seed.spill").string();
+    {
+      gpuspy::inject::SpillFile spill(path, 1 << 20, rank.identity.SerializeAsString());
+      gpuspy::BatchEncoder encoder(&rank.strings);
+      for (size_t i = 0; i < 2; ++i) {
+        v1::EventBatch batch;
+        encoder.Encode(rank.steps[i], i + 1, {}, &batch);
+        if (!spill.Append(batch.SerializeAsString()).ok()) return 1;
+      }
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Write(dir / "spill_file_fuzz" / "two_batches.spill", bytes);
+    std::filesystem::remove_all(tmp);
+  }
   return 0;
 }

@@ -184,6 +184,15 @@ std::vector<std::string> SpillFiles(const std::string& dir) {
   return out;
 }
 
+// Until `dir` holds `n` spill files (bounded); what it holds then.
+size_t WaitForSpillFiles(const std::string& dir, size_t n) {
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (SpillFiles(dir).size() < n && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return SpillFiles(dir).size();
+}
+
 TEST_F(AppFaults, SpillsLeftByEndedProcessesAreDeliveredByTheNextOneUnderTheirOwnIdentity) {
   FaultyDaemon daemon(dir_.path());
   ASSERT_TRUE(daemon.Start()) << daemon.log();
@@ -203,10 +212,7 @@ TEST_F(AppFaults, SpillsLeftByEndedProcessesAreDeliveredByTheNextOneUnderTheirOw
   auto killed = StartApp("killed", {"--steps", "100000", "--kernels", "20", "--sleep-us", "5000"},
                          env);
   const int killed_pid = killed->pid();
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  while (SpillFiles(spill_dir).size() < 2 && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  WaitForSpillFiles(spill_dir, 2);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   killed->Stop(SIGKILL, std::chrono::milliseconds(0));
   ASSERT_EQ(SpillFiles(spill_dir).size(), 2u) << AppLog("killed");
@@ -261,11 +267,7 @@ TEST_F(AppFaults, GpuspySpillListsWhatEndedProcessesLeftAndDeliversIt) {
   // A process still running (collector away, spilling) owns its file: listed, never taken.
   auto running = StartApp("running", {"--steps", "100000", "--kernels", "10", "--sleep-us", "5000"},
                           env);
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
-  while (SpillFiles(spill_dir).size() < 2 && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_EQ(SpillFiles(spill_dir).size(), 2u) << AppLog("running");
+  ASSERT_EQ(WaitForSpillFiles(spill_dir, 2), 2u) << AppLog("running");
 
   const std::vector<std::string> cli = {GPUSPY_BIN, "spill", "--spill-dir", spill_dir};
   RunResult list = testing::Run(cli);

@@ -56,9 +56,8 @@ bool DeliverOrphan(OrphanSpill& orphan, const v1::ProcessIdentity& owner,
     v1::EventBatch batch;
     if (!batch.ParseFromString(bytes)) return true;  // checksummed; cannot happen
     if (batch.sequence() <= *stored) {
-      // Delivered before its owner ended. (Its definitions are not needed either: batches after
-      // it that the collector lacks carry whatever the owner re-sent after a reconnect, and a
-      // fresh store's Welcome says 0, so then nothing is skipped.)
+      // Delivered before its owner ended (the replayed head of its spill). The names it defined
+      // are in the collector's dictionary for the process already.
       ++result->batches_already_stored;
       return true;
     }
@@ -108,27 +107,26 @@ AdoptionResult AdoptOrphanSpills(const AdoptionOptions& options,
     Log(LogLevel::kWarn, "not adopting spill files: %s", result.last_problem.c_str());
     return result;
   }
+  // Unreadable for good: moved out of the way (kept for a look), so that no later pass of any
+  // process trips over it again.
+  auto set_aside = [&](const std::string& path, std::string why) {
+    ++result.files_left;
+    result.last_problem = std::move(why);
+    const std::string aside = path + ".unreadable";
+    Log(LogLevel::kWarn, "cannot adopt %s; renamed to %s", result.last_problem.c_str(),
+        rename(path.c_str(), aside.c_str()) == 0 ? aside.c_str() : path.c_str());
+  };
   for (const std::string& path : SpillFilesIn(options.dir)) {
     if (path == options.own_path || options.should_stop()) continue;
     absl::StatusOr<std::unique_ptr<OrphanSpill>> orphan = OrphanSpill::Claim(path);
     if (!orphan.ok()) {
       // Held by a live owner or another adopter, or gone: none of our business.
-      if (absl::IsDataLoss(orphan.status())) {
-        // Unreadable for good: moved out of the way (kept for a look), so that no pass of any
-        // process trips over it again.
-        ++result.files_left;
-        result.last_problem = std::string(orphan.status().message());
-        const std::string aside = path + ".unreadable";
-        Log(LogLevel::kWarn, "cannot adopt %s; renamed to %s", result.last_problem.c_str(),
-            rename(path.c_str(), aside.c_str()) == 0 ? aside.c_str() : path.c_str());
-      }
+      if (absl::IsDataLoss(orphan.status())) set_aside(path, std::string(orphan.status().message()));
       continue;
     }
     v1::ProcessIdentity owner;
     if (!owner.ParseFromString((*orphan)->header()) || owner.process_key().empty()) {
-      ++result.files_left;
-      result.last_problem = absl::StrCat(path, ": its header names no process");
-      Log(LogLevel::kWarn, "cannot adopt %s", result.last_problem.c_str());
+      set_aside(path, absl::StrCat(path, ": its header names no process"));
       continue;
     }
     std::unique_ptr<BatchSink> sink = make_sink();

@@ -174,13 +174,18 @@ TEST(SpillAdoption, LiveOwnersOwnFileAndForeignFilesAreLeftAlone) {
   LeaveOrphan(SpillPathFor(dir.path(), self), self, {1});
   std::ofstream(dir.path() + "/junk.spill") << "not a spill file";
   std::ofstream(dir.path() + "/notes.txt") << "unrelated";
+  {
+    SpillFile nameless(dir.path() + "/nameless.spill", 1 << 20, "\xff not an identity");
+    ASSERT_TRUE(nameless.Append(Batch(1)).ok());
+  }
   FakeHub hub;
   const AdoptionResult r = Adopt(dir.path(), &hub, SpillPathFor(dir.path(), self));
   EXPECT_EQ(r.files_delivered, 0);
-  EXPECT_EQ(r.files_left, 1);  // the foreign one, reported ...
+  EXPECT_EQ(r.files_left, 2);  // the foreign one and the one naming no process, reported ...
   EXPECT_TRUE(hub.sessions.empty());
   EXPECT_FALSE(fs::exists(dir.path() + "/junk.spill"));  // ... and moved aside, kept
   EXPECT_TRUE(fs::exists(dir.path() + "/junk.spill.unreadable"));
+  EXPECT_TRUE(fs::exists(dir.path() + "/nameless.spill.unreadable"));
   EXPECT_TRUE(fs::exists(dir.path() + "/notes.txt"));
   EXPECT_EQ(*live_spill.ReadAll(), std::vector<std::string>{Batch(1)});
   EXPECT_EQ(Adopt(dir.path(), &hub, SpillPathFor(dir.path(), self)).files_left, 0);

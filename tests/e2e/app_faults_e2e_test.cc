@@ -219,9 +219,14 @@ TEST_F(AppFaults, SpillsLeftByEndedProcessesAreDeliveredByTheNextOneUnderTheirOw
 
   // The collector is back; the next gpuspy process of this user, in another job, delivers both.
   ASSERT_TRUE(daemon.Start()) << daemon.log();
-  auto next = StartApp("next", {"--steps", "40", "--kernels", "5", "--sleep-us", "50000"},
+  auto next = StartApp("next", {"--steps", "100", "--kernels", "5", "--sleep-us", "50000"},
                        Env("later", address));
   const int next_pid = next->pid();
+  // Its adoption pass starts once it is connected and takes milliseconds; it has 5 s.
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (!SpillFiles(spill_dir).empty() && next->running() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   FinishApp("next", *next);
   EXPECT_TRUE(SpillFiles(spill_dir).empty()) << AppLog("next");
   EXPECT_NE(AppLog("next").find("left in"), std::string::npos) << AppLog("next");

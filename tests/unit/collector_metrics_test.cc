@@ -4,10 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "collector/ingest/connection_registry.h"
-#include "collector/ingest/ingest_counters.h"
-#include "collector/storage/dictionary_cache.h"
-#include "collector/storage/store.h"
+#include "tests/support/query_engine_parts.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::collector {
@@ -15,20 +12,9 @@ namespace {
 
 class CollectorMetricsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    EmbeddedStoreOptions o;
-    o.data_dir = dir_.path() + "/store";
-    store_ = *OpenEmbeddedStore(o);
-    dictionaries_ = std::make_unique<DictionaryCache>(store_.get());
-    engine_ = std::make_unique<QueryEngine>(store_.get(), dictionaries_.get(), &counters_,
-                                            &connections_);
-  }
   testing::TempDir dir_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<DictionaryCache> dictionaries_;
-  IngestCounters counters_;
-  ConnectionRegistry connections_;
-  std::unique_ptr<QueryEngine> engine_;
+  testing::QueryEngineParts parts_{dir_.path()};
+  std::unique_ptr<QueryEngine> engine_ = parts_.Engine();
 };
 
 TEST_F(CollectorMetricsTest, StorageDamageIsAlwaysShownForwardingOnlyOnANode) {

@@ -9,6 +9,7 @@
 #include "collector/ingest/batch_ingestor.h"
 #include "collector/query/query_engine.h"
 #include "collector/storage/data_versions.h"
+#include "tests/support/query_engine_parts.h"
 #include "tests/support/subprocess.h"
 #include "tools/replay/synthetic_workload.h"
 
@@ -36,12 +37,9 @@ TEST(DataVersions, EarliestTimeTouchedSinceAVersion) {
 class IncrementalAnalysisTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    EmbeddedStoreOptions o;
-    o.data_dir = dir_.path() + "/store";
-    store_ = *OpenEmbeddedStore(o);
-    dictionaries_ = std::make_unique<DictionaryCache>(store_.get());
-    ingestor_ = std::make_unique<BatchIngestor>(store_.get(), dictionaries_.get(), &counters_,
-                                                analysis::StepSegmenter(), &versions_);
+    ingestor_ = std::make_unique<BatchIngestor>(parts_.store.get(), parts_.dictionaries.get(),
+                                                &parts_.counters, analysis::StepSegmenter(),
+                                                &versions_);
     synthetic::SyntheticOptions so;
     so.scenario = synthetic::Scenario::kSyncStall;
     so.steps = 30;
@@ -68,10 +66,7 @@ class IncrementalAnalysisTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<Store> store_;
-  std::unique_ptr<DictionaryCache> dictionaries_;
-  IngestCounters counters_;
-  ConnectionRegistry connections_;
+  testing::QueryEngineParts parts_{dir_.path()};
   DataVersions versions_;
   std::unique_ptr<BatchIngestor> ingestor_;
   synthetic::SyntheticRank rank_;
@@ -81,7 +76,8 @@ class IncrementalAnalysisTest : public ::testing::Test {
 };
 
 TEST_F(IncrementalAnalysisTest, NewStepsAreAnalysedAloneAndReportsMatchAFullAnalysis) {
-  QueryEngine live(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
+  const auto live_engine = parts_.Engine(&versions_);
+  QueryEngine& live = *live_engine;
   Send(0, 20);
   ASSERT_EQ(All(live).reports_size(), 20);
   const uint64_t first = live.steps_analysed();
@@ -95,7 +91,8 @@ TEST_F(IncrementalAnalysisTest, NewStepsAreAnalysedAloneAndReportsMatchAFullAnal
   EXPECT_GE(live.steps_analysed() - first, 5u);
   EXPECT_LE(live.steps_analysed() - first, 6u);
 
-  QueryEngine fresh(store_.get(), dictionaries_.get(), &counters_, &connections_);
+  const auto fresh_engine = parts_.Engine();
+  QueryEngine& fresh = *fresh_engine;
   v1::GetStepReportResponse full = All(fresh);
   ASSERT_EQ(full.reports_size(), 25);
   for (int i = 0; i < 25; ++i) {
@@ -106,7 +103,8 @@ TEST_F(IncrementalAnalysisTest, NewStepsAreAnalysedAloneAndReportsMatchAFullAnal
 }
 
 TEST_F(IncrementalAnalysisTest, ACancelledEngineStopsAnalysingAndSaysWhy) {
-  QueryEngine engine(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
+  const auto engine_engine = parts_.Engine(&versions_);
+  QueryEngine& engine = *engine_engine;
   Send(0, 30);
   engine.Cancel();
   v1::GetStepReportRequest r;
@@ -116,7 +114,8 @@ TEST_F(IncrementalAnalysisTest, ACancelledEngineStopsAnalysingAndSaysWhy) {
   EXPECT_EQ(report.status().code(), absl::StatusCode::kCancelled) << report.status();
   EXPECT_EQ(engine.steps_analysed(), 0u);
   // What is stored is untouched: a fresh engine (the restarted daemon) analyses all of it.
-  QueryEngine fresh(store_.get(), dictionaries_.get(), &counters_, &connections_);
+  const auto fresh_engine = parts_.Engine();
+  QueryEngine& fresh = *fresh_engine;
   EXPECT_EQ(All(fresh).reports_size(), 30);
 }
 
@@ -141,14 +140,16 @@ TEST_F(IncrementalAnalysisTest, TheCacheStaysWithinItsBudgetAndEvictedProcessesA
     r.set_all(true);
     return *e.GetStepReport(r);
   };
-  QueryEngine unbounded(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
+  const auto unbounded_engine = parts_.Engine(&versions_);
+  QueryEngine& unbounded = *unbounded_engine;
   const auto live_full = report(unbounded, "live");
   const auto other_full = report(unbounded, "other");
   const uint64_t one_process = unbounded.cache_bytes() / 2;
   ASSERT_GT(one_process, 0u);
   EXPECT_EQ(unbounded.cache_evictions(), 0u);
 
-  QueryEngine bounded(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
+  const auto bounded_engine = parts_.Engine(&versions_);
+  QueryEngine& bounded = *bounded_engine;
   bounded.set_cache_budget(one_process);  // room for about one of the two
   auto same = [](const v1::GetStepReportResponse& a, const v1::GetStepReportResponse& b) {
     return google::protobuf::util::MessageDifferencer::Equals(a, b);
@@ -166,7 +167,8 @@ TEST_F(IncrementalAnalysisTest, TheCacheStaysWithinItsBudgetAndEvictedProcessesA
 }
 
 TEST_F(IncrementalAnalysisTest, ALateBatchReanalysesTheStepsItTouches) {
-  QueryEngine live(store_.get(), dictionaries_.get(), &counters_, &connections_, &versions_);
+  const auto live_engine = parts_.Engine(&versions_);
+  QueryEngine& live = *live_engine;
   // Steps 0-9 and 12-19 arrive first; 10 and 11 come late (a spill replayed after an outage).
   Send(0, 10);
   for (size_t i = 12; i < 20; ++i) {
@@ -187,7 +189,8 @@ TEST_F(IncrementalAnalysisTest, ALateBatchReanalysesTheStepsItTouches) {
   // unless step 10's first event starts before step 9's range ends).
   EXPECT_GE(live.steps_analysed() - before, 10u);
   EXPECT_LE(live.steps_analysed() - before, 11u);
-  QueryEngine fresh(store_.get(), dictionaries_.get(), &counters_, &connections_);
+  const auto fresh_engine = parts_.Engine();
+  QueryEngine& fresh = *fresh_engine;
   v1::GetStepReportResponse full = All(fresh);
   for (int i = 0; i < 20; ++i) {
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(after.reports(i), full.reports(i)))

@@ -12,6 +12,19 @@ namespace {
 // Stored batches read at a time by ForEachBatch.
 constexpr size_t kBatchesPerPage = 256;
 
+// Appends `stored`'s events to `out`; false (logged) when it does not decode. Ingest validated
+// it, so that is storage damage: the caller skips the batch and keeps the rest readable.
+bool DecodeStored(uint64_t process_id, const StoredBatch& stored, const ProcessDictionary& dict,
+                  v1::EventBatch* scratch, EventColumns* out) {
+  const absl::Status st = scratch->ParseFromString(stored.payload)
+                              ? DecodeBatch(*scratch, dict, out)
+                              : absl::DataLossError("stored payload does not parse");
+  if (st.ok()) return true;
+  spdlog::error("process {} batch {}: stored batch unreadable: {}", process_id, stored.sequence,
+                st.ToString());
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<WindowEvents> EventReader::Read(uint64_t process_id, int64_t from_ns,
@@ -26,17 +39,8 @@ absl::StatusOr<WindowEvents> EventReader::Read(uint64_t process_id, int64_t from
   std::shared_lock lock(out.dictionary->mu);
   v1::EventBatch batch;
   for (const StoredBatch& stored : *batches) {
-    absl::Status st;
-    if (!batch.ParseFromString(stored.payload)) {
-      st = absl::DataLossError("stored payload does not parse");
-    } else {
-      st = DecodeBatch(batch, out.dictionary->dict, &out.events);
-    }
-    if (!st.ok()) {
-      // Ingest validated it, so this is storage damage: skip the batch, keep the rest readable.
+    if (!DecodeStored(process_id, stored, out.dictionary->dict, &batch, &out.events)) {
       ++out.undecodable_batches;
-      spdlog::error("process {} batch {}: stored batch unreadable: {}", process_id,
-                    stored.sequence, st.ToString());
     }
   }
   return out;
@@ -60,13 +64,8 @@ absl::StatusOr<uint64_t> EventReader::ForEachBatch(
     for (const StoredBatch& stored : *page) {
       after = stored.sequence;
       events.clear();
-      absl::Status st = batch.ParseFromString(stored.payload)
-                            ? DecodeBatch(batch, (*entry)->dict, &events)
-                            : absl::DataLossError("stored payload does not parse");
-      if (!st.ok()) {
+      if (!DecodeStored(process_id, stored, (*entry)->dict, &batch, &events)) {
         ++undecodable;
-        spdlog::error("process {} batch {}: stored batch unreadable: {}", process_id,
-                      stored.sequence, st.ToString());
         continue;
       }
       visit(events, (*entry)->dict.strings());

@@ -103,10 +103,6 @@ void EventPipeline::EnableSpillAdoption(std::function<std::unique_ptr<BatchSink>
   adoption_ = std::make_unique<BackgroundAdoption>(std::move(options), std::move(make_sink));
 }
 
-AdoptionResult EventPipeline::adopted() const {
-  return adoption_ != nullptr ? adoption_->totals() : AdoptionResult{};
-}
-
 void EventPipeline::Start() {
   thread_ = std::thread([this] { Run(); });
 }
@@ -443,10 +439,10 @@ bool EventPipeline::EnsureConnected() {
     }
     last = sink_->Connect(identity_, kConnectTimeout);
     if (last.ok()) break;
-    overloaded_ = absl::IsResourceExhausted(last.status());
-    if (overloaded_) {
+    if (absl::IsResourceExhausted(last.status())) {
       BackOffFromOverload(last.status(), now);
     } else {
+      overloaded_ = false;
       if (stats_.connect_failures.fetch_add(1) == 0) {
         Log(LogLevel::kWarn, "collector %s unreachable (%s); spilling to %s until it is back",
             config_.collector.c_str(), std::string(last.status().message()).c_str(),

@@ -84,8 +84,6 @@ class EventPipeline {
   void Stop(std::chrono::milliseconds timeout);
 
   const PipelineStats& stats() const { return stats_; }
-  // What this process delivered for others (EnableSpillAdoption).
-  AdoptionResult adopted() const;
   // Called in a fork()ed child, whose copy of the pipeline never runs: drops what would keep the
   // parent's spill file claimed after the parent ends.
   void AbandonAfterFork() { spill_.AbandonAfterFork(); }

@@ -81,8 +81,6 @@ bool DeliverOrphan(OrphanSpill& orphan, const v1::ProcessIdentity& owner,
 
 }  // namespace
 
-std::string DefaultSpillDir() { return absl::StrCat("/tmp/gpuspy-", getuid(), "/spill"); }
-
 std::string SpillPathFor(const std::string& dir, const v1::ProcessIdentity& identity) {
   std::string name = identity.process_key().empty()
                          ? absl::StrCat(identity.host(), "-", identity.pid())

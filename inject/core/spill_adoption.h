@@ -19,9 +19,6 @@
 
 namespace gpuspy::inject {
 
-// Where spill files go unless GPUSPY_SPILL_DIR says otherwise: /tmp/gpuspy-<uid>/spill.
-std::string DefaultSpillDir();
-
 // The spill file of `identity` in `dir`: named after its process key (host, pid, start time), so
 // a later process that reuses the pid never appends to a predecessor's file.
 std::string SpillPathFor(const std::string& dir, const v1::ProcessIdentity& identity);

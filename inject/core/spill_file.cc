@@ -95,6 +95,8 @@ uint64_t CountRecords(int fd, uint64_t pos, uint64_t end) {
 
 }  // namespace
 
+std::string DefaultSpillDir() { return absl::StrCat("/tmp/gpuspy-", getuid(), "/spill"); }
+
 SpillFile::~SpillFile() {
   if (fd_ >= 0) close(fd_);
 }

@@ -22,6 +22,9 @@
 
 namespace gpuspy::inject {
 
+// Where spill files go unless GPUSPY_SPILL_DIR says otherwise: /tmp/gpuspy-<uid>/spill.
+std::string DefaultSpillDir();
+
 struct SpillReplayResult {
   uint64_t delivered = 0;  // batches `deliver` took
   uint64_t kept = 0;       // batches still spilled (from the first one `deliver` refused)

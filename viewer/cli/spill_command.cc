@@ -1,5 +1,6 @@
 #include "viewer/cli/spill_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "absl/time/time.h"
 #include "inject/core/grpc_batch_sink.h"
 #include "inject/core/spill_adoption.h"
+#include "inject/core/spill_file.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
@@ -22,9 +24,17 @@ std::string SpillDir(const SpillOptions& s) {
   return env != nullptr && *env != '\0' ? env : inject::DefaultSpillDir();
 }
 
+// "in_use" (its process runs), "left_behind" or "unreadable": as JSON says it.
+std::string StateName(const inject::SpillInventoryEntry& e) {
+  if (!e.problem.empty()) return "unreadable";
+  return e.held ? "in_use" : "left_behind";
+}
+
+// The same for people: "left behind", "unreadable: <why>".
 std::string State(const inject::SpillInventoryEntry& e) {
-  if (!e.problem.empty()) return "unreadable: " + e.problem;
-  return e.held ? "in use" : "left behind";
+  std::string s = StateName(e);
+  std::replace(s.begin(), s.end(), '_', ' ');
+  return e.problem.empty() ? s : s + ": " + e.problem;
 }
 
 void PrintInventory(const std::vector<inject::SpillInventoryEntry>& files, bool json) {
@@ -32,7 +42,7 @@ void PrintInventory(const std::vector<inject::SpillInventoryEntry>& files, bool 
     nlohmann::json out = nlohmann::json::array();
     for (const auto& e : files) {
       out.push_back({{"path", e.path},
-                     {"state", e.problem.empty() ? (e.held ? "in_use" : "left_behind") : "unreadable"},
+                     {"state", StateName(e)},
                      {"problem", e.problem},
                      {"process_key", e.owner.process_key()},
                      {"job_id", e.owner.job_id()},

@@ -286,6 +286,8 @@ TEST_F(AppFaults, GpuspySpillListsWhatEndedProcessesLeftAndDeliversIt) {
   deliver.insert(deliver.end(), {"--deliver", "--collector", address, "--timeout", "1"});
   RunResult away = testing::Run(deliver);
   EXPECT_EQ(away.exit_code, 1) << away.out << away.err;
+  EXPECT_NE(away.out.find("last problem: collector not taking it now"), std::string::npos)
+      << away.out;
   EXPECT_EQ(SpillFiles(spill_dir).size(), 2u);
 
   ASSERT_TRUE(daemon.Start()) << daemon.log();

@@ -26,6 +26,7 @@ void EventColumns::Append(const EventColumns& other) {
   AppendAll(graph_launches, other.graph_launches);
   AppendAll(external_correlations, other.external_correlations);
   AppendAll(memory_pools, other.memory_pools);
+  AppendAll(collectives, other.collectives);
 }
 
 std::vector<EventColumns> EventColumns::Split(size_t n) const {
@@ -49,6 +50,7 @@ std::vector<EventColumns> EventColumns::Split(size_t n) const {
   spread(graph_launches, &EventColumns::graph_launches);
   spread(external_correlations, &EventColumns::external_correlations);
   spread(memory_pools, &EventColumns::memory_pools);
+  spread(collectives, &EventColumns::collectives);
   std::erase_if(out, [](const EventColumns& c) { return c.empty(); });
   return out;
 }

@@ -157,6 +157,21 @@ struct ExternalCorrelationEvent {
   friend bool operator==(const ExternalCorrelationEvent&, const ExternalCorrelationEvent&) = default;
 };
 
+// What a communication kernel does, where the producer knows it (Kineto's NCCL kernel args,
+// PyTorch's record_param_comms): joined to the kernel by correlation id. Live CUPTI capture has
+// only the kernel name, so every field here is optional (0 / empty ref = unknown).
+struct CollectiveEvent {
+  uint64_t correlation_id = 0;   // of the kernel's launch
+  StringRef op = 0;              // "allreduce", "all_gather", "reduce_scatter", "send", ...
+  StringRef dtype = 0;           // "Float", "BFloat16", ...
+  StringRef group = 0;           // process group name ("0"); empty = the default group
+  uint64_t in_bytes = 0;         // message size per rank (In msg nelems x dtype size)
+  uint64_t out_bytes = 0;
+  uint32_t group_size = 0;       // ranks in the group; 0 = unknown
+  int64_t sequence = -1;         // the group's collective sequence number; -1 = unknown
+  friend bool operator==(const CollectiveEvent&, const CollectiveEvent&) = default;
+};
+
 struct MemoryPoolEvent {
   int64_t timestamp_ns = 0;
   uint64_t correlation_id = 0;
@@ -195,11 +210,13 @@ struct EventColumns {
   std::vector<GraphLaunchEvent> graph_launches;
   std::vector<ExternalCorrelationEvent> external_correlations;
   std::vector<MemoryPoolEvent> memory_pools;
+  std::vector<CollectiveEvent> collectives;
 
   size_t size() const {
     return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + memory.size() +
            apis.size() + nvtx_ranges.size() + nvtx_marks.size() + overheads.size() +
-           graph_launches.size() + external_correlations.size() + memory_pools.size();
+           graph_launches.size() + external_correlations.size() + memory_pools.size() +
+           collectives.size();
   }
   bool empty() const { return size() == 0; }
   void clear() { *this = EventColumns{}; }

@@ -11,6 +11,7 @@
 #include "collector/analysis/cross_rank_analysis.h"
 #include "collector/analysis/job_summary.h"
 #include "collector/analysis/period_detector.h"
+#include "collector/analysis/rank_matrix.h"
 #include "collector/analysis/step_report.h"
 #include "collector/query/loss_notes.h"
 
@@ -357,6 +358,11 @@ absl::StatusOr<v1::GetJobSummaryResponse> QueryEngine::GetJobSummary(
   v1::GetJobSummaryResponse out;
   *out.mutable_summary() =
       analysis::SummarizeJob(request.job_id(), steps, processes->size(), events);
+  std::vector<analysis::ProcessRank> ranks;
+  for (const ProcessRecord& p : *processes) {
+    ranks.push_back({p.process_id, p.identity.rank(), p.identity.host()});
+  }
+  analysis::AddRankMatrix(steps, ranks, out.mutable_summary());
   return out;
 }
 

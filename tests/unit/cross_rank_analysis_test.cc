@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collector/analysis/rank_matrix.h"
 #include "collector/analysis/step_series.h"
 #include "tests/support/collective_job.h"
 
@@ -262,6 +263,36 @@ TEST(CrossRank, HundredsOfTinyAllReducesAreACommStorm) {
       }
     }
   }
+}
+
+TEST(CrossRank, TheRanksByStepsMatrixMarksTheStragglerEveryStep) {
+  const AnalysedJob job = Analyse(ComputeStraggler(4, 2));
+  std::vector<v1::StepReport> reports;
+  std::vector<ProcessRank> processes;
+  for (size_t i = 0; i < job.ranks.size(); ++i) {
+    processes.push_back({100u + job.ranks[i], job.ranks[i], "host" + std::to_string(i / 2)});
+    for (const StepAnalysis& s : job.steps[i]) reports.push_back(s.report);
+  }
+  v1::JobSummary summary;
+  AddRankMatrix(reports, processes, &summary);
+  ASSERT_EQ(summary.steps_size(), 5);
+  for (const v1::JobStep& step : summary.steps()) {
+    EXPECT_EQ(step.straggler_rank(), 2);
+    EXPECT_EQ(step.slowest_rank(), 2);
+    EXPECT_NEAR(step.max_wait_ns(), 14 * ms, 0.05 * 14 * ms);
+    ASSERT_EQ(step.ranks_size(), 4);
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ(step.ranks(r).rank(), r);
+      EXPECT_EQ(step.ranks(r).straggler(), r == 2);
+      EXPECT_EQ(step.ranks(r).primary_bottleneck(), r == 2 ? "straggler" : "straggler_wait");
+    }
+  }
+  ASSERT_EQ(summary.ranks_size(), 4);
+  EXPECT_EQ(summary.ranks(2).straggler_steps(), 5u);
+  EXPECT_EQ(summary.ranks(2).primary_bottleneck(), "straggler");
+  EXPECT_EQ(summary.ranks(0).primary_bottleneck(), "straggler_wait");
+  EXPECT_NEAR(summary.ranks(0).median_wait_ns(), 14 * ms, 0.05 * 14 * ms);
+  EXPECT_EQ(summary.ranks(3).host(), "host1");
 }
 
 }  // namespace

@@ -227,6 +227,18 @@ TEST(KinetoReader, NcclKernelArgsBecomeCollectivesInKernelOrder) {
   EXPECT_EQ(send.sequence, 4);
 }
 
+// Elements x element size past 64 bits is unknown, not wrapped.
+TEST(KinetoReader, CollectiveSizesThatOverflowAreUnknown) {
+  auto t = ParseKinetoTrace(R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv", "pid": 0, "tid": 7, "ts": 5,
+     "dur": 5, "args": {"correlation": 32, "Collective name": "send", "dtype": "ComplexDouble",
+                        "In msg nelems": 9223372036854775807, "Out msg nelems": 3}}]})json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.collectives.size(), 1u);
+  EXPECT_EQ(t->events.collectives[0].in_bytes, 0u);
+  EXPECT_EQ(t->events.collectives[0].out_bytes, 48u);
+}
+
 std::string SharedTrace(const std::string& name) {
   return std::string(SOURCE_DIR) + "/../shared/traces/" + name;
 }

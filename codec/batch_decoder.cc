@@ -69,7 +69,8 @@ class Decoder {
     for (auto step : {&Decoder::Kernels, &Decoder::Memcpys, &Decoder::Memsets, &Decoder::Syncs,
                       &Decoder::Memory, &Decoder::Apis, &Decoder::NvtxRanges,
                       &Decoder::NvtxMarks, &Decoder::Overheads, &Decoder::GraphLaunches,
-                      &Decoder::ExternalCorrelations, &Decoder::MemoryPools}) {
+                      &Decoder::ExternalCorrelations, &Decoder::MemoryPools,
+                      &Decoder::Collectives}) {
       if (absl::Status st = (this->*step)(); !st.ok()) return st;
     }
     out->Append(ev_);
@@ -417,6 +418,38 @@ class Decoder {
     return absl::OkStatus();
   }
 
+  absl::Status Collectives() {
+    const auto& c = b_.collectives();
+    const int n = c.correlation_delta_size();
+    absl::Status st = ColumnCheck("collectives", n)
+                          .Required("op_ref", c.op_ref())
+                          .Required("dtype_ref", c.dtype_ref())
+                          .Required("group_ref", c.group_ref())
+                          .Required("in_bytes", c.in_bytes())
+                          .Required("out_bytes", c.out_bytes())
+                          .Required("group_size", c.group_size())
+                          .Required("sequence", c.sequence())
+                          .status();
+    if (!st.ok()) return st;
+    Accumulator corr(0);
+    ev_.collectives.resize(n);
+    for (int i = 0; i < n; ++i) {
+      CollectiveEvent& e = ev_.collectives[i];
+      e.correlation_id = static_cast<uint64_t>(corr.Add(c.correlation_delta(i)));
+      if (st = String("collectives.op_ref", i, c.op_ref(i)); !st.ok()) return st;
+      if (st = String("collectives.dtype_ref", i, c.dtype_ref(i)); !st.ok()) return st;
+      if (st = String("collectives.group_ref", i, c.group_ref(i)); !st.ok()) return st;
+      e.op = c.op_ref(i);
+      e.dtype = c.dtype_ref(i);
+      e.group = c.group_ref(i);
+      e.in_bytes = c.in_bytes(i);
+      e.out_bytes = c.out_bytes(i);
+      e.group_size = c.group_size(i);
+      e.sequence = c.sequence(i);
+    }
+    return absl::OkStatus();
+  }
+
   const v1::EventBatch& b_;
   const ProcessDictionary& d_;
   EventColumns ev_;
@@ -436,7 +469,7 @@ size_t CountEvents(const v1::EventBatch& b) {
          b.nvtx_ranges().start_delta_ns_size() + b.nvtx_marks().timestamp_delta_ns_size() +
          b.overheads().start_delta_ns_size() + b.graph_launches().start_delta_ns_size() +
          b.external_correlations().correlation_delta_size() +
-         b.memory_pools().timestamp_delta_ns_size();
+         b.memory_pools().timestamp_delta_ns_size() + b.collectives().correlation_delta_size();
 }
 
 }  // namespace gpuspy

@@ -265,6 +265,20 @@ void BatchEncoder::Encode(const EventColumns& ev, uint64_t sequence, const LossC
       c->add_utilized_bytes(e.utilized_bytes);
     }
   }
+  if (!ev.collectives.empty()) {
+    auto* c = out->mutable_collectives();
+    DeltaColumn corr(0);
+    for (const auto& e : ev.collectives) {
+      c->add_correlation_delta(corr.Next(static_cast<int64_t>(e.correlation_id)));
+      c->add_op_ref(e.op);
+      c->add_dtype_ref(e.dtype);
+      c->add_group_ref(e.group);
+      c->add_in_bytes(e.in_bytes);
+      c->add_out_bytes(e.out_bytes);
+      c->add_group_size(e.group_size);
+      c->add_sequence(e.sequence);
+    }
+  }
   if (loss.total() > 0) {
     auto* l = out->mutable_loss();
     l->set_cupti_dropped_records(loss.cupti_dropped_records);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
+
 namespace gpuspy {
 namespace {
 
@@ -145,6 +147,17 @@ void ToExpandedEvents(const EventColumns& ev, const StringTable& t, std::vector<
     m->set_release_threshold(e.release_threshold);
     m->set_utilized_bytes(e.utilized_bytes);
   }
+  for (const auto& e : ev.collectives) {
+    auto* c = out->emplace_back().mutable_collective();
+    c->set_correlation_id(e.correlation_id);
+    c->set_op(Str(t, e.op));
+    c->set_dtype(Str(t, e.dtype));
+    c->set_group(Str(t, e.group));
+    c->set_in_bytes(e.in_bytes);
+    c->set_out_bytes(e.out_bytes);
+    c->set_group_size(e.group_size);
+    c->set_sequence(e.sequence);
+  }
   std::stable_sort(out->begin() + first, out->end(),
                    [](const v1::Event& a, const v1::Event& b) { return StartOf(a) < StartOf(b); });
 }
@@ -162,6 +175,7 @@ int64_t StartOf(const v1::Event& e) {
     case v1::Event::kOverhead: return e.overhead().start_ns();
     case v1::Event::kGraphLaunch: return e.graph_launch().start_ns();
     case v1::Event::kExternalCorrelation: return 0;
+    case v1::Event::kCollective: return 0;  // untimed: its kernel has the time
     case v1::Event::kMemoryPool: return e.memory_pool().timestamp_ns();
     case v1::Event::KIND_NOT_SET: return 0;
   }
@@ -181,10 +195,24 @@ int64_t EndOf(const v1::Event& e) {
     case v1::Event::kOverhead: return e.overhead().end_ns();
     case v1::Event::kGraphLaunch: return e.graph_launch().end_ns();
     case v1::Event::kExternalCorrelation: return 0;
+    case v1::Event::kCollective: return 0;
     case v1::Event::kMemoryPool: return e.memory_pool().timestamp_ns();
     case v1::Event::KIND_NOT_SET: return 0;
   }
   return 0;
+}
+
+void KeepWindow(int64_t from_ns, int64_t to_ns, std::vector<v1::Event>* events) {
+  auto touches = [&](const v1::Event& e) { return StartOf(e) < to_ns && EndOf(e) >= from_ns; };
+  absl::flat_hash_set<uint64_t> launches;  // correlation ids of the kept kernels, graph launches
+  for (const v1::Event& e : *events) {
+    if (e.has_kernel() && touches(e)) launches.insert(e.kernel().correlation_id());
+    if (e.has_graph_launch() && touches(e)) launches.insert(e.graph_launch().correlation_id());
+  }
+  std::erase_if(*events, [&](const v1::Event& e) {
+    if (e.has_collective()) return !launches.contains(e.collective().correlation_id());
+    return !touches(e);
+  });
 }
 
 void FromExpandedEvent(const v1::Event& ev, StringTable* t, EventColumns* out) {
@@ -274,6 +302,13 @@ void FromExpandedEvent(const v1::Event& ev, StringTable* t, EventColumns* out) {
       out->memory_pools.push_back(MemoryPoolEvent{
           m.timestamp_ns(), m.correlation_id(), m.device_id(), static_cast<PoolOpKind>(m.op()),
           m.managed(), m.address(), m.size(), m.release_threshold(), m.utilized_bytes()});
+      break;
+    }
+    case v1::Event::kCollective: {
+      const auto& c = ev.collective();
+      out->collectives.push_back(CollectiveEvent{
+          c.correlation_id(), t->Intern(c.op()), t->Intern(c.dtype()), t->Intern(c.group()),
+          c.in_bytes(), c.out_bytes(), c.group_size(), c.sequence()});
       break;
     }
     case v1::Event::KIND_NOT_SET:

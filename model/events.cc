@@ -3,12 +3,31 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
+
 namespace gpuspy {
 namespace {
 
 template <typename T>
 void AppendAll(std::vector<T>& to, const std::vector<T>& from) {
   to.insert(to.end(), from.begin(), from.end());
+}
+
+// A collective has no time of its own: it goes to the part holding its kernel (or graph launch),
+// so that the batch a window read finds for the kernel holds the collective too. One whose kernel
+// is not among the events is apportioned by index like the other kinds.
+void SpreadCollectives(const std::vector<CollectiveEvent>& from, std::vector<EventColumns>* out) {
+  if (from.empty()) return;
+  const size_t n = out->size();
+  absl::flat_hash_map<uint64_t, size_t> part_of;
+  for (size_t c = 0; c < n; ++c) {
+    for (const auto& g : (*out)[c].graph_launches) part_of.try_emplace(g.correlation_id, c);
+    for (const auto& k : (*out)[c].kernels) part_of.try_emplace(k.correlation_id, c);
+  }
+  for (size_t i = 0; i < from.size(); ++i) {
+    auto it = part_of.find(from[i].correlation_id);
+    (*out)[it != part_of.end() ? it->second : i * n / from.size()].collectives.push_back(from[i]);
+  }
 }
 
 }  // namespace
@@ -50,7 +69,7 @@ std::vector<EventColumns> EventColumns::Split(size_t n) const {
   spread(graph_launches, &EventColumns::graph_launches);
   spread(external_correlations, &EventColumns::external_correlations);
   spread(memory_pools, &EventColumns::memory_pools);
-  spread(collectives, &EventColumns::collectives);
+  SpreadCollectives(collectives, &out);
   std::erase_if(out, [](const EventColumns& c) { return c.empty(); });
   return out;
 }
@@ -73,7 +92,7 @@ std::pair<int64_t, int64_t> EventColumns::TimeRange() const {
   for (const auto& e : overheads) span(e.start_ns, e.end_ns);
   for (const auto& e : graph_launches) span(e.start_ns, e.end_ns);
   for (const auto& e : memory_pools) span(e.timestamp_ns, e.timestamp_ns);
-  // External correlations carry no time of their own.
+  // External correlations and collectives carry no time of their own.
   if (lo > hi) return {0, 0};
   return {lo, hi};
 }

@@ -223,7 +223,8 @@ struct EventColumns {
   // Appends all of `other`'s events (refs must already be in the same string table).
   void Append(const EventColumns& other);
   // Splits into about `n_chunks` parts of similar size, each kind's events in order (events are
-  // apportioned per kind by index, so parts cover similar stretches of time).
+  // apportioned per kind by index, so parts cover similar stretches of time; a collective goes
+  // to the part holding its kernel).
   std::vector<EventColumns> Split(size_t n_chunks) const;
   // Earliest start / latest end over all events; {0, 0} when empty.
   std::pair<int64_t, int64_t> TimeRange() const;

@@ -387,11 +387,11 @@ absl::StatusOr<v1::GetEventsResponse> QueryEngine::GetEvents(const v1::GetEvents
       std::shared_lock lock(window->dictionary->mu);
       ToExpandedEvents(window->events, window->dictionary->dict.strings(), &expanded);
     }
+    // The stored batches overlapping the window hold events outside it too.
+    if (windowed) KeepWindow(request.from_ns(), request.to_ns(), &expanded);
     auto* pe = out.add_processes();
     pe->set_process_id(p.process_id);
     for (v1::Event& e : expanded) {
-      // Spans that touch the window count, like point events inside it.
-      if (windowed && (StartOf(e) >= request.to_ns() || EndOf(e) < request.from_ns())) continue;
       if (budget == 0) {
         out.set_truncated(true);
         break;

@@ -7,9 +7,11 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "model/dtypes.h"
 #include "nlohmann/json.hpp"
 
 namespace gpuspy::exporters {
@@ -54,6 +56,24 @@ const char* SyncWord(v1::SyncKind k) {
     case v1::SYNC_KIND_CONTEXT: return "Context Sync";
     default: return "Stream Sync";
   }
+}
+
+// A collective's args on its kernel, named as PyTorch's profiler names them (so that an import
+// reads them back), plus the byte sizes, which are what gpuspy knows for certain.
+void AddCollectiveArgs(const v1::Collective& c, json* args) {
+  json& a = *args;
+  a["Collective name"] = c.op();
+  if (!c.dtype().empty()) a["dtype"] = c.dtype();
+  a["In msg bytes"] = c.in_bytes();
+  a["Out msg bytes"] = c.out_bytes();
+  if (const uint32_t size = DtypeSize(c.dtype());
+      size > 0 && c.in_bytes() % size == 0 && c.out_bytes() % size == 0) {
+    a["In msg nelems"] = c.in_bytes() / size;
+    a["Out msg nelems"] = c.out_bytes() / size;
+  }
+  if (c.group_size() > 0) a["Group size"] = c.group_size();
+  if (!c.group().empty()) a["Process Group Name"] = c.group();
+  if (c.sequence() >= 0) a["Seq"] = c.sequence();
 }
 
 // Output sink: plain file, gzip file, or a string.
@@ -146,6 +166,10 @@ void Writer::Process(const ExportedProcess& p) {
     return json{{"device", s.device_id()}, {"context", s.context_id()}, {"stream", s.stream_id()},
                 {"correlation", corr}};
   };
+  std::unordered_map<uint64_t, const v1::Collective*> collectives;  // by correlation id
+  for (const v1::Event& e : p.events) {
+    if (e.has_collective()) collectives.emplace(e.collective().correlation_id(), &e.collective());
+  }
   for (const v1::Event& e : p.events) {
     switch (e.kind_case()) {
       case v1::Event::kKernel: {
@@ -157,6 +181,9 @@ void Writer::Process(const ExportedProcess& p) {
         j["args"]["registers per thread"] = k.registers_per_thread();
         j["args"]["shared memory"] = k.static_shared_bytes();
         if (k.graph_id() != 0) j["args"]["graph id"] = k.graph_id();
+        if (auto c = collectives.find(k.correlation_id()); c != collectives.end()) {
+          AddCollectiveArgs(*c->second, &j["args"]);
+        }
         Emit(j);
         // Flow end: the launch call's arrow lands here.
         Emit({{"ph", "f"}, {"bp", "e"}, {"cat", "ac2g"}, {"name", "ac2g"}, {"id", k.correlation_id()},
@@ -215,7 +242,7 @@ void Writer::Process(const ExportedProcess& p) {
         break;
       }
       default:
-        break;  // allocations, overhead, pools: no Kineto counterpart yet
+        break;  // allocations, overhead, pools: no Kineto counterpart yet; collectives: above
     }
   }
   if (!p.steps.empty()) Meta("thread_name", pid, kStepsTid, "gpuspy steps");

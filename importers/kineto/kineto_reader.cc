@@ -8,13 +8,16 @@
 #include <functional>
 #include <set>
 #include <istream>
+#include <limits>
 #include <sstream>
 #include <streambuf>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "model/dtypes.h"
 #include "nlohmann/json.hpp"
 
 namespace gpuspy::importers {
@@ -80,6 +83,34 @@ SyncKind SyncKindFrom(const std::string& kind) {
   if (kind == "Context Sync") return SyncKind::kContext;
   if (kind == "Stream Wait Event") return SyncKind::kStreamWaitEvent;
   return SyncKind::kUnknown;
+}
+
+// Elements x bytes per element; 0 when either is unknown or the product does not fit.
+uint64_t MessageBytes(const std::string& nelems, uint32_t dtype_size) {
+  int64_t n = 0;
+  if (dtype_size == 0 || !ToInt(nelems, &n) || n <= 0) return 0;
+  if (static_cast<uint64_t>(n) > std::numeric_limits<uint64_t>::max() / dtype_size) return 0;
+  return static_cast<uint64_t>(n) * dtype_size;
+}
+
+// What a communication kernel moves, from the args PyTorch's profiler gives NCCL kernels
+// ("Collective name", "In msg nelems", "dtype", "Process Group Name", "Group size", "Seq").
+CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, StringTable* s) {
+  CollectiveEvent c;
+  c.correlation_id = correlation;
+  c.op = s->Intern(e.Arg("Collective name"));
+  const std::string dtype = e.Arg("dtype");
+  c.dtype = s->Intern(dtype);
+  c.group = s->Intern(e.Arg("Process Group Name"));
+  c.in_bytes = MessageBytes(e.Arg("In msg nelems"), DtypeSize(dtype));
+  c.out_bytes = MessageBytes(e.Arg("Out msg nelems"), DtypeSize(dtype));
+  int64_t v = 0;
+  if (ToInt(e.Arg("Group size"), &v) && v > 0 && v <= std::numeric_limits<uint32_t>::max()) {
+    c.group_size = static_cast<uint32_t>(v);
+  }
+  const std::string seq = e.args.contains("Seq") ? e.Arg("Seq") : e.Arg("seq");
+  if (ToInt(seq, &v) && v >= 0) c.sequence = v;
+  return c;
 }
 
 class Importer : public nlohmann::json_sax<nlohmann::json> {
@@ -245,6 +276,10 @@ void Importer::Map() {
     if (ToInt(e.Arg("registers per thread"), &v)) k.shape.registers_per_thread = static_cast<uint32_t>(v);
     if (ToInt(e.Arg("shared memory"), &v)) k.shape.static_shared_bytes = static_cast<uint32_t>(v);
     ev.kernels.push_back(k);
+    if (e.args.contains("Collective name")) {
+      ev.collectives.push_back(CollectiveOf(e, k.correlation_id, &s));
+      ++out_->stats.collectives;
+    }
   } else if (e.cat == "gpu_memcpy") {
     MemcpyEvent m;
     m.start_ns = start;
@@ -337,6 +372,17 @@ void Importer::Finish() {
   by_start(ev.syncs);
   by_start(ev.apis);
   by_start(ev.nvtx_ranges);
+  // Collectives in their kernels' order, which is time order.
+  if (!ev.collectives.empty()) {
+    absl::flat_hash_map<uint64_t, size_t> position;
+    for (size_t i = 0; i < ev.kernels.size(); ++i) {
+      position.try_emplace(ev.kernels[i].correlation_id, i);
+    }
+    std::stable_sort(ev.collectives.begin(), ev.collectives.end(),
+                     [&](const CollectiveEvent& a, const CollectiveEvent& b) {
+                       return position[a.correlation_id] < position[b.correlation_id];
+                     });
+  }
 }
 
 // A std::streambuf over zlib's gz reader, which reads gzip and plain files alike.

@@ -20,6 +20,7 @@ struct KinetoImportStats {
   uint64_t trace_events = 0;                  // entries of traceEvents
   std::map<std::string, uint64_t> imported;   // by Kineto category
   std::map<std::string, uint64_t> skipped;    // by category (cpu_op, ac2g, ...) or reason
+  uint64_t collectives = 0;                   // NCCL kernels whose args say what they move
 };
 
 struct KinetoTrace {

@@ -1,5 +1,7 @@
 // Export to Chrome/Perfetto trace JSON: structurally valid (checked by python3's json module and
 // the trace format's rules), and import(export(job)) gives back the same events and verdicts.
+#include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -7,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "tests/support/subprocess.h"
 
@@ -94,6 +97,31 @@ class ExportE2E : public ::testing::Test {
     return out;
   }
 
+  // Every field of every collective of the job, with the name of its kernel.
+  std::multiset<std::string> Collectives(const std::string& job) {
+    grpc::ClientContext ctx;
+    v1::GetEventsRequest req;
+    req.set_job_id(job);
+    req.set_limit(1'000'000);
+    v1::GetEventsResponse resp;
+    EXPECT_TRUE(stub_->GetEvents(&ctx, req, &resp).ok());
+    std::multiset<std::string> out;
+    for (const auto& p : resp.processes()) {
+      std::map<uint64_t, std::string> kernels;
+      for (const auto& e : p.events()) {
+        if (e.has_kernel()) kernels[e.kernel().correlation_id()] = e.kernel().name();
+      }
+      for (const auto& e : p.events()) {
+        if (!e.has_collective()) continue;
+        const v1::Collective& c = e.collective();
+        out.insert(absl::StrCat(kernels[c.correlation_id()], " ", c.correlation_id(), " ", c.op(),
+                                " ", c.dtype(), " ", c.group(), " ", c.in_bytes(), " ",
+                                c.out_bytes(), " ", c.group_size(), " ", c.sequence()));
+      }
+    }
+    return out;
+  }
+
   std::vector<std::pair<int64_t, std::string>> Verdicts(const std::string& job) {
     grpc::ClientContext ctx;
     v1::GetStepReportRequest req;
@@ -131,6 +159,29 @@ TEST_F(ExportE2E, ExportIsAValidTraceAndImportOfItGivesTheSameEventsAndVerdicts)
   ASSERT_GT(original.size(), 10000u);
   EXPECT_TRUE(Projection("copy") == original) << "events differ after the round trip";
   EXPECT_EQ(Verdicts("copy"), Verdicts("orig"));
+}
+
+// NCCL kernels carry their collective's args (PyTorch's names), which an import reads back.
+TEST_F(ExportE2E, CollectivesSurviveExportAndReimport) {
+  const std::string trace = std::string(SOURCE_DIR) + "/../shared/traces/nccl_a100.json.gz";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << trace << " not present";
+  testing::RunResult imported =
+      testing::Run({GPUSPY_BIN, "--collector", address_, "import", "--job", "nccl", trace});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const std::string file = dir_.path() + "/nccl.json";
+  testing::RunResult exported =
+      testing::Run({GPUSPY_BIN, "--collector", address_, "export", "--job", "nccl", "-o", file});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const std::string json = testing::ReadFile(file);
+  EXPECT_NE(json.find("\"Collective name\":\"allreduce\""), std::string::npos);
+  EXPECT_NE(json.find("\"In msg nelems\":6637568"), std::string::npos);
+  EXPECT_NE(json.find("\"In msg bytes\":26550272"), std::string::npos);
+  testing::RunResult again =
+      testing::Run({GPUSPY_BIN, "--collector", address_, "import", "--job", "nccl2", file});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const auto original = Collectives("nccl");
+  EXPECT_EQ(original.size(), 21u);
+  EXPECT_TRUE(Collectives("nccl2") == original) << "collectives differ after the round trip";
 }
 
 TEST_F(ExportE2E, StepRangeExportsOnlyThoseSteps) {

@@ -29,6 +29,8 @@ for e in d["traceEvents"]:
         c["api"] += 1
     elif cat in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "user_annotation"):
         c[cat] += 1
+    if cat == "kernel" and "Collective name" in e.get("args", {}):
+        c["collective"] += 1
     if cat == "user_annotation" and re.fullmatch(r"ProfilerStep#\d+", e.get("name", "")):
         steps += 1
 c["steps"] = steps
@@ -76,11 +78,13 @@ TEST_P(ImportE2E, EveryGpuEventAndStepOfTheTraceArrives) {
         case v1::Event::kSync: got["cuda_sync"]++; break;
         case v1::Event::kApi: got["api"]++; break;
         case v1::Event::kNvtxRange: got["user_annotation"]++; break;
+        case v1::Event::kCollective: got["collective"]++; break;
         default: got["other"]++; break;
       }
     }
   }
-  for (const char* kind : {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "api", "user_annotation"}) {
+  for (const char* kind :
+       {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "api", "user_annotation", "collective"}) {
     EXPECT_EQ(got[kind], want.value(kind, 0)) << kind;
   }
   EXPECT_EQ(got["other"], 0);

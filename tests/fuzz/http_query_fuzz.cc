@@ -44,6 +44,7 @@ void Thin(gpuspy::EventColumns* e) {
   thin(e->graph_launches);
   thin(e->external_correlations);
   thin(e->memory_pools);
+  thin(e->collectives);
 }
 
 FuzzCollector* Populated() {

@@ -54,6 +54,11 @@ struct ValidBatch {
     ev.nvtx_ranges = {{0, 500, domain, step, 77, 0}, {5, 400, 0, step, 78, 1}};
     ev.nvtx_marks = {{250, domain, step, 77}, {260, 0, step, 78}};
     ev.overheads = {{450, 460, overhead, 77}, {470, 480, overhead, 78}};
+    const StringRef allreduce = strings.Intern("allreduce");
+    const StringRef bf16 = strings.Intern("BFloat16");
+    const StringRef group = strings.Intern("0");
+    ev.collectives = {{10, allreduce, bf16, group, 1 << 20, 1 << 20, 8, 3},
+                      {12, allreduce, 0, 0, 0, 0, 0, -1}};
     BatchEncoder encoder(&strings);
     encoder.Encode(ev, 1, LossCounters{}, &batch);
     EXPECT_TRUE(dict.Apply(batch.dictionary()).ok());
@@ -80,7 +85,7 @@ void ExpectRejected(const Corruption& c) {
   {  // The untouched batch decodes: each failure below is due to its mutation alone.
     EventColumns ok;
     ASSERT_TRUE(DecodeBatch(v.batch, v.dict, &ok).ok());
-    ASSERT_EQ(ok.size(), 18u);
+    ASSERT_EQ(ok.size(), 20u);
   }
   c.mutate(&v.batch);
   EventColumns out = Sentinel();
@@ -182,6 +187,25 @@ TEST(BatchDecoderValidation, MismatchedColumnLengthsAreRejectedForEveryKind) {
        "overheads.kind_ref"},
       {"overhead thread", [](auto* b) { b->mutable_overheads()->add_thread_ref(1); },
        "overheads.thread_ref"},
+      {"collective op", [](auto* b) { b->mutable_collectives()->add_op_ref(1); },
+       "collectives.op_ref"},
+      {"collective dtype",
+       [](auto* b) { b->mutable_collectives()->mutable_dtype_ref()->RemoveLast(); },
+       "collectives.dtype_ref"},
+      {"collective group", [](auto* b) { b->mutable_collectives()->add_group_ref(0); },
+       "collectives.group_ref"},
+      {"collective in bytes",
+       [](auto* b) { b->mutable_collectives()->mutable_in_bytes()->RemoveLast(); },
+       "collectives.in_bytes"},
+      {"collective out bytes", [](auto* b) { b->mutable_collectives()->add_out_bytes(1); },
+       "collectives.out_bytes"},
+      {"collective group size", [](auto* b) { b->mutable_collectives()->add_group_size(2); },
+       "collectives.group_size"},
+      {"collective sequence", // sequence is required too: -1, not absence, says "unknown"
+       [](auto* b) { b->mutable_collectives()->clear_sequence(); }, "collectives.sequence"},
+      {"collective correlations short",
+       [](auto* b) { b->mutable_collectives()->mutable_correlation_delta()->RemoveLast(); },
+       "collectives.op_ref"},
   };
   for (const Corruption& c : cases) ExpectRejected(c);
 }
@@ -231,6 +255,14 @@ TEST(BatchDecoderValidation, UndefinedRefsAreRejected) {
        "overheads.kind_ref[1]"},
       {"overhead thread", [](auto* b) { b->mutable_overheads()->set_thread_ref(0, kUndefined); },
        "overheads.thread_ref[0]"},
+      {"collective op", [](auto* b) { b->mutable_collectives()->set_op_ref(1, kUndefined); },
+       "collectives.op_ref[1]"},
+      {"collective dtype",
+       [](auto* b) { b->mutable_collectives()->set_dtype_ref(0, kUndefined); },
+       "collectives.dtype_ref[0]"},
+      {"collective group",
+       [](auto* b) { b->mutable_collectives()->set_group_ref(1, kUndefined); },
+       "collectives.group_ref[1]"},
   };
   for (const Corruption& c : cases) ExpectRejected(c);
 }
@@ -290,6 +322,9 @@ TEST(BatchDecoderValidation, ErrorInALaterKindLeavesOutputUntouched) {
   // Kernels decode fine, overheads (the last kind decoded) fail: nothing may be appended.
   ExpectRejected({"last kind", [](auto* b) { b->mutable_overheads()->set_thread_ref(1, 55); },
                   "overheads.thread_ref[1]"});
+  // Collectives are decoded last of all.
+  ExpectRejected({"collectives", [](auto* b) { b->mutable_collectives()->set_group_ref(0, 55); },
+                  "collectives.group_ref[0]"});
 }
 
 // ---------------------------------------------------------------------------------------------

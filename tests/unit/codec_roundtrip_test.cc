@@ -726,3 +726,117 @@ TEST(CodecRoundTrip, GraphLaunchesExternalCorrelationsAndPoolsSurvive) {
 
 }  // namespace
 }  // namespace gpuspy
+
+namespace gpuspy {
+namespace {
+
+// Collectives: untimed, correlation-keyed, three string refs, 64-bit sizes, sequence -1 or not.
+EventColumns TwoCollectives(StringTable* t) {
+  EventColumns ev;
+  ev.kernels.push_back({1000, 3000, 60047, t->Intern("ncclKernel_AllReduce_RING_LL_Sum_float"),
+                        {0, 1, 40}, {}, 0});
+  ev.kernels.push_back({500, 700, 19832, t->Intern("ncclKernel_Broadcast_RING_LL_Sum_int8_t"),
+                        {0, 1, 40}, {}, 0});
+  ev.collectives.push_back({60047, t->Intern("allreduce"), t->Intern("Float"), t->Intern("0"),
+                            6637568ull * 4, 6637568ull * 4, 2, -1});
+  // Correlation id below the previous one (negative delta), sizes past 32 bits, a sequence,
+  // unknown dtype and group (ref 0).
+  ev.collectives.push_back({19832, t->Intern("broadcast"), 0, 0, 5ull << 33, 0, 8, 12345});
+  return ev;
+}
+
+TEST(CodecRoundTrip, CollectivesSurviveTheWireAndTheExpandedForm) {
+  StringTable strings;
+  const EventColumns ev = TwoCollectives(&strings);
+  BatchEncoder encoder(&strings);
+  v1::EventBatch batch;
+  encoder.Encode(ev, 1, {}, &batch);
+  const v1::EventBatch wire = Reparse(batch);
+  EXPECT_EQ(CountEvents(wire), 4u);
+  ASSERT_EQ(wire.collectives().correlation_delta_size(), 2);
+  EXPECT_EQ(wire.collectives().correlation_delta(1), 19832 - 60047);
+  ProcessDictionary dict;
+  ASSERT_TRUE(dict.Apply(wire.dictionary()).ok());
+  EventColumns out;
+  ASSERT_TRUE(DecodeBatch(wire, dict, &out).ok());
+  EXPECT_EQ(out.collectives, ev.collectives);
+  EXPECT_TRUE(out == ev);
+  // Untimed: the batch's time range is its kernels'.
+  EXPECT_EQ(ev.TimeRange(), std::make_pair(int64_t{500}, int64_t{3000}));
+
+  std::vector<v1::Event> expanded;
+  ToExpandedEvents(out, dict.strings(), &expanded);
+  ASSERT_EQ(expanded.size(), 4u);
+  const auto first = std::find_if(expanded.begin(), expanded.end(),
+                                   [](const v1::Event& e) { return e.has_collective(); });
+  ASSERT_NE(first, expanded.end());
+  EXPECT_EQ(StartOf(*first), 0);
+  EXPECT_EQ(EndOf(*first), 0);
+  EXPECT_EQ(first->collective().correlation_id(), 60047u);
+  EXPECT_EQ(first->collective().op(), "allreduce");
+  EXPECT_EQ(first->collective().dtype(), "Float");
+  EXPECT_EQ(first->collective().group(), "0");
+  EXPECT_EQ(first->collective().in_bytes(), 26550272u);
+  EXPECT_EQ(first->collective().group_size(), 2u);
+  EXPECT_EQ(first->collective().sequence(), -1);
+
+  StringTable fresh;
+  fresh.Intern("shifts every ref");
+  EventColumns back;
+  for (const auto& e : expanded) FromExpandedEvent(e, &fresh, &back);
+  ASSERT_EQ(back.collectives.size(), 2u);
+  EXPECT_EQ(fresh.Get(back.collectives[0].op), "allreduce");
+  EXPECT_EQ(fresh.Get(back.collectives[0].group), "0");
+  EXPECT_EQ(back.collectives[1].dtype, 0u);
+  EXPECT_EQ(back.collectives[1].in_bytes, 5ull << 33);
+  EXPECT_EQ(back.collectives[1].sequence, 12345);
+}
+
+TEST(ExpandedEvents, AWindowKeepsTheCollectivesOfItsKernelsOnly) {
+  StringTable t;
+  std::vector<v1::Event> events;
+  ToExpandedEvents(TwoCollectives(&t), t, &events);
+  // [900, 5000): the allreduce kernel (1000-3000) and its collective, not the broadcast's.
+  KeepWindow(900, 5000, &events);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_TRUE(events[0].has_collective());
+  EXPECT_EQ(events[0].collective().op(), "allreduce");
+  EXPECT_TRUE(events[1].has_kernel());
+  EXPECT_EQ(events[1].kernel().correlation_id(), 60047u);
+
+  std::vector<v1::Event> none;
+  ToExpandedEvents(TwoCollectives(&t), t, &none);
+  KeepWindow(4000, 5000, &none);
+  EXPECT_TRUE(none.empty());
+}
+
+// An import is cut into batches with Split; each collective must land beside its kernel.
+TEST(EventColumnsSplit, ACollectiveGoesToThePartHoldingItsKernel) {
+  EventColumns ev;
+  for (uint64_t i = 0; i < 100; ++i) {
+    const int64_t start = static_cast<int64_t>(i) * 1000;
+    ev.kernels.push_back({start, start + 10, 1000 + i, 1, {}, {}, 0});
+  }
+  // Few collectives, of late kernels: spread by index they would land in the first parts.
+  ev.collectives.push_back({1090, 2, 3, 4, 8, 8, 2, -1});
+  ev.collectives.push_back({1099, 2, 3, 4, 8, 8, 2, -1});
+  ev.collectives.push_back({7, 2, 3, 4, 8, 8, 2, -1});  // no such kernel: apportioned by index
+  const std::vector<EventColumns> parts = ev.Split(4);
+  ASSERT_EQ(parts.size(), 4u);
+  size_t total = 0;
+  for (const EventColumns& part : parts) {
+    total += part.collectives.size();
+    std::set<uint64_t> kernels;
+    for (const auto& k : part.kernels) kernels.insert(k.correlation_id);
+    for (const auto& c : part.collectives) {
+      if (c.correlation_id == 7) continue;
+      EXPECT_TRUE(kernels.contains(c.correlation_id)) << c.correlation_id;
+    }
+  }
+  EXPECT_EQ(total, 3u);
+  EXPECT_EQ(parts[3].collectives.size(), 2u);
+  EXPECT_EQ(parts[2].collectives.size(), 1u);  // index 2 of 3 -> part 2
+}
+
+}  // namespace
+}  // namespace gpuspy

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "tests/support/subprocess.h"
 
@@ -164,6 +167,141 @@ TEST(KinetoReader, ReadsGzipAndReportsTruncation) {
 
   EXPECT_EQ(ReadKinetoTrace(dir.path() + "/missing.json").status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// NCCL kernels as PyTorch's profiler writes them: what the collective moves is in the args.
+constexpr char kNcclTrace[] = R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+     "pid": 0, "tid": 7, "ts": 2000, "dur": 50,
+     "args": {"correlation": 31, "stream": 40, "Collective name": "_allgather_base",
+              "In msg nelems": 10, "Out msg nelems": 40, "Group size": 4, "dtype": "BFloat16",
+              "Process Group Name": "3", "Process Group Description": "tp", "Seq": 17}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+     "pid": 0, "tid": 7, "ts": 1000, "dur": 2636.669,
+     "args": {"correlation": 30, "stream": 40, "Collective name": "allreduce",
+              "In msg nelems": 6637568, "Out msg nelems": 6637568, "Group size": 2,
+              "dtype": "Float", "Process Group Name": "0", "Process Group Ranks": "[0, 1]"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv", "pid": 0, "tid": 7, "ts": 3000,
+     "dur": 5, "args": {"correlation": 32, "Collective name": "send", "In msg nelems": 8,
+                        "dtype": "QUInt4x2", "Group size": 1e300, "seq": 4}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_Broadcast_RING_LL", "pid": 0, "tid": 7,
+     "ts": 4000, "dur": 5, "args": {"correlation": 33}}
+  ]})json";
+
+TEST(KinetoReader, NcclKernelArgsBecomeCollectivesInKernelOrder) {
+  auto t = ParseKinetoTrace(kNcclTrace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const EventColumns& ev = t->events;
+  ASSERT_EQ(ev.kernels.size(), 4u);
+  // The last kernel has no collective args: a kernel, nothing more.
+  ASSERT_EQ(ev.collectives.size(), 3u);
+  EXPECT_EQ(t->stats.collectives, 3u);
+  EXPECT_EQ(t->stats.imported.at("kernel"), 4u);
+
+  const CollectiveEvent& all_reduce = ev.collectives[0];  // the earliest kernel's, though listed second
+  EXPECT_EQ(all_reduce.correlation_id, 30u);
+  EXPECT_EQ(t->strings.Get(all_reduce.op), "allreduce");
+  EXPECT_EQ(t->strings.Get(all_reduce.dtype), "Float");
+  EXPECT_EQ(t->strings.Get(all_reduce.group), "0");
+  EXPECT_EQ(all_reduce.in_bytes, 6637568u * 4);
+  EXPECT_EQ(all_reduce.out_bytes, 6637568u * 4);
+  EXPECT_EQ(all_reduce.group_size, 2u);
+  EXPECT_EQ(all_reduce.sequence, -1);
+
+  const CollectiveEvent& gather = ev.collectives[1];
+  EXPECT_EQ(gather.correlation_id, 31u);
+  EXPECT_EQ(t->strings.Get(gather.op), "_allgather_base");
+  EXPECT_EQ(gather.in_bytes, 20u);   // 10 x 2
+  EXPECT_EQ(gather.out_bytes, 80u);  // 40 x 2
+  EXPECT_EQ(gather.group_size, 4u);
+  EXPECT_EQ(t->strings.Get(gather.group), "3");
+  EXPECT_EQ(gather.sequence, 17);
+
+  // Sub-byte dtype: size unknown, so bytes are; a group size beyond uint32 likewise. "seq" too.
+  const CollectiveEvent& send = ev.collectives[2];
+  EXPECT_EQ(t->strings.Get(send.op), "send");
+  EXPECT_EQ(send.in_bytes, 0u);
+  EXPECT_EQ(send.out_bytes, 0u);
+  EXPECT_EQ(send.group_size, 0u);
+  EXPECT_EQ(send.group, 0u);
+  EXPECT_EQ(send.sequence, 4);
+}
+
+// Elements x element size past 64 bits is unknown, not wrapped.
+TEST(KinetoReader, CollectiveSizesThatOverflowAreUnknown) {
+  auto t = ParseKinetoTrace(R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv", "pid": 0, "tid": 7, "ts": 5,
+     "dur": 5, "args": {"correlation": 32, "Collective name": "send", "dtype": "ComplexDouble",
+                        "In msg nelems": 9223372036854775807, "Out msg nelems": 3}}]})json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.collectives.size(), 1u);
+  EXPECT_EQ(t->events.collectives[0].in_bytes, 0u);
+  EXPECT_EQ(t->events.collectives[0].out_bytes, 48u);
+}
+
+std::string SharedTrace(const std::string& name) {
+  return std::string(SOURCE_DIR) + "/../shared/traces/" + name;
+}
+
+// Expected numbers computed with python3 (gzip + json) from the same file.
+TEST(KinetoReader, RealNcclTraceYieldsItsTwentyOneCollectives) {
+  const std::string path = SharedTrace("nccl_a100.json.gz");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  auto t = ReadKinetoTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const EventColumns& ev = t->events;
+  ASSERT_EQ(ev.collectives.size(), 21u);
+  EXPECT_EQ(t->stats.collectives, 21u);
+  std::map<std::string, int> by_op;
+  uint64_t in_bytes = 0, out_bytes = 0;
+  std::map<uint64_t, std::string> kernel_by_corr;
+  for (const auto& k : ev.kernels) kernel_by_corr[k.correlation_id] = t->strings.Get(k.name);
+  for (const CollectiveEvent& c : ev.collectives) {
+    by_op[std::string(t->strings.Get(c.op))]++;
+    in_bytes += c.in_bytes;
+    out_bytes += c.out_bytes;
+    EXPECT_EQ(t->strings.Get(c.group), "0");
+    EXPECT_EQ(c.group_size, 2u);
+    EXPECT_EQ(c.sequence, -1);  // this PyTorch wrote no Seq
+    ASSERT_TRUE(kernel_by_corr.contains(c.correlation_id));
+    EXPECT_EQ(kernel_by_corr[c.correlation_id].rfind("ncclKernel_", 0), 0u);
+  }
+  EXPECT_EQ(by_op, (std::map<std::string, int>{{"allreduce", 15}, {"broadcast", 6}}));
+  EXPECT_EQ(in_bytes, 307323096u);
+  EXPECT_EQ(out_bytes, 307323096u);
+
+  // In kernel (time) order: the first is the Float parameter broadcast, then a Long one.
+  EXPECT_EQ(ev.collectives[0].correlation_id, 19832u);
+  EXPECT_EQ(t->strings.Get(ev.collectives[0].op), "broadcast");
+  EXPECT_EQ(ev.collectives[0].in_bytes, 53120u * 4);
+  EXPECT_EQ(ev.collectives[1].correlation_id, 19878u);
+  EXPECT_EQ(t->strings.Get(ev.collectives[1].dtype), "Long");
+  EXPECT_EQ(ev.collectives[1].in_bytes, 53u * 8);
+  EXPECT_EQ(ev.collectives[2].correlation_id, 25941u);
+  EXPECT_EQ(t->strings.Get(ev.collectives[2].op), "allreduce");
+  EXPECT_EQ(ev.collectives[2].in_bytes, 2049000u * 4);
+
+  const auto big = std::find_if(ev.collectives.begin(), ev.collectives.end(),
+                                [](const CollectiveEvent& c) { return c.correlation_id == 60047; });
+  ASSERT_NE(big, ev.collectives.end());
+  EXPECT_EQ(t->strings.Get(big->op), "allreduce");
+  EXPECT_EQ(t->strings.Get(big->dtype), "Float");
+  EXPECT_EQ(big->in_bytes, 6637568u * 4);
+  EXPECT_EQ(big->out_bytes, 6637568u * 4);
+}
+
+TEST(KinetoReader, NcclKernelsWithoutCollectiveArgsYieldNone) {
+  const std::string path = SharedTrace("sampled_rank-0.json.gz");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  auto t = ReadKinetoTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const auto nccl = std::count_if(t->events.kernels.begin(), t->events.kernels.end(),
+                                  [&](const KernelEvent& k) {
+                                    return t->strings.Get(k.name).find("nccl") != std::string::npos;
+                                  });
+  EXPECT_EQ(nccl, 10);
+  EXPECT_TRUE(t->events.collectives.empty());
+  EXPECT_EQ(t->stats.collectives, 0u);
 }
 
 TEST(KinetoReader, MicrosToNanosIsExact) {

@@ -291,6 +291,13 @@ int Events(const GlobalOptions& g, const EventsOptions& e) {
                  v1::MemoryPoolOp_Name(ev.memory_pool().op()) + " " +
                  FormatBytes(ev.memory_pool().size());
           break;
+        case v1::Event::kCollective: {
+          const v1::Collective& c = ev.collective();
+          line = "-  -  collective correlation " + std::to_string(c.correlation_id()) + "  " +
+                 c.op() + " " + FormatBytes(c.in_bytes()) + " " + c.dtype() + "  group " +
+                 c.group() + " of " + std::to_string(c.group_size());
+          break;
+        }
         case v1::Event::KIND_NOT_SET:
           continue;
       }

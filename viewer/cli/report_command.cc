@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"

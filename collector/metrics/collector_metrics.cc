@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 
 #include "absl/time/clock.h"
 #include "collector/metrics/prometheus_text.h"
+#include "collector/metrics/rank_metrics.h"
 
 namespace gpuspy::collector {
 namespace {
@@ -25,6 +27,15 @@ struct JobFigures {
   std::map<std::string, double> lost_seconds;  // detector -> summed over processes' last steps
   int reports = 0;
 };
+
+// Two or more processes that report distinct ranks: a job with a cross-rank picture.
+bool MultiRank(const v1::JobInfo& j) {
+  std::set<int32_t> ranks;
+  for (const v1::ProcessInfo& p : j.processes()) {
+    if (p.identity().rank() >= 0) ranks.insert(p.identity().rank());
+  }
+  return ranks.size() > 1;
+}
 
 void WriteCollector(const v1::CollectorStats& s, PrometheusText& m) {
   m.Family("gpuspy_ingest_batches_total", "counter", "Batches received, by outcome");
@@ -163,6 +174,15 @@ std::string CollectorMetrics(QueryEngine* engine) {
     }
     if (f.reports > 0) figures.push_back(std::move(f));
   }
+  // The per-rank series need the whole job's analysis (its steady steps), not only last steps.
+  std::vector<v1::JobSummary> rank_jobs;
+  for (const v1::JobInfo* j : recent) {
+    if (!MultiRank(*j)) continue;
+    v1::GetJobSummaryRequest req;
+    req.set_job_id(j->job_id());
+    absl::StatusOr<v1::GetJobSummaryResponse> summary = engine->GetJobSummary(req);
+    if (summary.ok()) rank_jobs.push_back(std::move(*summary->mutable_summary()));
+  }
   const double analysis_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -195,7 +215,9 @@ std::string CollectorMetrics(QueryEngine* engine) {
       m.Sample(s / f.reports, {{"gpuspy_job", f.job}, {"bottleneck", detector}});
     }
   }
-  m.Family("gpuspy_metrics_analysis_seconds", "gauge", "Time this scrape spent analysing jobs' last steps");
+  WriteRankMetrics(rank_jobs, m);
+  m.Family("gpuspy_metrics_analysis_seconds", "gauge",
+           "Time this scrape spent analysing jobs (last steps; whole multi-rank jobs)");
   m.Sample(analysis_s);
   m.Family("gpuspy_metrics_jobs", "gauge", "Jobs with per-job series in this scrape (at most 50)");
   m.Sample(static_cast<double>(figures.size()));

@@ -145,6 +145,55 @@ browserTest('the job overview charts one bar per step, marks warm-up, ranks the 
   assert.equal(await page.locator('.step-bar[data-kind="warmup"]').count(), 2);
   assert.equal(await page.locator('.job-finding').first().getAttribute('data-detector'), 'copy_dominated');
   assert.equal(await page.locator('.ranks-table').count(), 0, 'no rank comparison for one process');
+  assert.equal(await page.locator('.rank-heatmap').count(), 0, 'no ranks x steps heatmap for one process');
+});
+
+// The cross-rank analysis (JobSummary.steps, StepReport.comm) is what these two draw: where it
+// gives nothing for the job, they say so and skip rather than pass on an empty page.
+const processOfRank = async (job, rank) => (await collector.json('/api/jobs')).jobs.find((j) => j.job_id === job)
+  .processes.find((p) => num(p.identity.rank) === rank).process_id;
+
+browserTest('a multi-rank job\'s overview shows a ranks x steps heatmap, the straggler marked, a cell opens that rank\'s step', async (t) => {
+  const summary = (await collector.json('/api/jobs/train/summary')).summary;
+  if (!(summary.steps || []).length) return t.skip('no JobSummary.steps for the job: the cross-rank analysis is not in this build');
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/job/train');
+  const heatmap = page.locator('.rank-heatmap');
+  await heatmap.waitFor();
+  assert.equal(await heatmap.getAttribute('data-ranks'), '4');
+  assert.equal(Number(await heatmap.getAttribute('data-steps')), summary.steps.length);
+  // `--slow-rank 2`: the others wait for rank 2.
+  assert.ok((await heatmap.getAttribute('data-straggler-ranks')).split(',').includes('2'));
+  assert.ok(Number(await heatmap.getAttribute('data-straggler-cells')) > 0);
+  const marked = summary.steps.find((s) => num(s.straggler_rank) === 2);
+  assert.ok(marked, 'a step whose straggler is rank 2');
+  await heatmap.scrollIntoViewIfNeeded();
+  const at = await page.evaluate(([r, n]) => window.__rankHeatmap.cellPosition(r, n), [2, num(marked.number)]);
+  await page.mouse.move(5, 5);
+  await screenshot(page, 'viewer-heatmap.png');
+  await page.mouse.click(at.x, at.y);
+  await page.waitForURL(new RegExp(`#/job/train/step/${await processOfRank('train', 2)}/${num(marked.number)}$`));
+});
+
+browserTest('a step with cross-rank data splits communication into waiting and transfer, and lines up every rank', async (t) => {
+  const p = await processOfRank('train', 0);
+  const reports = (await collector.json(`/api/jobs/train/report?process=${p}&all=1`)).reports;
+  const report = reports.find((r) => r.steady_state && r.comm && num(r.comm.wait_ns) > 0);
+  if (!report) return t.skip('no StepReport.comm for the job: the cross-rank analysis is not in this build');
+  const n = num(report.step.number);
+  const page = await openPage(t);
+  await page.goto(collector.url + `/#/job/train/step/${p}/${n}`);
+  await page.locator('.rank-lanes').waitFor();
+  assert.match(await page.locator('.comm-line').textContent(), /waiting [\d.]+ ms \(for rank 2\)/);
+  if (num(report.breakdown.exposed_comm_ns) > 0) {
+    assert.equal(await page.locator('.hbar.big span[title^="comm: waiting for a rank"]').count(), 1);
+  }
+  assert.equal(await page.locator('.rank-lane').count(), 4);
+  assert.equal(await page.locator('.rank-lane[data-straggler="1"]').getAttribute('data-rank'), '2');
+  assert.ok(await page.locator('.rank-lane .collective').count() > 0, 'the waited collectives are drawn');
+  await screenshot(page, 'viewer-step-ranks.png');
+  await page.locator('.rank-lane[data-rank="2"] .lane-label').click();
+  await page.waitForURL(new RegExp(`#/job/train/step/${await processOfRank('train', 2)}/${n}$`));
 });
 
 browserTest('a multi-rank job gets a tab per rank and the straggler stands out', async (t) => {

@@ -18,7 +18,9 @@ from deploy_support import (SOURCE_DIR, Daemon, TempDirTest, binary, deploy_path
 DASHBOARD = deploy_path("grafana", "gpuspy-dashboard.json")
 SCRAPE = deploy_path("prometheus", "gpuspy-scrape.yaml")
 PROMETHEUS = "/usr/bin/prometheus"
-JOBS = {"copyjob": "copy_heavy", "syncjob": "sync_stall"}
+JOBS = {"copyjob": "copy_heavy", "syncjob": "sync_stall", "ddpjob": "sync_stall"}
+# Jobs replayed with several ranks: the per-rank families (rank_metrics.h) need one.
+RANKS = {"ddpjob": 4}
 # PromQL words that look like identifiers but are not metric names.
 PROMQL_WORDS = {"sum", "min", "max", "avg", "count", "rate", "increase", "by", "without", "on",
                 "ignoring", "group_left", "group_right", "and", "or", "unless", "label_values",
@@ -94,7 +96,7 @@ class Exposition:
                              os.path.join(tmp, "gpuspyd.log"))
         wait_for(lambda: self._ready(), 20, "gpuspyd's /metrics")
         for job, scenario in JOBS.items():
-            replay(f"127.0.0.1:{self.grpc}", job, scenario=scenario,
+            replay(f"127.0.0.1:{self.grpc}", job, scenario=scenario, ranks=RANKS.get(job, 1),
                    env={**os.environ, "GPUSPY_TOKEN_FILE": self.token_file})
         self.text = self.metrics()
         self.families = set(re.findall(r"^# TYPE (\S+) ", self.text, re.M))
@@ -166,9 +168,12 @@ class DashboardAgainstGpuspydTest(TempDirTest):
     def test_queries_name_only_what_gpuspyd_exposes_and_use_all_of_it(self):
         e = self.exposition
         self.assertIn("gpuspy_job_primary_bottleneck", e.families)
-        # The exposition's families are the ones collector_metrics.cc declares.
-        source = read(os.path.join(SOURCE_DIR, "collector", "metrics", "collector_metrics.cc"))
-        self.assertEqual(e.families, set(re.findall(r'Family\("([a-z_]+)"', source)))
+        # The exposition's families are the ones collector/metrics/ declares.
+        metrics_dir = os.path.join(SOURCE_DIR, "collector", "metrics")
+        source = "".join(read(os.path.join(metrics_dir, f)) for f in sorted(os.listdir(metrics_dir))
+                         if f.endswith(".cc"))
+        self.assertIn("gpuspy_rank_comm_wait_seconds", e.families)
+        self.assertEqual(e.families, set(re.findall(r'Family\(\s*"([a-z_]+)"', source)))
         used = set()
         for title, expr in queries(dashboard()):
             names = metric_names(expr)
@@ -235,10 +240,13 @@ class DashboardAgainstGpuspydTest(TempDirTest):
             self.assertIsNotNone(r, title)
             self.assertEqual(r["status"], "success", f"{title}: {expr}: {r}")
             self.assertTrue(r["data"]["result"], f"{title}: no data for {substitute(expr)}")
-        # The bottleneck table names each job's scenario.
+        # The bottleneck table names each single-rank job's scenario (a multi-rank job's verdict
+        # is the cross-rank analysis's to give).
         table = next(t["expr"] for p in all_panels(dashboard()) if p["type"] == "table" for t in p["targets"])
         rows = api("query", query=substitute(table))["data"]["result"]
-        self.assertEqual({r["metric"]["gpuspy_job"]: r["metric"]["bottleneck"] for r in rows},
+        verdicts = {r["metric"]["gpuspy_job"]: r["metric"]["bottleneck"] for r in rows}
+        self.assertEqual(set(verdicts), set(JOBS))
+        self.assertEqual({j: v for j, v in verdicts.items() if j not in RANKS},
                          {"copyjob": "copy_dominated", "syncjob": "sync_stall"})
 
 

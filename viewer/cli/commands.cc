@@ -27,10 +27,6 @@
 namespace gpuspy::cli {
 namespace {
 
-}  // namespace
-
-namespace {
-
 uint64_t Refusals(const v1::ProcessInfo& p) {
   return p.overload().streams_refused() + p.overload().batches_refused();
 }
@@ -149,32 +145,6 @@ int Steps(const GlobalOptions& g, const std::string& job, uint64_t process) {
     return 0;
   }
   t.Print(std::cout);
-  return 0;
-}
-
-int Report(const GlobalOptions& g, const ReportOptions& r) {
-  QueryClient q(g.collector, g.timeout_s);
-  v1::GetStepReportRequest req;
-  req.set_job_id(r.job);
-  req.set_process_id(r.process);
-  if (r.all) {
-    req.set_all(true);
-  } else if (r.step >= 0) {
-    req.set_step(r.step);
-  } else {
-    req.set_last(r.last > 0 ? r.last : 10);
-  }
-  v1::GetStepReportResponse resp;
-  if (!q.Call(&v1::Query::Stub::GetStepReport, req, &resp)) return 1;
-  if (g.json) {
-    PrintJson(resp);
-    return 0;
-  }
-  if (resp.reports().empty()) {
-    std::cout << "no steps found for job '" << r.job << "'\n";
-    return 0;
-  }
-  PrintStepReports(q, r.job, resp);
   return 0;
 }
 

@@ -14,14 +14,6 @@ struct GlobalOptions {
   double timeout_s = 10;
 };
 
-struct ReportOptions {
-  std::string job;
-  int64_t step = -1;
-  uint32_t last = 0;
-  bool all = false;
-  uint64_t process = 0;
-};
-
 struct EventsOptions {
   std::string job;
   uint64_t process = 0;
@@ -33,7 +25,6 @@ struct EventsOptions {
 // Every job, one line each; with `per_process`, one line per process (of `job` when given).
 int Jobs(const GlobalOptions& g, const std::string& job, bool per_process);
 int Steps(const GlobalOptions& g, const std::string& job, uint64_t process);
-int Report(const GlobalOptions& g, const ReportOptions& r);
 int Summary(const GlobalOptions& g, const std::string& job);
 int Events(const GlobalOptions& g, const EventsOptions& e);
 int Stats(const GlobalOptions& g);

@@ -10,6 +10,7 @@
 #include "viewer/cli/commands.h"
 #include "viewer/cli/export_command.h"
 #include "viewer/cli/import_command.h"
+#include "viewer/cli/report_command.h"
 #include "viewer/cli/spill_command.h"
 
 namespace {
@@ -97,7 +98,11 @@ int main(int argc, char** argv) {
   auto* all_opt = report->add_flag("--all", r.all, "Every step");
   step_opt->excludes(last_opt)->excludes(all_opt);
   last_opt->excludes(all_opt);
-  report->add_option("--process", r.process, "Only this process id");
+  auto* process_opt = report->add_option("--process", r.process, "Only this process id");
+  report->add_option("--rank", r.rank, "Only the process that ran as this rank")
+      ->check(CLI::NonNegativeNumber)->excludes(process_opt);
+  report->add_flag("--ranks", r.ranks,
+                   "Ranks x steps matrix of verdicts (multi-rank jobs); the straggler marked *");
 
   auto* summary = app.add_subcommand("summary", "Steady-state summary of a job");
   summary->add_option("--job", job, "Job id")->required();

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/units.h"
+#include "viewer/cli/comm_view.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/table.h"
 
@@ -32,7 +33,8 @@ std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t proces
 }
 
 
-void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepReportResponse& resp) {
+void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepReportResponse& resp,
+                      const std::function<void()>& after_table) {
   const auto labels = ProcessLabels(q, job);
   // By rank, then step: the server answers in process order, which is arrival order.
   std::vector<const v1::StepReport*> ordered;
@@ -57,6 +59,7 @@ void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepR
            Ms(lost), rep.steady_state() ? "yes" : "no"});
   }
   t.Print(std::cout);
+  if (after_table) after_table();
   for (const v1::StepReport* rp : ordered) {
     const v1::StepReport& rep = *rp;
     const auto& b = rep.breakdown();
@@ -67,6 +70,10 @@ void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepR
               << " ms = sync " << Ms(b.idle_sync_blocked_ns()) << " + launch "
               << Ms(b.idle_launch_bound_ns()) << " + host " << Ms(b.idle_host_other_ns()) << "\n";
     if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
+    if (rep.has_comm()) {
+      std::cout << "  " << CommLine(rep.comm()) << "\n";
+      for (const std::string& c : WaitedCollectives(rep.comm())) std::cout << "    " << c << "\n";
+    }
     for (const auto& f : rep.findings()) {
       std::cout << "  [" << f.severity() << "] " << f.detector() << ": " << f.title();
       if (f.lost_ns() > 0) std::cout << " (~" << Ms(f.lost_ns()) << " ms lost)";

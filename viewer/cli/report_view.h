@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -14,8 +15,10 @@ namespace gpuspy::cli {
 std::map<uint64_t, std::string> ProcessLabels(QueryClient& q, const std::string& job);
 std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t process_id);
 
-// A table of the steps (by rank, then step), then each step's breakdown, findings with
-// evidence and fix hints, and top kernel.
-void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepReportResponse& resp);
+// A table of the steps (by rank, then step), `after_table` (e.g. the cross-rank lines), then each
+// step's breakdown, communication split and most waited collectives, findings with evidence and
+// fix hints, and top kernel.
+void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepReportResponse& resp,
+                      const std::function<void()>& after_table = {});
 
 }  // namespace gpuspy::cli

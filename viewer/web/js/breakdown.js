@@ -1,6 +1,11 @@
-// Where a step's wall time went, as the six categories the charts stack. Computed from the
+// Where a step's wall time went, as the categories the charts stack. Computed from the
 // report's breakdown so the categories always add up to the step's wall time:
-//   compute      GPU running kernels (union)
+//   compute      GPU running kernels (union), less exposed communication
+//   comm wait    exposed communication (no compute, copy or memset running) spent waiting in
+//                collectives for the last rank, and
+//   comm xfer    the rest of it, moving data; the exposed time is split in the ratio of the
+//                step's wait to transfer (the analysis gives the split of all collective time,
+//                not of the exposed part). Both zero for a step without cross-rank data.
 //   copy         GPU busy with copies/memsets while no kernel runs
 //   sync         GPU idle while the host waits in a synchronizing call
 //   launch       GPU idle while the host launches (launch-bound)
@@ -10,12 +15,17 @@ import {num} from './api.js';
 
 export const CATEGORIES = [
   {key: 'compute', label: 'compute', color: '#4e79a7'},
+  {key: 'commWait', label: 'comm: waiting for a rank', color: '#9c4f2b', comm: true},
+  {key: 'commTransfer', label: 'comm: transfer', color: '#d9a26b', comm: true},
   {key: 'copy', label: 'copy', color: '#f28e2b'},
   {key: 'sync', label: 'sync-blocked idle', color: '#e15759'},
   {key: 'launch', label: 'launch-bound idle', color: '#b07aa1'},
   {key: 'input', label: 'input-stall idle', color: '#edc948'},
   {key: 'other', label: 'other idle', color: '#bab0ac'},
 ];
+
+// Whether any of `reports` has the cross-rank communication split (the comm categories apply).
+export const hasComm = (reports) => reports.some((r) => r.comm);
 
 export function hasFinding(report, detector) {
   return (report.findings || []).some((f) => f.detector === detector);
@@ -25,14 +35,27 @@ export function categorize(report) {
   const b = report.breakdown || {};
   const hostOther = num(b.idle_host_other_ns);
   const inputStall = hasFinding(report, 'input_stall');
+  const {wait, transfer} = exposedComm(report);
   return {
-    compute: num(b.kernel_ns),
+    compute: num(b.kernel_ns) - wait - transfer,
+    commWait: wait,
+    commTransfer: transfer,
     copy: Math.max(0, num(b.gpu_busy_ns) - num(b.kernel_ns)),
     sync: num(b.idle_sync_blocked_ns),
     launch: num(b.idle_launch_bound_ns),
     input: inputStall ? hostOther : 0,
     other: inputStall ? 0 : hostOther,
   };
+}
+
+// The step's exposed communication as {wait, transfer} (see the top of this file).
+export function exposedComm(report) {
+  const b = report.breakdown || {};
+  const exposed = Math.min(num(b.exposed_comm_ns), num(b.kernel_ns));
+  const wait = num(b.comm_wait_ns), transfer = num(b.comm_transfer_ns);
+  if (exposed <= 0 || wait + transfer <= 0) return {wait: 0, transfer: 0};
+  const w = Math.round(exposed * wait / (wait + transfer));
+  return {wait: w, transfer: exposed - w};
 }
 
 // 'steady', 'warmup' or 'outlier' (the cross-step detectors say which).

@@ -1,10 +1,11 @@
-// Job overview: step-time chart per rank, the job's top findings, the per-rank (straggler)
-// comparison and the top kernels. Reloads its data when the collector has new events for the job.
+// Job overview: step-time chart per rank, the ranks x steps heatmap of a multi-rank job, the job's
+// top findings, the per-rank (straggler) comparison and the top kernels. Reloads its data when the collector has new events for the job.
 import {api, num} from './api.js';
 import {h, fill, commandHint} from './dom.js';
 import * as fmt from './format.js';
 import {POLL_MS, setCrumbs, setLive} from './layout.js';
-import {CATEGORIES, categorize, median} from './breakdown.js';
+import {CATEGORIES, categorize, hasComm, median} from './breakdown.js';
+import {heatmapLegend, isMultiRank, rankHeatmap} from './rank_heatmap.js';
 import {stepChart, categoryLegend} from './step_chart.js';
 import {aggregateFindings, severityBadge} from './findings.js';
 import {kernelTable} from './kernels.js';
@@ -20,12 +21,14 @@ export async function render(root, {job: jobId}, ctx) {
   const head = h('div', {class: 'page-head'});
   const chartBox = h('div', {class: 'chart-box'});
   const tabs = h('div', {class: 'tabs', role: 'tablist'});
+  const legendBox = h('div', {});
+  const heatmapBox = h('div', {});
   const findingsBox = h('div', {});
   const ranksBox = h('div', {});
   const kernelsBox = h('div', {});
   fill(root, h('section', {class: 'page job-page'}, head,
-    h('section', {class: 'card'}, h('h2', {}, 'Step time'), tabs, chartBox,
-      categoryLegend([h('span', {class: 'legend-item'}, h('i', {class: 'hatched'}), 'warm-up (W) / outlier (O): not steady')])),
+    h('section', {class: 'card'}, h('h2', {}, 'Step time'), tabs, chartBox, legendBox),
+    heatmapBox,
     h('section', {class: 'card'}, h('h2', {}, 'Top findings'), findingsBox),
     ranksBox,
     h('section', {class: 'card'}, h('h2', {}, 'Top kernels (steady steps)'), kernelsBox)));
@@ -57,6 +60,9 @@ export async function render(root, {job: jobId}, ctx) {
         onSelect: (r) => { location.hash = jobHref + '/step/' + r.step.process_id + '/' + num(r.step.number); },
       })
       : h('p', {class: 'muted'}, 'No steps yet: steps appear once the job has run a few iterations.'));
+    fill(legendBox, categoryLegend([h('span', {class: 'legend-item'}, h('i', {class: 'hatched'}), 'warm-up (W) / outlier (O): not steady')],
+      {comm: hasComm(reports)}));
+    drawHeatmap(heatmapBox, summary, procs, jobHref, chartBox.clientWidth || root.clientWidth - 40);
     drawFindings(findingsBox, [...byProcess.values()].flat(), jobHref);
     drawRanks(ranksBox, procs, byProcess);
     fill(kernelsBox, kernelTable(summary.top_kernels || []));
@@ -64,6 +70,7 @@ export async function render(root, {job: jobId}, ctx) {
 
   await load();
   draw();
+  ctx.onClose(() => { delete window.__rankHeatmap; });
   const onResize = () => { if (state.data) draw(); };
   let resizeTimer = 0;
   const debounced = () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(onResize, 150); };
@@ -115,6 +122,25 @@ function drawHead(head, job, summary, jobId) {
 
 function stat(label, value) {
   return h('div', {class: 'stat'}, h('span', {class: 'stat-label'}, label), h('span', {class: 'stat-value'}, value));
+}
+
+// Ranks x steps of a multi-rank job, from the cross-rank analysis (JobSummary.steps).
+function drawHeatmap(box, summary, procs, jobHref, width) {
+  if (!isMultiRank(summary)) { fill(box); delete window.__rankHeatmap; return; }
+  const processOfRank = (rank) => (procs.find((p) => rankOf(p) === rank) || {}).process_id;
+  const heatmap = rankHeatmap(summary, {
+    width,
+    onSelect: (cell, step) => {
+      const process = cell.process_id || processOfRank(num(cell.rank));
+      if (process) location.hash = jobHref + '/step/' + process + '/' + num(step.number);
+    },
+  });
+  // A handle for tests and the console: cellPosition(rank, step).
+  window.__rankHeatmap = heatmap;
+  fill(box, h('section', {class: 'card heatmap'}, h('h2', {}, 'Ranks × steps'),
+    h('p', {class: 'muted'}, 'Each rank\'s verdict per step. In data-parallel training every rank waits for the last one to ' +
+      'reach each collective: the outlined cells are the rank the others waited for. Click a cell for that rank\'s step.'),
+    heatmap, heatmapLegend(summary)));
 }
 
 function drawFindings(box, reports, jobHref) {

@@ -60,7 +60,8 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
     g.append(svg('rect', {class: 'hit', x: M.left + i * slot, width: slot, y: M.top, height: plotH}));
     const tip = (e) => showTooltip(e.clientX, e.clientY, h('strong', {}, `step ${number}`),
       ' ', h('span', {class: 'muted'}, STEP_KIND_LABEL[kind]),
-      keyValues([['wall', fmt.ms(walls[i])], ...CATEGORIES.map((c) => [c.label, fmt.ms(cats[c.key])]),
+      keyValues([['wall', fmt.ms(walls[i])],
+        ...CATEGORIES.filter((c) => !c.comm || cats[c.key] > 0).map((c) => [c.label, fmt.ms(cats[c.key])]),
         ['bottleneck', r.primary_bottleneck || 'none']]));
     g.addEventListener('mousemove', tip);
     g.addEventListener('mouseleave', hideTooltip);
@@ -86,8 +87,9 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
   return root;
 }
 
-export function categoryLegend(extra = []) {
+// The communication categories only where the data has them (`comm`: cross-rank data).
+export function categoryLegend(extra = [], {comm = false} = {}) {
   return h('div', {class: 'legend'},
-    CATEGORIES.map((c) => h('span', {class: 'legend-item'}, h('i', {style: {background: c.color}}), c.label)),
+    CATEGORIES.filter((c) => comm || !c.comm).map((c) => h('span', {class: 'legend-item'}, h('i', {style: {background: c.color}}), c.label)),
     extra);
 }

@@ -1,4 +1,6 @@
-// Step detail: the step's breakdown and findings, its timeline, its top kernels, and its trace.
+// Step detail: the step's breakdown (communication split into waiting for a rank and transfer,
+// where the cross-rank analysis gave it) and findings, the step on every rank, its timeline, its
+// top kernels, and its trace.
 import {api, num} from './api.js';
 import {h, fill} from './dom.js';
 import * as fmt from './format.js';
@@ -12,6 +14,8 @@ import {Timeline} from './timeline/timeline.js';
 import {IDLE_COLORS, PALETTE} from './timeline/colors.js';
 import {keyValues} from './tooltip.js';
 import {perfettoHint, traceFileName} from './export_page.js';
+import {commSummary} from './comm_summary.js';
+import {rankLanes} from './rank_lanes.js';
 
 export async function render(root, {job: jobId, process, step}, ctx) {
   const jobHref = '#/job/' + encodeURIComponent(jobId);
@@ -43,6 +47,17 @@ export async function render(root, {job: jobId, process, step}, ctx) {
   const timelineBox = h('div', {class: 'timeline-box'}, timeline.el);
   const toolsBox = h('div', {}, timeline.toolbar());
   const kernelsBox = h('div', {});
+  const ranksBox = h('div', {});
+  // The same step on the other ranks, for the ranks panel: only a step with cross-rank data.
+  const drawRanks = async () => {
+    if (!report.comm) return fill(ranksBox);
+    const all = (await api.reports(jobId, {step}, ctx.signal)).reports || [];
+    const lanes = rankLanes(all, {width: ranksBox.clientWidth || root.clientWidth - 40, currentProcess: process,
+      onSelect: (r) => { if (r.step.process_id !== process) location.hash = jobHref + '/step/' + r.step.process_id + '/' + step; }});
+    fill(ranksBox, lanes ? h('section', {class: 'card ranks-panel'}, h('h2', {}, 'Ranks'),
+      h('p', {class: 'muted'}, 'This step on every rank, aligned on the job clock. In each collective, dark: waiting for the last ' +
+        'rank to arrive; light: moving data. ★ marks the rank the others waited for.'), lanes) : null);
+  };
 
   const draw = () => {
     const kind = stepKind(report);
@@ -67,7 +82,8 @@ export async function render(root, {job: jobId, process, step}, ctx) {
         stat('API calls', fmt.count(num(report.breakdown.api_call_count))),
         stat('events', fmt.count(num(report.event_count)))),
       report.capture_note ? h('p', {class: 'warn-box'}, 'Capture incomplete: ', report.capture_note) : null);
-    fill(summaryBox, breakdownBar(report), categoryLegend());
+    fill(summaryBox, breakdownBar(report), categoryLegend([], {comm: Boolean(report.comm)}),
+      report.comm ? commSummary(report.comm) : null);
     fill(findingsBox, (report.findings || []).length
       ? report.findings.map((f) => findingCard(f, wall))
       : h('p', {class: 'muted'}, 'No findings for this step.'));
@@ -78,6 +94,7 @@ export async function render(root, {job: jobId, process, step}, ctx) {
   fill(root, h('section', {class: 'page step-page'}, head,
     h('section', {class: 'card'}, h('h2', {}, 'Where the time went'), summaryBox),
     h('section', {class: 'card'}, h('h2', {}, 'Findings'), findingsBox),
+    ranksBox,
     h('section', {class: 'card'}, h('h2', {}, 'Timeline'), toolsBox, timelineLegend(), timelineBox, details,
       timelineJson.truncated ? h('p', {class: 'warn-box'}, 'This step has more events than the viewer loads; the timeline is cut.') : null),
     h('section', {class: 'card'}, h('h2', {}, 'Top kernels'), kernelsBox),
@@ -87,6 +104,7 @@ export async function render(root, {job: jobId, process, step}, ctx) {
         h('a', {class: 'button', href: jobHref + '/export'}, 'A range of steps…')),
       perfettoHint())));
   timeline.resize();
+  await drawRanks();
   // A handle for tests and the devtools console (zoom, reveal, screenPosition).
   window.__gpuspyTimeline = timeline;
   ctx.onClose(() => { timeline.destroy(); delete window.__gpuspyTimeline; delete window.__timelineStats; });
@@ -97,6 +115,7 @@ export async function render(root, {job: jobId, process, step}, ctx) {
     if (!fresh || fresh.event_count === report.event_count) return;
     report = fresh;
     draw();
+    await drawRanks();
     const view = timeline.view;
     timeline.destroy();
     timeline = new Timeline(await api.timeline(jobId, process, step, ctx.signal), {onSelect: (s) => showSelection(details, s, timeline)});

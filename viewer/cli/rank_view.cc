@@ -1,0 +1,163 @@
+#include "viewer/cli/rank_view.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "viewer/cli/format.h"
+#include "viewer/cli/table.h"
+
+namespace gpuspy::cli {
+namespace {
+
+// Beyond this many ranks a column per rank no longer fits a terminal: min/median/max instead.
+constexpr size_t kMaxRankColumns = 8;
+constexpr char kStragglerMark = '*';
+constexpr char kNoVerdict[] = "--";
+
+// Detectors by how often they are a step's verdict; two letters each, unique.
+const std::vector<std::pair<std::string, std::string>>& Codes() {
+  static const auto* codes = new std::vector<std::pair<std::string, std::string>>{
+      {"gpu_bound", "GB"},      {"gpu_idle", "GI"},       {"sync_stall", "SY"},
+      {"copy_dominated", "CP"}, {"input_stall", "IN"},    {"launch_storm", "LS"},
+      {"alloc_churn", "AC"},    {"fp32_gemm", "FP"},      {"warmup", "WU"},
+      {"outlier_step", "OU"},   {"straggler", "ST"},      {"straggler_wait", "SW"},
+      {"exposed_comm", "EC"},   {"comm_storm", "CS"},
+  };
+  return *codes;
+}
+
+std::string RankText(int32_t rank) { return rank >= 0 ? std::to_string(rank) : "-"; }
+
+// The cell of `rank` in `step`, or nullptr when that rank has no such step.
+const v1::RankStepCell* CellOf(const v1::JobStep& step, int32_t rank) {
+  for (const v1::RankStepCell& c : step.ranks()) {
+    if (c.rank() == rank) return &c;
+  }
+  return nullptr;
+}
+
+int64_t Median(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+std::string VerdictCode(const std::string& detector) {
+  if (detector.empty() || detector == "none") return kNoVerdict;
+  for (const auto& [name, code] : Codes()) {
+    if (name == detector) return code;
+  }
+  return detector;
+}
+
+std::vector<const v1::JobStep*> PickSteps(const v1::JobSummary& summary, const StepPick& pick) {
+  std::vector<const v1::JobStep*> steps;
+  for (const v1::JobStep& s : summary.steps()) {
+    if (pick.step < 0 || s.number() == pick.step) steps.push_back(&s);
+  }
+  std::sort(steps.begin(), steps.end(),
+            [](const v1::JobStep* a, const v1::JobStep* b) { return a->number() < b->number(); });
+  if (pick.step < 0 && !pick.all && pick.last > 0 && steps.size() > pick.last) {
+    steps.erase(steps.begin(), steps.end() - pick.last);
+  }
+  return steps;
+}
+
+std::set<int32_t> RanksOf(const std::vector<const v1::JobStep*>& steps) {
+  std::set<int32_t> ranks;
+  for (const v1::JobStep* s : steps) {
+    for (const v1::RankStepCell& c : s->ranks()) ranks.insert(c.rank());
+  }
+  return ranks;
+}
+
+void PrintRankSteps(const std::vector<const v1::JobStep*>& steps, int32_t rank, std::ostream& out) {
+  std::set<int32_t> ranks = RanksOf(steps);
+  if (ranks.size() < 2) return;
+  if (rank >= 0) ranks = {rank};
+  const bool per_rank = ranks.size() <= kMaxRankColumns;
+  std::vector<std::string> header = {">STEP", ">SLOWEST", ">STRAGGLER"};
+  if (per_rank) {
+    for (int32_t r : ranks) header.push_back(absl::StrCat(">WAIT r", r));
+  } else {
+    header.push_back(">WAIT MIN/MEDIAN/MAX");
+  }
+  header.push_back(">MAX EXPOSED");
+  Table t(header);
+  for (const v1::JobStep* s : steps) {
+    std::vector<std::string> row = {std::to_string(s->number()), RankText(s->slowest_rank()),
+                                    RankText(s->straggler_rank())};
+    int64_t exposed = 0;
+    std::vector<int64_t> waits;
+    for (int32_t r : ranks) {
+      const v1::RankStepCell* c = CellOf(*s, r);
+      if (per_rank) row.push_back(c != nullptr ? Ms(c->wait_ns()) : "-");
+      if (c == nullptr) continue;
+      waits.push_back(c->wait_ns());
+      exposed = std::max(exposed, c->exposed_comm_ns());
+    }
+    if (!per_rank) {
+      std::sort(waits.begin(), waits.end());
+      row.push_back(waits.empty() ? "-"
+                                  : absl::StrCat(Ms(waits.front()), "/", Ms(Median(waits)), "/",
+                                                 Ms(waits.back())));
+    }
+    row.push_back(Ms(exposed));
+    t.Add(std::move(row));
+  }
+  out << "\nranks per step (ms; wait = time in collectives waiting for the last rank, "
+         "straggler = the rank the others waited for):\n";
+  t.Print(out);
+}
+
+void PrintRankMatrix(const std::vector<const v1::JobStep*>& steps, int32_t rank, std::ostream& out) {
+  std::set<int32_t> ranks = RanksOf(steps);
+  if (rank >= 0) ranks = {rank};
+  // Every step column as wide as the widest cell (a code and its mark), so the grid is even.
+  size_t width = 0;
+  for (const v1::JobStep* s : steps) {
+    width = std::max(width, std::to_string(s->number()).size());
+    for (const v1::RankStepCell& c : s->ranks()) {
+      width = std::max(width, VerdictCode(c.primary_bottleneck()).size() + 1);
+    }
+  }
+  std::vector<std::string> header = {">RANK"};
+  for (const v1::JobStep* s : steps) {
+    std::string label = std::to_string(s->number());
+    label.resize(width, ' ');
+    header.push_back(std::move(label));
+  }
+  header.push_back(">STRAGGLER STEPS");
+  Table t(header);
+  std::map<std::string, std::string> legend;  // code -> detector, of the codes shown
+  for (int32_t r : ranks) {
+    std::vector<std::string> row = {RankText(r)};
+    int straggler_steps = 0;
+    for (const v1::JobStep* s : steps) {
+      const v1::RankStepCell* c = CellOf(*s, r);
+      if (c == nullptr) {
+        row.push_back("");
+        continue;
+      }
+      const std::string code = VerdictCode(c->primary_bottleneck());
+      legend[code] = c->primary_bottleneck().empty() ? "none" : c->primary_bottleneck();
+      straggler_steps += c->straggler() ? 1 : 0;
+      row.push_back(c->straggler() ? code + kStragglerMark : code);
+    }
+    row.push_back(std::to_string(straggler_steps));
+    t.Add(std::move(row));
+  }
+  t.Print(out);
+  std::string text;
+  for (const auto& [code, detector] : legend) {
+    if (code != detector) absl::StrAppend(&text, text.empty() ? "" : ", ", code, " ", detector);
+  }
+  absl::StrAppend(&text, text.empty() ? "" : ", ", std::string(1, kStragglerMark),
+                  " straggler (the others waited for this rank)");
+  out << "legend: " << text << "\n";
+}
+
+}  // namespace gpuspy::cli

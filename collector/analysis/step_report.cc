@@ -61,6 +61,20 @@ void AddTopKernels(const EventColumns& ev, const StringTable& strings, const Int
   }
 }
 
+// The all-reduce tail after backward: the step's last stretch of communication that no compute
+// overlaps (exposed pieces separated by less than kTailMergeNs of other work count as one).
+constexpr int64_t kTailMergeNs = 100'000;
+
+int64_t ExposedTailNs(const IntervalSet& exposed) {
+  const auto& v = exposed.intervals();
+  int64_t tail = 0;
+  for (size_t i = v.size(); i-- > 0;) {
+    tail += v[i].length();
+    if (i == 0 || v[i].start_ns - v[i - 1].end_ns >= kTailMergeNs) break;
+  }
+  return tail;
+}
+
 // GPU idle that no detector explains is still reported, so a step never looks healthy by omission.
 constexpr double kUnexplainedIdleShare = 0.30;
 
@@ -201,8 +215,18 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
 
   compute.insert(compute.end(), copies.begin(), copies.end());
   compute.insert(compute.end(), sets.begin(), sets.end());
-  b->set_communication_ns(IntervalSet::Union(std::move(communication)).Clip(w).TotalLength());
-  b->set_compute_busy_ns(IntervalSet::Union(std::move(compute)).Clip(w).TotalLength());
+  const IntervalSet comm_set = IntervalSet::Union(std::move(communication)).Clip(w);
+  const IntervalSet compute_set = IntervalSet::Union(std::move(compute)).Clip(w);
+  b->set_communication_ns(comm_set.TotalLength());
+  b->set_compute_busy_ns(compute_set.TotalLength());
+  b->set_exposed_comm_ns(comm_set.Subtract(compute_set).TotalLength());
+  if (!comm_set.empty()) {
+    report.mutable_comm()->set_rank(-1);
+    report.mutable_comm()->set_waited_for_rank(-1);
+    report.mutable_comm()->set_tail_ns(ExposedTailNs(comm_set.Subtract(compute_set)));
+    report.mutable_comm()->set_comm_ns(comm_set.TotalLength());
+    report.mutable_comm()->set_exposed_ns(b->exposed_comm_ns());
+  }
   const IntervalSet kernel_set = IntervalSet::Union(std::move(kernels)).Clip(w);
   const IntervalSet copy_set = IntervalSet::Union(std::move(copies)).Clip(w);
   const IntervalSet busy_set = IntervalSet::Union(std::move(all_gpu)).Clip(w);

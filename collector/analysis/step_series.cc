@@ -5,6 +5,7 @@
 #include <set>
 
 #include "collector/analysis/detectors/step_context.h"
+#include "collector/analysis/step_report.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -25,11 +26,23 @@ v1::Finding* AddFinding(v1::StepReport* r, const std::string& detector) {
 
 }  // namespace
 
+StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
+                         const StepWindow& step, uint64_t process_id) {
+  StepAnalysis a;
+  a.report = BuildStepReport(events, strings, step, process_id);
+  a.kernel_names = DistinctKernelNames(events, strings, step);
+  a.collectives = ExtractStepCollectives(events, strings, step);
+  return a;
+}
+
 void RankFindings(v1::StepReport* report) {
   auto* findings = report->mutable_findings();
   // A warm-up step's bottleneck is being a warm-up step: whatever else it shows is not what the
-  // steady state will look like.
-  auto rank = [](const v1::Finding& f) { return f.detector() == "warmup" ? 1 : 0; };
+  // steady state will look like. A straggler's is being late for the others: its own findings
+  // (input, compute) say why, and it costs every waiting rank, not just itself.
+  auto rank = [](const v1::Finding& f) {
+    return f.detector() == "warmup" ? 2 : f.detector() == "straggler" ? 1 : 0;
+  };
   std::stable_sort(findings->begin(), findings->end(), [&](const v1::Finding& a, const v1::Finding& b) {
     if (rank(a) != rank(b)) return rank(a) > rank(b);
     return a.lost_ns() > b.lost_ns();
@@ -122,58 +135,6 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
   f->set_fix_hint("something keeps references to GPU tensors across steps (e.g. appending loss "
                   "instead of loss.item() to a list, caches keyed by step); an OOM will follow");
   RankFindings(&last);
-}
-
-void AnalyzeRanks(const std::vector<std::vector<StepAnalysis>*>& ranks) {
-  if (ranks.size() < 2) return;
-  // step number -> (rank index, wall)
-  std::map<int64_t, std::vector<std::pair<size_t, StepAnalysis*>>> by_step;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    for (StepAnalysis& s : *ranks[r]) {
-      if (s.report.steady_state()) by_step[s.report.step().number()].push_back({r, &s});
-    }
-  }
-  std::vector<int> slowest(ranks.size(), 0);
-  int compared = 0;
-  for (auto& [number, entries] : by_step) {
-    if (entries.size() != ranks.size()) continue;
-    std::vector<int64_t> walls;
-    for (auto& [r, s] : entries) walls.push_back(s->report.breakdown().wall_ns());
-    std::vector<int64_t> sorted = walls;
-    std::sort(sorted.begin(), sorted.end());
-    // The lower median: with 2 ranks the upper one would be the slow rank itself.
-    const int64_t median = sorted[(sorted.size() - 1) / 2];
-    ++compared;
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (walls[i] > kStragglerFactor * median && walls[i] == sorted.back()) slowest[entries[i].first]++;
-    }
-  }
-  if (compared == 0) return;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    if (slowest[r] * 2 < compared) continue;
-    for (auto& [number, entries] : by_step) {
-      if (entries.size() != ranks.size()) continue;
-      std::vector<int64_t> walls;
-      StepAnalysis* mine = nullptr;
-      for (auto& [idx, s] : entries) {
-        walls.push_back(s->report.breakdown().wall_ns());
-        if (idx == r) mine = s;
-      }
-      std::sort(walls.begin(), walls.end());
-      const int64_t median = walls[(walls.size() - 1) / 2];
-      const int64_t lag = mine->report.breakdown().wall_ns() - median;
-      if (lag <= 0) continue;
-      v1::Finding* f = AddFinding(&mine->report, "straggler");
-      f->set_title("this rank is the slowest in " + std::to_string(slowest[r]) + "/" +
-                   std::to_string(compared) + " steps; the others wait ~" + FormatMs(lag));
-      f->set_lost_ns(lag);
-      f->set_severity(SeverityFor(static_cast<double>(lag) / mine->report.breakdown().wall_ns()));
-      AddEvidence(f, "median_rank_step", FormatMs(median));
-      f->set_fix_hint("look at this rank's own findings (input stall, syncs) and its host: "
-                      "uneven data sharding, a slower GPU/NIC, or CPU contention");
-      RankFindings(&mine->report);
-    }
-  }
 }
 
 }  // namespace gpuspy::analysis

@@ -1,10 +1,12 @@
-// Detectors that need more than one step: warm-up and outlier steps, kernels that appear mid-run
-// (recompiles), memory that grows step over step, and ranks that lag behind the others.
+// Detectors that need more than one step of one process: warm-up and outlier steps, kernels that
+// appear mid-run (recompiles), memory that grows step over step. Across ranks: cross_rank_analysis.h.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "collector/analysis/comm/step_collectives.h"
+#include "collector/analysis/step_segmenter.h"
 #include "gpuspy/v1/report.pb.h"
 
 namespace gpuspy::analysis {
@@ -13,7 +15,13 @@ namespace gpuspy::analysis {
 struct StepAnalysis {
   v1::StepReport report;
   std::vector<std::string> kernel_names;  // distinct kernel names of the step
+  StepCollectives collectives;            // for the cross-rank analysis
 };
+
+// One step of one process analysed on its own: report (breakdown, per-step findings), kernel
+// names and collectives. `events` overlap the step window (more is fine).
+StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
+                         const StepWindow& step, uint64_t process_id);
 
 // A step is an outlier beyond this factor of the median step time.
 inline constexpr double kOutlierFactor = 1.5;
@@ -24,17 +32,11 @@ inline constexpr double kGrowthStepShare = 0.8;
 // ...adding up to at least this much.
 inline constexpr uint64_t kMinGrowthBytes = 64ull << 20;
 inline constexpr size_t kMinStepsForGrowth = 5;
-// Straggler: a rank slower than the median rank by this factor in at least half the steps.
-inline constexpr double kStragglerFactor = 1.10;
 
 // Marks warm-up/outlier steps (steady_state = false, with a finding), flags steps where new
 // kernel names appear after warm-up, and adds a memory-growth finding. `steps` is one
 // process's steps in step order.
 void AnalyzeStepSeries(std::vector<StepAnalysis>* steps);
-
-// `ranks[i]` are the steps of rank i (same job). Adds a straggler finding to the steps of a rank
-// that is consistently slowest, with how long the other ranks wait for it.
-void AnalyzeRanks(const std::vector<std::vector<StepAnalysis>*>& ranks);
 
 // Re-sorts findings by lost time and sets primary_bottleneck after findings were added.
 void RankFindings(v1::StepReport* report);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codec/expanded_events.h"
+#include "collector/analysis/cross_rank_analysis.h"
 #include "collector/analysis/job_summary.h"
 #include "collector/analysis/period_detector.h"
 #include "collector/analysis/step_report.h"
@@ -152,22 +153,20 @@ absl::StatusOr<v1::ListStepsResponse> QueryEngine::ListSteps(const v1::ListSteps
   return out;
 }
 
-absl::StatusOr<v1::StepReport> QueryEngine::ReportStep(const ProcessRecord& process,
-                                                       const StepRecord& step,
-                                                       std::vector<std::string>* kernel_names,
-                                                       std::string* window_note) {
+absl::StatusOr<analysis::StepAnalysis> QueryEngine::ReportStep(const ProcessRecord& process,
+                                                               const StepRecord& step,
+                                                               std::string* window_note) {
   absl::StatusOr<WindowEvents> window = reader_.Read(process.process_id, step.start_ns, step.end_ns);
   if (!window.ok()) return window.status();
   std::shared_lock lock(window->dictionary->mu);
   const analysis::StepWindow w{step.number, step.start_ns, step.end_ns, step.source};
-  v1::StepReport report = analysis::BuildStepReport(
+  analysis::StepAnalysis analysed = analysis::AnalyzeStep(
       window->events, window->dictionary->dict.strings(), w, process.process_id);
-  *kernel_names = analysis::DistinctKernelNames(window->events, window->dictionary->dict.strings(), w);
   if (window->undecodable_batches > 0) {
     *window_note = absl::StrCat(window->undecodable_batches,
                                 " stored batches of this window are damaged and were skipped");
   }
-  return report;
+  return analysed;
 }
 
 absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord& process) {
@@ -244,11 +243,10 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
       window_notes[s.number] = window_note;
       continue;
     }
-    analysis::StepAnalysis a;
     std::string window_note;
-    absl::StatusOr<v1::StepReport> report = ReportStep(process, s, &a.kernel_names, &window_note);
-    if (!report.ok()) return report.status();
-    a.report = std::move(*report);
+    absl::StatusOr<analysis::StepAnalysis> analysed = ReportStep(process, s, &window_note);
+    if (!analysed.ok()) return analysed.status();
+    analysis::StepAnalysis a = std::move(*analysed);
     a.report.set_capture_note(JoinNotes(loss_note(s), window_note));
     out.push_back(std::move(a));
     window_notes[s.number] = std::move(window_note);
@@ -261,6 +259,7 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   for (const analysis::StepAnalysis& a : entry.steps) {
     entry.bytes += sizeof(a) + a.report.SpaceUsedLong();
     for (const std::string& k : a.kernel_names) entry.bytes += sizeof(k) + k.capacity();
+    entry.bytes += a.collectives.ApproxBytes();
   }
   for (const auto& [n, note] : entry.window_notes) entry.bytes += 64 + note.capacity();
   std::lock_guard lock(cache_mu_);
@@ -299,8 +298,11 @@ absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEng
     analysis::AnalyzeStepSeries(&*base);
     out[p.process_id] = std::move(*base);
   }
-  std::vector<std::vector<analysis::StepAnalysis>*> ranks;
-  for (auto& [id, steps] : out) ranks.push_back(&steps);
+  std::vector<analysis::RankSeries> ranks;
+  for (const ProcessRecord& p : processes) {
+    ranks.push_back({p.identity.rank(), static_cast<uint32_t>(std::max(0, p.identity.world_size())),
+                     &out[p.process_id]});
+  }
   analysis::AnalyzeRanks(ranks);
   return out;
 }

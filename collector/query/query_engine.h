@@ -64,9 +64,8 @@ class QueryEngine {
   void FillProcessInfo(const ProcessRecord& record, v1::ProcessInfo* out) const;
   // `window_note` receives what is wrong with this step's stored data (damaged batches), apart
   // from what the process lost (loss_notes.h), which BaseAnalyses adds.
-  absl::StatusOr<v1::StepReport> ReportStep(const ProcessRecord& process, const StepRecord& step,
-                                            std::vector<std::string>* kernel_names,
-                                            std::string* window_note);
+  absl::StatusOr<analysis::StepAnalysis> ReportStep(const ProcessRecord& process,
+                                                    const StepRecord& step, std::string* window_note);
   // The process's steps: its NVTX steps when it has any, else steps detected from the kernel
   // sequence's period, else fixed windows. Detected steps are cached until new batches arrive.
   absl::StatusOr<std::vector<StepRecord>> StepsOf(const ProcessRecord& process);

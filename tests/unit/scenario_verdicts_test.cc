@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "collector/analysis/cross_rank_analysis.h"
 #include "collector/analysis/step_report.h"
 #include "collector/analysis/step_series.h"
 #include "tools/replay/synthetic_workload.h"
@@ -23,10 +24,7 @@ std::vector<StepAnalysis> Analyze(const synthetic::SyntheticRank& rank) {
   std::vector<analysis::StepWindow> windows = segmenter.FindSteps(all, rank.strings);
   std::vector<StepAnalysis> out;
   for (const auto& w : windows) {
-    StepAnalysis a;
-    a.report = analysis::BuildStepReport(all, rank.strings, w, 1);
-    a.kernel_names = analysis::DistinctKernelNames(all, rank.strings, w);
-    out.push_back(std::move(a));
+    out.push_back(analysis::AnalyzeStep(all, rank.strings, w, 1));
   }
   analysis::AnalyzeStepSeries(&out);
   return out;
@@ -96,9 +94,9 @@ TEST(ScenarioVerdicts, SlowRankIsTheStragglerAndOnlyIt) {
     o.slow_rank = 1;
     std::vector<std::vector<StepAnalysis>> ranks;
     for (int r = 0; r < world; ++r) ranks.push_back(Analyze(synthetic::GenerateRank(o, r)));
-    std::vector<std::vector<StepAnalysis>*> ptrs;
-    for (auto& r : ranks) ptrs.push_back(&r);
-    analysis::AnalyzeRanks(ptrs);
+    std::vector<analysis::RankSeries> series;
+    for (int r = 0; r < world; ++r) series.push_back({r, static_cast<uint32_t>(world), &ranks[r]});
+    analysis::AnalyzeRanks(series);
     for (int r = 0; r < world; ++r) {
       for (size_t i = 2; i < ranks[r].size(); ++i) {
         const std::string primary = ranks[r][i].report.primary_bottleneck();

@@ -1,0 +1,70 @@
+#include "collector/analysis/comm/step_collectives.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "collector/analysis/kernel_classifier.h"
+
+namespace gpuspy::analysis {
+
+size_t StepCollectives::ApproxBytes() const {
+  size_t n = sizeof(*this) + ops.capacity() * sizeof(StepCollective);
+  for (const auto& k : kernels) n += sizeof(k) + k.capacity();
+  for (const auto& g : groups) n += sizeof(g) + g.capacity();
+  return n;
+}
+
+StepCollectives ExtractStepCollectives(const EventColumns& ev, const StringTable& strings,
+                                       const StepWindow& step) {
+  StepCollectives out;
+  absl::flat_hash_map<uint64_t, const CollectiveEvent*> args;
+  for (const CollectiveEvent& c : ev.collectives) args.emplace(c.correlation_id, &c);
+  absl::flat_hash_map<StringRef, std::pair<bool, uint32_t>> kernel_slot;  // is comm, index
+  absl::flat_hash_map<StringRef, uint32_t> group_slot;
+
+  for (const KernelEvent& k : ev.kernels) {
+    if (k.start_ns < step.start_ns || k.start_ns >= step.end_ns) continue;
+    auto [it, fresh] = kernel_slot.try_emplace(k.name, false, 0);
+    if (fresh) {
+      const std::string_view name = strings.Get(k.name);
+      it->second.first = ClassifyKernel(name) == KernelClass::kCommunication;
+      if (it->second.first) {
+        it->second.second = static_cast<uint32_t>(out.kernels.size());
+        out.kernels.emplace_back(name);
+      }
+    }
+    if (!it->second.first) continue;
+    StepCollective c;
+    c.start_ns = k.start_ns;
+    c.end_ns = std::max(k.end_ns, k.start_ns);
+    c.kernel = it->second.second;
+    c.op = CollectiveOpOfKernel(out.kernels[c.kernel]);
+    if (auto a = args.find(k.correlation_id); a != args.end()) {
+      const CollectiveEvent& meta = *a->second;
+      if (CollectiveOp named = ParseCollectiveName(strings.Get(meta.op));
+          named != CollectiveOp::kUnknown) {
+        c.op = named;
+      }
+      c.bytes = std::max(meta.in_bytes, meta.out_bytes);
+      c.group_size = meta.group_size;
+      if (meta.group != 0 && !strings.Get(meta.group).empty()) {
+        auto [g, added] = group_slot.try_emplace(meta.group, 0);
+        if (added) {
+          g->second = static_cast<uint32_t>(out.groups.size());
+          out.groups.emplace_back(strings.Get(meta.group));
+        }
+        c.group = g->second;
+      }
+    }
+    out.ops.push_back(c);
+  }
+  std::stable_sort(out.ops.begin(), out.ops.end(),
+                   [](const StepCollective& a, const StepCollective& b) { return a.start_ns < b.start_ns; });
+  std::map<std::pair<uint32_t, CollectiveOp>, uint32_t> next_index;
+  for (StepCollective& c : out.ops) c.index = next_index[{c.group, c.op}]++;
+  return out;
+}
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,59 @@
+// straggler_wait: this rank spent a large part of the step inside collectives waiting for the
+// last rank to arrive. Its GPU looks busy (an NCCL kernel is running) but does no useful work,
+// and its step time is the straggler's: a synchronous collective equalises step times, so only
+// the waits show who is late.
+#include <string>
+
+#include "collector/analysis/detectors/comm_context.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+constexpr double kMinWaitShare = 0.10;    // of the step
+constexpr int64_t kMinWaitNs = 200'000;   // below this, launch jitter between ranks
+constexpr int kListedCollectives = 3;
+
+std::string WhoFor(int32_t rank) {
+  if (rank >= 0) return "rank " + std::to_string(rank);
+  return "a peer that was not captured";
+}
+
+}  // namespace
+
+std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
+  const v1::CommSummary& c = ctx.comm();
+  if (c.wait_ns() < kMinWaitNs || ctx.ShareOfWall(c.wait_ns()) < kMinWaitShare) return std::nullopt;
+  v1::Finding f;
+  f.set_detector("straggler_wait");
+  int waited_in = 0;
+  for (const auto& w : c.collectives()) waited_in += w.wait_ns() > 0;
+  f.set_title("waited " + FormatMs(c.wait_ns()) + " (" + FormatPercent(ctx.ShareOfWall(c.wait_ns())) +
+              " of the step) inside collectives for " + WhoFor(c.waited_for_rank()));
+  f.set_lost_ns(c.wait_ns());
+  f.set_severity(SeverityFor(ctx.ShareOfWall(c.wait_ns())));
+  AddEvidence(&f, "waited_for", WhoFor(c.waited_for_rank()));
+  AddEvidence(&f, "comm_wait", FormatMs(c.wait_ns()));
+  AddEvidence(&f, "comm_transfer", FormatMs(c.transfer_ns()));
+  AddEvidence(&f, "collectives", std::to_string(c.collective_count()));
+  int listed = 0;
+  for (const v1::CollectiveWait& w : c.collectives()) {
+    if (w.wait_ns() <= 0 || listed++ == kListedCollectives) continue;
+    AddEvidence(&f, "collective",
+                w.op() + "#" + std::to_string(w.index()) + ": wait " + FormatMs(w.wait_ns()) +
+                    " of " + FormatMs(w.duration_ns()) + ", last to arrive: " +
+                    WhoFor(w.last_rank()) + " (" + w.kernel() + ")");
+  }
+  if (c.waited_for_rank() >= 0) {
+    f.set_fix_hint("this rank is not the problem: its GPU idles inside the collective until rank " +
+                   std::to_string(c.waited_for_rank()) +
+                   " arrives; fix that rank (see its straggler finding: gpuspy report --job <job> "
+                   "--rank " + std::to_string(c.waited_for_rank()) + ")");
+  } else {
+    f.set_fix_hint("the collective took far longer than the same collective does in other steps "
+                   "while this rank was ready: another rank arrived late. Capture every rank "
+                   "(gpuspy attach --job) to see which one and why");
+  }
+  return f;
+}
+
+}  // namespace gpuspy::analysis

@@ -1,7 +1,6 @@
 #include "tools/replay/synthetic_workload.h"
 
 #include <algorithm>
-#include <memory>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -26,6 +25,8 @@ constexpr int64_t kCollectiveEndSpreadNs = 1 * kUs;
 // Small collectives' fixed cost varies between 25 and ~38 us (ring handshakes, proxy thread).
 constexpr int64_t kCollectiveLatencySpreadNs = 13 * kUs;
 constexpr uint32_t kOptimizerKernels = 8;
+// NCCL's low-latency protocol carries small messages, SIMPLE the large ones.
+constexpr uint64_t kLowLatencyProtocolMaxBytes = 256ull << 10;
 
 v1::ProcessIdentity Identity(const SyntheticOptions& o, int rank) {
   v1::ProcessIdentity id;
@@ -148,7 +149,6 @@ void AllReduce(const SyntheticOptions& o, uint64_t bytes, std::mt19937_64& job_r
       c.sequence = static_cast<int64_t>(r.collective_sequence);
     }
     ++r.collective_sequence;
-    constexpr uint64_t kLowLatencyProtocolMaxBytes = 256ull << 10;
     const char* kernel = bytes <= kLowLatencyProtocolMaxBytes ? kNcclAllReduceLL
                                                               : kNcclAllReduceSimple;
     pending.push_back(r.t.LaunchCollective(kernel, kNcclStream, args ? &c : nullptr));

@@ -293,6 +293,22 @@ TEST(MultiRankWorkload, TwoRankDemoShowsTheFastRankWaitingInsideTheAllReduce) {
   }
 }
 
+TEST(MultiRankWorkload, SomeRanksOfAJobAreThoseRanksOfTheWholeJob) {
+  // Replays on several nodes send different ranks of one job: their collectives must match.
+  SyntheticOptions o = Options(Scenario::kStragglerCompute);
+  o.clock_skew_ns = 10'000'000;
+  const std::vector<SyntheticRank> job = synthetic::GenerateJob(o);
+  const std::vector<SyntheticRank> part = synthetic::GenerateRanks(o, 1, 2);
+  ASSERT_EQ(part.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(part[i].identity.rank(), 1 + i);
+    EXPECT_EQ(part[i].steps, job[1 + i].steps);
+    EXPECT_EQ(part[i].expected_primary, job[1 + i].expected_primary);
+  }
+  EXPECT_EQ(synthetic::GenerateRank(o, 3).steps, job[3].steps);
+  EXPECT_EQ(synthetic::GenerateRanks(o, 3, 5).size(), 1u);  // clamped to the job
+}
+
 TEST(CollectiveModel, AllReduceTimeFollowsNcclBusBandwidth) {
   const synthetic::BusModel bus{.bus_gb_per_s = 100.0, .latency_ns = 25'000};
   // 4 ranks: algBw = 100 * 4 / 6 GB/s; 1 GB takes 15 ms, plus the latency.

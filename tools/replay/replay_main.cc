@@ -3,7 +3,6 @@
 // GPU, end-to-end tests, and load generation.
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -145,10 +144,8 @@ int main(int argc, char** argv) {
   }
   // The whole job is simulated together (its collectives must match); this replay sends its
   // ranks of it, so replays with different --first-rank make up one consistent job.
-  std::vector<gpuspy::synthetic::SyntheticRank> job = gpuspy::synthetic::GenerateJob(options);
-  std::vector<gpuspy::synthetic::SyntheticRank> ranks(
-      std::make_move_iterator(job.begin() + first_rank), std::make_move_iterator(job.end()));
-  job.clear();
+  std::vector<gpuspy::synthetic::SyntheticRank> ranks =
+      gpuspy::synthetic::GenerateRanks(options, first_rank, count);
   gpuspy::UploadOptions upload;
   upload.retry_for = absl::Milliseconds(static_cast<int64_t>(retry_for_s * 1000));
   upload.chunk_interval = absl::Milliseconds(static_cast<int64_t>(batch_ms));

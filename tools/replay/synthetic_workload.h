@@ -87,6 +87,9 @@ struct SyntheticRank {
 
 // Every rank of the job (options.ranks of them), simulated together so their collectives match.
 std::vector<SyntheticRank> GenerateJob(const SyntheticOptions& options);
+// Ranks [first, first + count) of GenerateJob(options), clamped to the job. Every rank is still
+// simulated (each collective depends on all of them), but only these keep their events.
+std::vector<SyntheticRank> GenerateRanks(const SyntheticOptions& options, int first, int count);
 // One rank of GenerateJob(options) (simulates the whole job: call GenerateJob for several ranks).
 SyntheticRank GenerateRank(const SyntheticOptions& options, int rank);
 

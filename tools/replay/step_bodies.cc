@@ -32,12 +32,14 @@ constexpr int kStormForwardKernels = 30;
 // compute, sets the pace.
 constexpr int64_t kStormBackwardKernelNs = 20 * kUs;
 
-void LegacyBody(Scenario scenario, double slow, Timeline& t) {
+// The single-process scenarios' forward/backward (their pathology is in the kernels, syncs and
+// copies; the multi-rank scenarios have their own bodies in ComputeSegment).
+void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
   switch (scenario) {
     case Scenario::kHealthy:
     case Scenario::kAllocChurn:
     case Scenario::kInputStall:
-    default:
+    default:  // (not reached by the multi-rank scenarios)
       for (int i = 0; i < 120; ++i) {
         const bool gemm = i % 3 == 0;
         t.Launch(gemm ? kTensorCoreGemms[i % 3] : kElementwise[i % 4],
@@ -136,7 +138,7 @@ void ComputeSegment(const StepContext& c, int segment, Timeline& t) {
       t.HostWork(8 * kUs);
       return;
     default:
-      LegacyBody(c.scenario, slow, t);
+      SingleProcessBody(c.scenario, slow, t);
       return;
   }
 }

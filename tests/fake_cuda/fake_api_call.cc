@@ -86,6 +86,12 @@ GpuSpan ScheduleOnStream(uint32_t stream, uint64_t enqueued, uint64_t duration_n
   return span;
 }
 
+void ExtendStreamTo(uint32_t stream, uint64_t t) {
+  std::lock_guard lock(S().mu);
+  uint64_t& free_at = S().stream_free[stream];
+  free_at = std::max(free_at, t);
+}
+
 uint64_t StreamIdleAt(uint32_t stream) {
   std::lock_guard lock(S().mu);
   auto it = S().stream_free.find(stream);

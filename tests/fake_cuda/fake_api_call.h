@@ -41,6 +41,8 @@ struct GpuSpan {
   uint64_t start, end;
 };
 GpuSpan ScheduleOnStream(uint32_t stream, uint64_t enqueued, uint64_t duration_ns);
+// The stream is busy until at least `t` (a kernel whose end was decided after it started).
+void ExtendStreamTo(uint32_t stream, uint64_t t);
 // When the stream's / the whole device's enqueued work is done.
 uint64_t StreamIdleAt(uint32_t stream);
 uint64_t DeviceIdleAt();

@@ -36,6 +36,7 @@ constexpr CallbackId kCallbackIds[] = {
     FAKE_RUNTIME(cudaStreamSynchronize_v3020),
     FAKE_RUNTIME(cudaDeviceSynchronize_v3020),
     FAKE_RUNTIME(cudaEventSynchronize_v3020),
+    FAKE_RUNTIME(cudaStreamWaitEvent_v3020),
     FAKE_DRIVER(cuLaunchKernelEx),
 };
 #undef FAKE_RUNTIME

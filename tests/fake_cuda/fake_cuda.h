@@ -47,6 +47,14 @@ void fake_cu_launch_kernel_ex(const char* name, fake_dim3 grid, fake_dim3 block,
 // carry the graph id; with GRAPH_TRACE enabled CUPTI gives one graph record instead of them.
 void fake_cuda_graph_launch(uint32_t kernels, uint32_t stream, uint64_t gpu_ns_each);
 
+// A collective's kernel (NCCL), launched as cudaLaunchKernel: it starts when `stream` gets to it
+// (this process arrives) and runs until end_at(start_ns, arg), which may block: a collective ends
+// when the last rank has arrived and the data has moved, which only the other processes can tell
+// (fake_train's --allreduce-barrier plays that rendezvous through files).
+void fake_cuda_launch_collective(const char* name, fake_dim3 grid, fake_dim3 block,
+                                 uint32_t stream, uint64_t (*end_at)(uint64_t start_ns, void* arg),
+                                 void* arg);
+
 // cudaMemcpy (async == 0) or cudaMemcpyAsync; FAKE_PTOP uses cudaMemcpyPeer[Async] and a MEMCPY2
 // record (device 0 -> device 1). The host waits for the copy when it is synchronous or when host
 // memory is pageable (CUDA stages pageable copies). gpu_ns == 0: ~10 GB/s from `bytes`.
@@ -63,6 +71,11 @@ void fake_cuda_stream_synchronize(uint32_t stream);
 void fake_cuda_device_synchronize(void);
 // cudaEventSynchronize on an event recorded on `stream` just now: waits for the stream's work.
 void fake_cuda_event_synchronize(uint32_t stream);
+
+// cudaEventRecord on `waited` + cudaStreamWaitEvent on `waiting` (a STREAM_WAIT_EVENT
+// synchronization record): later work on `waiting` starts after what `waited` has queued so far.
+// GPU-side only: the host does not wait.
+void fake_cuda_stream_wait_stream(uint32_t waiting, uint32_t waited);
 
 // NVTX (through CUPTI's NVTX injection): MARKER records when that kind is enabled. Ranges nest
 // per thread, like nvtxRangePush/Pop.

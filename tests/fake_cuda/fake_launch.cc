@@ -1,5 +1,7 @@
 // Kernel launches: runtime (cudaLaunchKernel, nvcc 13's __cudaLaunchKernel), driver
 // (cuLaunchKernelEx) and CUDA graph launches.
+#include <algorithm>
+
 #include "tests/fake_cuda/fake_activity_buffers.h"
 #include "tests/fake_cuda/fake_api_call.h"
 #include "tests/fake_cuda/fake_cuda.h"
@@ -21,10 +23,8 @@ struct Launch {
 
 // CONCURRENT_KERNEL is what profilers enable; a client that enabled only KERNEL (serialized
 // kernels) gets records of that kind instead.
-void EmitKernel(const Launch& l, uint32_t correlation_id, uint64_t enqueued, uint32_t graph_id,
-                uint64_t graph_node_id) {
-  // The GPU runs the kernel whether or not anyone records it.
-  const GpuSpan span = ScheduleOnStream(l.stream, enqueued, l.gpu_ns);
+void EmitKernelRecord(const Launch& l, GpuSpan span, uint32_t correlation_id, uint32_t graph_id,
+                      uint64_t graph_node_id) {
   CUpti_ActivityKind kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   if (!KindEnabled(kind)) {
     if (!KindEnabled(CUPTI_ACTIVITY_KIND_KERNEL)) return;
@@ -54,6 +54,13 @@ void EmitKernel(const Launch& l, uint32_t correlation_id, uint64_t enqueued, uin
   k.graphId = graph_id;
   k.graphNodeId = graph_node_id;
   Emit(k, kContextId, l.stream);
+}
+
+void EmitKernel(const Launch& l, uint32_t correlation_id, uint64_t enqueued, uint32_t graph_id,
+                uint64_t graph_node_id) {
+  // The GPU runs the kernel whether or not anyone records it.
+  const GpuSpan span = ScheduleOnStream(l.stream, enqueued, l.gpu_ns);
+  EmitKernelRecord(l, span, correlation_id, graph_id, graph_node_id);
 }
 
 void LaunchThrough(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const Launch& l) {
@@ -111,6 +118,21 @@ void fake_cuda_graph_launch(uint32_t kernels, uint32_t stream, uint64_t gpu_ns_e
     EmitKernel({"graph_node_kernel", {32, 1, 1}, {256, 1, 1}, 0, stream, gpu_ns_each},
                call.correlation_id(), enqueued, kGraphId, i + 1);
   }
+}
+
+void fake_cuda_launch_collective(const char* name, fake_dim3 grid, fake_dim3 block,
+                                 uint32_t stream, uint64_t (*end_at)(uint64_t start_ns, void* arg),
+                                 void* arg) {
+  const Launch l{name, grid, block, 0, stream, 0};
+  ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, name);
+  const uint64_t enqueued = call.start();
+  call.Finish();
+  // The kernel starts when its stream gets to it (this rank arrives); until end_at says when
+  // the last rank arrived, nothing later on the stream can be scheduled.
+  GpuSpan span = ScheduleOnStream(stream, enqueued, 0);
+  span.end = std::max(span.start, end_at(span.start, arg));
+  ExtendStreamTo(stream, span.end);
+  EmitKernelRecord(l, span, call.correlation_id(), 0, 0);
 }
 
 }  // extern "C"

@@ -56,4 +56,26 @@ void fake_cuda_event_synchronize(uint32_t stream) {
               CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, stream);
 }
 
+void fake_cuda_stream_wait_stream(uint32_t waiting, uint32_t waited) {
+  ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020);
+  ExtendStreamTo(waiting, StreamIdleAt(waited));  // GPU-side: the host does not wait
+  uint32_t event_id = 0;
+  {
+    std::lock_guard lock(S().mu);
+    event_id = S().next_event++;
+  }
+  const uint64_t end = call.Finish();
+  CUpti_ActivitySynchronization2 y{};
+  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
+  y.start = call.start();
+  y.end = end;
+  y.correlationId = call.correlation_id();
+  y.contextId = kContextId;
+  y.streamId = waiting;
+  y.cudaEventId = event_id;
+  y.returnValue = 0;
+  Emit(y, kContextId, waiting);
+}
+
 }  // extern "C"

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -34,12 +35,67 @@ const char* const kKernels[] = {
 };
 
 constexpr uint32_t kStream = 7;
+constexpr uint32_t kCommStream = 13;  // NCCL's own stream
 
 // --fast-gpu: the simulated GPU work takes 1/100 of its time (and the input copy 1/1000 of its
 // bytes), so the program launches as fast as the host can: events per second of a launch-bound
 // loop, for tests that need a lot of events quickly.
 uint64_t g_gpu_divisor = 1;
 uint64_t g_copy_divisor = 1;
+
+// --kernel-us / --compute-scale: how long the model's kernels run (default 20-26 us each), and a
+// factor on that (a straggler computing more per step).
+uint64_t g_kernel_ns = 0;
+double g_compute_scale = 1.0;
+
+// --allreduce-barrier DIR: every step ends its backward with a gradient all-reduce across the
+// job's processes (RANK / WORLD_SIZE from the environment, as torchrun sets them). The fake NCCL
+// kernel starts when this process arrives and ends when the last of them has arrived plus the
+// transfer time; the processes tell each other their arrivals through files in DIR.
+std::string g_barrier_dir;
+int g_rank = 0;
+int g_world_size = 1;
+// 100 MiB of gradients at ~100 GB/s busBw among 4 ranks: ~1.5 ms once everyone is there.
+constexpr uint64_t kAllReduceTransferNs = 1'500'000;
+// A peer that has not arrived after this long is gone: fail instead of hanging the test.
+constexpr auto kBarrierTimeout = std::chrono::seconds(30);
+constexpr auto kBarrierPoll = std::chrono::microseconds(200);
+const char* const kAllReduceKernel =
+    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";
+
+std::string ArrivalFile(int step, int rank) {
+  return g_barrier_dir + "/step" + std::to_string(step) + ".rank" + std::to_string(rank);
+}
+
+// Publishes this rank's arrival at `step`'s all-reduce, waits for every rank's, and returns
+// when the collective ends: the last arrival plus the transfer.
+uint64_t AllReduceEnd(uint64_t arrival_ns, void* arg) {
+  const int step = *static_cast<const int*>(arg);
+  const std::string mine = ArrivalFile(step, g_rank);
+  {
+    std::ofstream(mine + ".tmp") << arrival_ns << "\n";
+  }
+  std::rename((mine + ".tmp").c_str(), mine.c_str());  // peers never read half a file
+  uint64_t last = arrival_ns;
+  const auto deadline = std::chrono::steady_clock::now() + kBarrierTimeout;
+  for (int r = 0; r < g_world_size; ++r) {
+    uint64_t theirs = 0;
+    while (!(std::ifstream(ArrivalFile(step, r)) >> theirs)) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "fake_train: rank %d never reached step %d's all-reduce\n", r, step);
+        std::_Exit(6);
+      }
+      std::this_thread::sleep_for(kBarrierPoll);
+    }
+    last = std::max(last, theirs);
+  }
+  return last + kAllReduceTransferNs;
+}
+
+uint64_t KernelNs(int k) {
+  const uint64_t base = g_kernel_ns > 0 ? g_kernel_ns : 20000 + 1000 * (k % 7);
+  return static_cast<uint64_t>(static_cast<double>(base) * g_compute_scale) / g_gpu_divisor;
+}
 
 // What the program did, per kind of event a profiler should report.
 struct Counts {
@@ -69,8 +125,7 @@ void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
       fake_cuda_push_external_id(1000 + step);  // e.g. the aten op that launched it
       c.external_correlations++;
     }
-    fake_cuda_launch_kernel(name, {80, 1, 1}, {256, 1, 1}, 0, kStream,
-                            (20000 + 1000 * (k % 7)) / g_gpu_divisor);
+    fake_cuda_launch_kernel(name, {80, 1, 1}, {256, 1, 1}, 0, kStream, KernelNs(k));
     names.push_back(name);
     c.kernels++, c.runtime_api++;
   }
@@ -85,6 +140,15 @@ void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
   fake_cuda_graph_launch(3, kStream, 5000 / g_gpu_divisor);  // a captured CUDA graph: 3 kernel nodes, one launch
   for (int g = 0; g < 3; ++g) names.push_back("graph_node_kernel");
   c.kernels += 3, c.graph_launches++, c.runtime_api++;
+  if (!g_barrier_dir.empty()) {
+    // DDP: NCCL's stream waits for the gradients, the optimizer waits for the reduced ones.
+    fake_cuda_stream_wait_stream(kCommStream, kStream);
+    fake_cuda_launch_collective(kAllReduceKernel, {4, 1, 1}, {512, 1, 1}, kCommStream,
+                                &AllReduceEnd, &step);
+    fake_cuda_stream_wait_stream(kStream, kCommStream);
+    names.push_back(kAllReduceKernel);
+    c.kernels++, c.runtime_api += 3, c.sync += 2;
+  }
   fake_cuda_memset(1 << 20, 0, kStream, /*async=*/1);
   c.memset++, c.runtime_api++;
   fake_cuda_memcpy(FAKE_DTOH, FAKE_DEVICE, FAKE_PAGEABLE, 4, /*async=*/1, kStream, 0);  // loss.item()
@@ -194,6 +258,9 @@ int main(int argc, char** argv) {
     else if (a == "--exit-stats") g_exit_stats = next();
     else if (a == "--handle-signals") handle_signals = true;
     else if (a == "--ready-file") ready_file = next();
+    else if (a == "--kernel-us") g_kernel_ns = std::strtoull(next().c_str(), nullptr, 10) * 1000;
+    else if (a == "--compute-scale") g_compute_scale = std::atof(next().c_str());
+    else if (a == "--allreduce-barrier") g_barrier_dir = next();
     else if (a == "--end") {
       const std::string m = next();
       if (m == "return") end = EndMode::kReturn;
@@ -208,12 +275,17 @@ int main(int argc, char** argv) {
                    "[--spawn-child] [--print-maps] [--expect FILE] [--launch-loop N] "
                    "[--until-signal [--handle-signals]] [--ready-file FILE] "
                    "[--end return|exit-thread|_exit|abort] [--fast-gpu] [--lean] "
-                   "[--exit-stats FILE]\n",
+                   "[--exit-stats FILE] [--kernel-us U] [--compute-scale X] "
+                   "[--allreduce-barrier DIR]\n",
                    a.c_str());
       return 2;
     }
   }
   if (launch_loop > 0) return LaunchLoop(launch_loop);
+  if (!g_barrier_dir.empty()) {
+    if (const char* rank = std::getenv("RANK")) g_rank = std::atoi(rank);
+    if (const char* world = std::getenv("WORLD_SIZE")) g_world_size = std::atoi(world);
+  }
   if (!g_exit_stats.empty()) std::atexit(WriteExitStats);
   if (handle_signals) {
     struct sigaction sa {};

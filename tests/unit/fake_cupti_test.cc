@@ -391,6 +391,52 @@ TEST_F(FakeCuptiTest, BlockingCallsLastUntilTheGpuWorkTheyWaitFor) {
   EXPECT_LE(apis[2].start, sync[0].start);
 }
 
+// The end a fake NCCL kernel is given: its start plus what `arg` says (another rank's late
+// arrival, in a real job).
+uint64_t EndAfter(uint64_t start_ns, void* arg) {
+  return start_ns + *static_cast<const uint64_t*>(arg);
+}
+
+TEST_F(FakeCuptiTest, CollectiveKernelsStartWhenTheirStreamArrivesAndEndWhenTheyAreTold) {
+  Enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION});
+  constexpr uint32_t kCompute = 2, kComm = 3;
+  // Seconds of simulated GPU time (nothing here waits for it): however slowly this host runs,
+  // its calls return long before that work would be done.
+  constexpr uint64_t kComputeNs = 2'000'000'000;
+  uint64_t spin_and_transfer_ns = 3'000'000'000;
+  fake_cuda_launch_kernel("backward", kGrid, kBlock, 0, kCompute, kComputeNs);
+  fake_cuda_stream_wait_stream(kComm, kCompute);  // the gradients first
+  fake_cuda_launch_collective("ncclDevKernel_AllReduce_Sum_f32_RING_LL", kGrid, kBlock, kComm,
+                              &EndAfter, &spin_and_transfer_ns);
+  fake_cuda_stream_wait_stream(kCompute, kComm);  // the optimizer waits for the reduced ones
+  fake_cuda_launch_kernel("optimizer", kGrid, kBlock, 0, kCompute, 1000);
+  Flush();
+  const auto kernels = Records<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  const auto apis = Records<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME);
+  const auto waits = Records<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  ASSERT_EQ(kernels.size(), 3u);
+  ASSERT_EQ(apis.size(), 5u);
+  ASSERT_EQ(waits.size(), 2u);
+  const auto& backward = kernels[0];
+  const auto& nccl = kernels[1];
+  const auto& optimizer = kernels[2];
+  EXPECT_EQ(nccl.streamId, kComm);
+  EXPECT_EQ(nccl.start, backward.end) << "NCCL's stream waited for the compute stream";
+  EXPECT_EQ(nccl.end, nccl.start + spin_and_transfer_ns);
+  EXPECT_EQ(nccl.correlationId, apis[2].correlationId);
+  EXPECT_EQ(apis[2].cbid, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  EXPECT_GE(optimizer.start, nccl.end) << "the compute stream waited for NCCL's";
+  for (const auto& w : waits) {
+    EXPECT_EQ(w.type, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT);
+  }
+  EXPECT_EQ(waits[0].streamId, kComm);
+  EXPECT_EQ(waits[1].streamId, kCompute);
+  EXPECT_EQ(apis[1].cbid, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020);
+  // GPU-side waits: the host went on at once, long before the GPU work it ordered was done.
+  EXPECT_LT(apis[3].end, nccl.end);
+}
+
 TEST_F(FakeCuptiTest, GraphLaunchGivesNodeKernelsOrOneGraphRecord) {
   Enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
   fake_cuda_graph_launch(3, 1, 1000);

@@ -30,6 +30,19 @@ std::vector<StepAnalysis> Analyze(const synthetic::SyntheticRank& rank) {
   return out;
 }
 
+// Every rank of a job analysed, then the cross-rank pass over them, as the collector does.
+std::vector<std::vector<StepAnalysis>> AnalyzeJob(const std::vector<synthetic::SyntheticRank>& job) {
+  std::vector<std::vector<StepAnalysis>> ranks;
+  for (const synthetic::SyntheticRank& r : job) ranks.push_back(Analyze(r));
+  std::vector<analysis::RankSeries> series;
+  const auto world = static_cast<uint32_t>(job.size());
+  for (uint32_t r = 0; r < world; ++r) {
+    series.push_back({static_cast<int32_t>(r), world, &ranks[r]});
+  }
+  analysis::AnalyzeRanks(series);
+  return ranks;
+}
+
 class ScenarioVerdicts : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(ScenarioVerdicts, EveryStepGetsTheExpectedPrimaryBottleneck) {
@@ -92,11 +105,7 @@ TEST(ScenarioVerdicts, SlowRankIsTheStragglerAndOnlyIt) {
     o.steps = 8;
     o.ranks = world;
     o.slow_rank = 1;
-    std::vector<std::vector<StepAnalysis>> ranks;
-    for (int r = 0; r < world; ++r) ranks.push_back(Analyze(synthetic::GenerateRank(o, r)));
-    std::vector<analysis::RankSeries> series;
-    for (int r = 0; r < world; ++r) series.push_back({r, static_cast<uint32_t>(world), &ranks[r]});
-    analysis::AnalyzeRanks(series);
+    std::vector<std::vector<StepAnalysis>> ranks = AnalyzeJob(synthetic::GenerateJob(o));
     for (int r = 0; r < world; ++r) {
       for (size_t i = 2; i < ranks[r].size(); ++i) {
         const std::string primary = ranks[r][i].report.primary_bottleneck();
@@ -109,6 +118,59 @@ TEST(ScenarioVerdicts, SlowRankIsTheStragglerAndOnlyIt) {
     }
   }
 }
+
+struct MultiRankCase {
+  Scenario scenario;
+  int ranks;
+  int64_t clock_skew_ns;
+  bool collective_args;
+};
+
+std::string CaseName(const MultiRankCase& c) {
+  return synthetic::ScenarioName(c.scenario) + "_" + std::to_string(c.ranks) + "ranks" +
+         (c.clock_skew_ns != 0 ? "_skewed" : "") + (c.collective_args ? "" : "_live");
+}
+
+class MultiRankVerdicts : public ::testing::TestWithParam<MultiRankCase> {};
+
+// Each rank's steady steps get that rank's expected verdict (the straggler and the ranks waiting
+// for it are told apart), with or without clock skew between the ranks and with or without the
+// collective args a Kineto trace has (live capture has kernel names only).
+TEST_P(MultiRankVerdicts, EveryRankGetsItsExpectedPrimaryBottleneck) {
+  const MultiRankCase c = GetParam();
+  synthetic::SyntheticOptions o;
+  o.scenario = c.scenario;
+  o.ranks = c.ranks;
+  o.steps = 8;
+  o.seed = 23;
+  o.clock_skew_ns = c.clock_skew_ns;
+  o.emit_collective_args = c.collective_args;
+  const std::vector<synthetic::SyntheticRank> job = synthetic::GenerateJob(o);
+  const std::vector<std::vector<StepAnalysis>> ranks = AnalyzeJob(job);
+  for (int r = 0; r < c.ranks; ++r) {
+    ASSERT_EQ(ranks[r].size(), 8u);
+    for (size_t i = 2; i < ranks[r].size(); ++i) {
+      const v1::StepReport& report = ranks[r][i].report;
+      EXPECT_TRUE(report.steady_state()) << "rank " << r << " step " << i;
+      EXPECT_EQ(report.primary_bottleneck(), job[r].expected_primary[i])
+          << "rank " << r << " step " << i << ": "
+          << (report.findings().empty() ? std::string("no findings") : report.findings(0).title());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Jobs, MultiRankVerdicts,
+    ::testing::Values(MultiRankCase{Scenario::kStragglerCompute, 4, 0, true},
+                      MultiRankCase{Scenario::kStragglerCompute, 2, 0, true},
+                      MultiRankCase{Scenario::kStragglerCompute, 8, 50'000'000, false},
+                      MultiRankCase{Scenario::kStragglerInput, 4, 0, true},
+                      MultiRankCase{Scenario::kStragglerInput, 4, 50'000'000, false},
+                      MultiRankCase{Scenario::kExposedComm, 4, 0, true},
+                      MultiRankCase{Scenario::kExposedComm, 2, 50'000'000, false},
+                      MultiRankCase{Scenario::kCommStorm, 4, 0, true},
+                      MultiRankCase{Scenario::kCommStorm, 4, 50'000'000, false}),
+    [](const auto& info) { return CaseName(info.param); });
 
 }  // namespace
 }  // namespace gpuspy

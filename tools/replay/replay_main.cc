@@ -81,14 +81,31 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--warmup-steps", options.warmup_steps, "Leading slow steps")
       ->check(CLI::Range(0, 1000))->capture_default_str();
-  app.add_option("--slow-rank", options.slow_rank, "Make this rank a straggler (-1: none)")
+  app.add_option("--slow-rank", options.slow_rank,
+                 "Make this rank a straggler (-1: none; straggler_* scenarios: rank 2, or 1 with 2 "
+                 "ranks)")
       ->capture_default_str();
+  double clock_skew_ms = 0;
+  app.add_option("--clock-skew-ms", clock_skew_ms,
+                 "Shift each rank's timestamps by a deterministic offset within +-this many ms "
+                 "(unsynchronized host clocks)")
+      ->check(CLI::Range(0.0, 60'000.0))->capture_default_str();
+  std::string collective_args = "auto";
+  app.add_option("--collective-args", collective_args,
+                 "Attach op/bytes/group to NCCL kernels as a Kineto trace does (auto: on for the "
+                 "multi-rank scenarios; off: only kernel names, as live capture)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
   bool no_nvtx = false;
   app.add_flag("--no-nvtx", no_nvtx, "Emit no ProfilerStep ranges (steps must be found by period)");
   app.add_option("--seed", options.seed, "Random seed (same seed, same events)")->capture_default_str();
   std::vector<std::string> names;
   for (Scenario s : gpuspy::synthetic::AllScenarios()) names.push_back(gpuspy::synthetic::ScenarioName(s));
-  app.add_option("--scenario", scenario, "Pathology to reproduce")
+  for (Scenario s : gpuspy::synthetic::MultiRankScenarios()) {
+    names.push_back(gpuspy::synthetic::ScenarioName(s));
+  }
+  app.add_option("--scenario", scenario,
+                 "Pathology to reproduce (straggler_compute, straggler_input, exposed_comm and "
+                 "comm_storm need 2 or more ranks)")
       ->check(CLI::IsMember(names))->capture_default_str();
   app.add_option("--batch-events", batch_events, "Events per wire batch")
       ->check(CLI::Range(size_t{1}, size_t{1'000'000}))->capture_default_str();
@@ -115,13 +132,20 @@ int main(int argc, char** argv) {
   }
   gpuspy::synthetic::ParseScenario(scenario, &options.scenario);
   options.nvtx_steps = !no_nvtx;
+  options.clock_skew_ns = static_cast<int64_t>(clock_skew_ms * 1e6);
+  if (collective_args != "auto") options.emit_collective_args = collective_args == "on";
 
-  std::vector<gpuspy::synthetic::SyntheticRank> ranks;
   const int count = options.ranks;
   options.ranks = first_rank + count;  // the job's world size
-  for (int r = first_rank; r < first_rank + count; ++r) {
-    ranks.push_back(gpuspy::synthetic::GenerateRank(options, r));
+  if (gpuspy::synthetic::IsMultiRank(options.scenario) && options.ranks < 2) {
+    std::fprintf(stderr, "gpuspy-replay: --scenario %s needs --ranks 2 or more\n",
+                 scenario.c_str());
+    return 2;
   }
+  // The whole job is simulated together (its collectives must match); this replay sends its
+  // ranks of it, so replays with different --first-rank make up one consistent job.
+  std::vector<gpuspy::synthetic::SyntheticRank> ranks =
+      gpuspy::synthetic::GenerateRanks(options, first_rank, count);
   gpuspy::UploadOptions upload;
   upload.retry_for = absl::Milliseconds(static_cast<int64_t>(retry_for_s * 1000));
   upload.chunk_interval = absl::Milliseconds(static_cast<int64_t>(batch_ms));

@@ -1,0 +1,146 @@
+#include "tools/replay/step_bodies.h"
+
+#include <random>
+
+namespace gpuspy::synthetic {
+namespace {
+
+// Single-process scenarios in a job of several ranks: DDP's gradients all-reduced in one bucket
+// after backward (a ~50M-parameter FP32 model).
+constexpr uint64_t kSingleBucketGradientBytes = 200ull << 20;
+
+// kStraggler*: a GPU-bound model whose ~100 MiB of gradients go out in 4 DDP buckets (DDP's
+// default bucket is 25 MiB), the first three overlapped with backward, the last after it.
+constexpr int kStragglerBuckets = 4;
+constexpr uint64_t kStragglerBucketBytes = 25ull << 20;
+constexpr int kForwardKernels = 40;
+constexpr int kBackwardKernelsPerBucket = 20;
+
+// kExposedComm: a lighter model (~13.5 ms of compute) with ~400 MiB of gradients in one
+// all-reduce after backward (bucketing off / a final flat all-reduce): at 4 ranks and
+// 100 GB/s busBw it takes ~6.3 ms, ~30% of the step, with no compute to hide it.
+constexpr uint64_t kExposedAllReduceBytes = 400ull << 20;
+constexpr int kExposedComputeKernels = 40;
+
+// kCommStorm: one tiny all-reduce per parameter (bucketing disabled, or a custom loop calling
+// dist.all_reduce per tensor): 400 per step, 16-64 KiB each, each costing NCCL's fixed latency.
+constexpr int kStormAllReduces = 400;
+constexpr uint64_t kStormMinBytes = 16ull << 10;
+constexpr uint64_t kStormMaxBytes = 64ull << 10;
+constexpr int kStormForwardKernels = 30;
+// A backward kernel per parameter, shorter than a collective's latency: communication, not
+// compute, sets the pace.
+constexpr int64_t kStormBackwardKernelNs = 20 * kUs;
+
+// The single-process scenarios' forward/backward (their pathology is in the kernels, syncs and
+// copies; the multi-rank scenarios have their own bodies in ComputeSegment).
+void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
+  switch (scenario) {
+    case Scenario::kHealthy:
+    case Scenario::kAllocChurn:
+    case Scenario::kInputStall:
+    default:  // (not reached by the multi-rank scenarios)
+      for (int i = 0; i < 120; ++i) {
+        const bool gemm = i % 3 == 0;
+        t.Launch(gemm ? kTensorCoreGemms[i % 3] : kElementwise[i % 4],
+                 static_cast<int64_t>((gemm ? 900 : 250) * kUs * slow));
+        t.HostWork(15 * kUs);
+      }
+      break;
+    case Scenario::kFp32Gemm:
+      for (int i = 0; i < 60; ++i) {
+        const bool gemm = i % 2 == 0;
+        t.Launch(gemm ? kSimtGemms[i % 3] : kElementwise[i % 4],
+                 static_cast<int64_t>((gemm ? 1500 : 60) * kUs * slow));
+        t.HostWork(15 * kUs);
+      }
+      break;
+    case Scenario::kSyncStall:
+      for (int i = 0; i < 48; ++i) {
+        t.Launch(i % 4 == 0 ? kTensorCoreGemms[i % 3] : kElementwise[i % 4],
+                 static_cast<int64_t>(200 * kUs * slow));
+        t.HostWork(15 * kUs);
+        if (i % 4 == 3) {
+          t.Item();                // e.g. print(loss.item()) / metrics.append(acc.item())
+          t.HostWork(1500 * kUs);  // Python on the value: logging, formatting
+        }
+      }
+      break;
+    case Scenario::kLaunchStorm:
+      for (int i = 0; i < 2500; ++i) {
+        t.Launch(kElementwise[i % 4], static_cast<int64_t>(3 * kUs * slow));
+        t.HostWork(6 * kUs);
+      }
+      break;
+    case Scenario::kCopyHeavy:
+      for (int i = 0; i < 20; ++i) {
+        t.Launch(kTensorCoreGemms[i % 3], static_cast<int64_t>(300 * kUs * slow));
+        t.HostWork(15 * kUs);
+      }
+      break;
+  }
+}
+
+// `count` kernels of the healthy mix (every third a tensor-core GEMM), numbered from `first`.
+void HealthyKernels(int first, int count, int64_t gemm_ns, int64_t other_ns, double slow,
+                    Timeline& t) {
+  for (int i = first; i < first + count; ++i) {
+    const bool gemm = i % 3 == 0;
+    t.Launch(gemm ? kTensorCoreGemms[i % 3] : kElementwise[i % 4],
+             static_cast<int64_t>((gemm ? gemm_ns : other_ns) * slow));
+    t.HostWork(15 * kUs);
+  }
+}
+
+}  // namespace
+
+std::vector<uint64_t> StepAllReduces(Scenario scenario, int ranks, uint64_t seed) {
+  switch (scenario) {
+    case Scenario::kStragglerCompute:
+    case Scenario::kStragglerInput:
+      return std::vector<uint64_t>(kStragglerBuckets, kStragglerBucketBytes);
+    case Scenario::kExposedComm:
+      return {kExposedAllReduceBytes};
+    case Scenario::kCommStorm: {
+      // Parameter sizes: fixed by the model, so the same on every rank and step.
+      std::mt19937_64 rng(seed);
+      std::uniform_int_distribution<uint64_t> kib(kStormMinBytes >> 10, kStormMaxBytes >> 10);
+      std::vector<uint64_t> sizes;
+      for (int i = 0; i < kStormAllReduces; ++i) sizes.push_back(kib(rng) << 10);
+      return sizes;
+    }
+    default:
+      if (ranks <= 1) return {};
+      return {kSingleBucketGradientBytes};
+  }
+}
+
+int ComputeSegments(Scenario scenario, int ranks, uint64_t seed) {
+  return std::max<int>(1, static_cast<int>(StepAllReduces(scenario, ranks, seed).size()));
+}
+
+void ComputeSegment(const StepContext& c, int segment, Timeline& t) {
+  const double slow = c.warmup ? 2.5 : 1.0;
+  switch (c.scenario) {
+    case Scenario::kStragglerCompute:
+    case Scenario::kStragglerInput:
+      // Forward before the first bucket's backward; each segment ends when a bucket is ready.
+      if (segment == 0) HealthyKernels(0, kForwardKernels, 900 * kUs, 250 * kUs, slow, t);
+      HealthyKernels(kForwardKernels + segment * kBackwardKernelsPerBucket,
+                     kBackwardKernelsPerBucket, 900 * kUs, 250 * kUs, slow, t);
+      return;
+    case Scenario::kExposedComm:
+      HealthyKernels(0, kExposedComputeKernels, 600 * kUs, 200 * kUs, slow, t);
+      return;
+    case Scenario::kCommStorm:
+      if (segment == 0) HealthyKernels(0, kStormForwardKernels, 600 * kUs, 150 * kUs, slow, t);
+      t.Launch(kElementwise[segment % 4], static_cast<int64_t>(kStormBackwardKernelNs * slow));
+      t.HostWork(8 * kUs);
+      return;
+    default:
+      SingleProcessBody(c.scenario, slow, t);
+      return;
+  }
+}
+
+}  // namespace gpuspy::synthetic

@@ -83,7 +83,8 @@ int64_t MedianBytes(const StepCollectives& sc) {
   return static_cast<int64_t>(sizes[sizes.size() / 2]);
 }
 
-// Fills the comm split and CommSummary of one rank's step; returns its wait per late rank.
+// Fills the comm split and CommSummary of one rank's step; returns its exposed wait (what the
+// wait cost) per late rank.
 std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTiming& t,
                                      const RankSeries& series, int32_t rank, size_t ranks_in_step,
                                      v1::StepReport* report) {
@@ -100,7 +101,7 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
     bytes += op.bytes;
     if (x.wait_ns > 0) {
       waits.push_back({op.start_ns, op.start_ns + x.wait_ns});
-      wait_by_late_rank[x.last_rank] += x.wait_ns;
+      wait_by_late_rank[x.last_rank] += sc.ExposedNs(op.start_ns, op.start_ns + x.wait_ns);
     }
     if (op.bytes > 0 && x.transfer_ns > 0) {
       const uint32_t n = GroupSizeOf(op, series) > 0 ? GroupSizeOf(op, series) : x.ranks_matched;
@@ -108,7 +109,10 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
       bus_ns += static_cast<double>(x.transfer_ns);
     }
   }
-  const int64_t wait_ns = IntervalSet::Union(std::move(waits)).Clip(window).TotalLength();
+  const IntervalSet wait_set = IntervalSet::Union(std::move(waits)).Clip(window);
+  const int64_t wait_ns = wait_set.TotalLength();
+  int64_t exposed_wait_ns = 0;
+  for (const Interval& w : wait_set.intervals()) exposed_wait_ns += sc.ExposedNs(w.start_ns, w.end_ns);
   const int64_t comm_ns = b->communication_ns();
   b->set_comm_wait_ns(std::min(wait_ns, comm_ns));
   b->set_comm_transfer_ns(comm_ns - b->comm_wait_ns());
@@ -120,6 +124,7 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
   c->set_median_bytes(MedianBytes(sc));
   c->set_comm_ns(comm_ns);
   c->set_wait_ns(b->comm_wait_ns());
+  c->set_exposed_wait_ns(std::min(exposed_wait_ns, b->comm_wait_ns()));
   c->set_transfer_ns(b->comm_transfer_ns());
   c->set_exposed_ns(b->exposed_comm_ns());
   c->set_clock_offset_ns(t.clock_offset_ns);
@@ -150,6 +155,7 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
     w->set_start_ns(op.start_ns);
     w->set_duration_ns(op.duration_ns());
     w->set_wait_ns(x.wait_ns);
+    w->set_exposed_wait_ns(sc.ExposedNs(op.start_ns, op.start_ns + x.wait_ns));
     w->set_transfer_ns(x.transfer_ns);
     w->set_bytes(op.bytes);
     if (op.bytes > 0 && x.transfer_ns > 0) {

@@ -265,6 +265,30 @@ TEST(CrossRank, HundredsOfTinyAllReducesAreACommStorm) {
   }
 }
 
+// DDP buckets queue behind the straggler while the fast ranks still compute: only the wait with
+// no compute beside it is lost, and it cannot exceed what the straggler added to the step.
+TEST(CrossRank, AWaitOverlappedByComputeIsNotCountedAsLost) {
+  CollectiveJobPlan plan = ComputeStraggler(4, 2);
+  plan.overlapped = true;
+  plan.collectives_per_step = 8;
+  plan.transfer_ns = 2 * ms;
+  const AnalysedJob job = Analyse(plan);
+  const int64_t step_growth = 14 * ms;  // the straggler computes 54 ms instead of 40
+  for (int r : {0, 1, 3}) {
+    for (const StepAnalysis& s : job.steps[r]) {
+      const v1::StepReport& rep = s.report;
+      SCOPED_TRACE(Describe(rep));
+      EXPECT_EQ(rep.primary_bottleneck(), "straggler_wait");
+      const v1::Finding* f = FindingOf(rep, "straggler_wait");
+      ASSERT_NE(f, nullptr);
+      EXPECT_LE(f->lost_ns(), step_growth);
+      EXPECT_GE(f->lost_ns(), step_growth * 0.7);
+      EXPECT_EQ(f->lost_ns(), rep.comm().exposed_wait_ns());
+      EXPECT_GT(rep.breakdown().comm_wait_ns(), 2 * step_growth);  // raw waits overlap compute
+    }
+  }
+}
+
 TEST(CrossRank, TheRanksByStepsMatrixMarksTheStragglerEveryStep) {
   const AnalysedJob job = Analyse(ComputeStraggler(4, 2));
   std::vector<v1::StepReport> reports;

@@ -10,10 +10,21 @@
 namespace gpuspy::analysis {
 
 size_t StepCollectives::ApproxBytes() const {
-  size_t n = sizeof(*this) + ops.capacity() * sizeof(StepCollective);
+  size_t n = sizeof(*this) + ops.capacity() * sizeof(StepCollective) +
+             compute_in_comm.capacity() * sizeof(Interval);
   for (const auto& k : kernels) n += sizeof(k) + k.capacity();
   for (const auto& g : groups) n += sizeof(g) + g.capacity();
   return n;
+}
+
+int64_t StepCollectives::ExposedNs(int64_t start_ns, int64_t end_ns) const {
+  int64_t covered = 0;
+  auto it = std::lower_bound(compute_in_comm.begin(), compute_in_comm.end(), start_ns,
+                             [](const Interval& i, int64_t t) { return i.end_ns <= t; });
+  for (; it != compute_in_comm.end() && it->start_ns < end_ns; ++it) {
+    covered += std::min(it->end_ns, end_ns) - std::max(it->start_ns, start_ns);
+  }
+  return std::max<int64_t>(0, end_ns - start_ns - covered);
 }
 
 StepCollectives ExtractStepCollectives(const EventColumns& ev, const StringTable& strings,
@@ -62,6 +73,26 @@ StepCollectives ExtractStepCollectives(const EventColumns& ev, const StringTable
   }
   std::stable_sort(out.ops.begin(), out.ops.end(),
                    [](const StepCollective& a, const StepCollective& b) { return a.start_ns < b.start_ns; });
+  if (!out.ops.empty()) {
+    std::vector<Interval> comm, compute;
+    for (const StepCollective& c : out.ops) comm.push_back({c.start_ns, c.end_ns});
+    const IntervalSet comm_set = IntervalSet::Union(std::move(comm));
+    const Interval span{comm_set.intervals().front().start_ns, comm_set.intervals().back().end_ns};
+    auto add = [&](int64_t start, int64_t end) {
+      if (start < span.end_ns && end > span.start_ns) compute.push_back({start, end});
+    };
+    for (const KernelEvent& k : ev.kernels) {
+      auto it = kernel_slot.find(k.name);
+      const bool comm_kernel = it != kernel_slot.end()
+                                   ? it->second.first
+                                   : ClassifyKernel(strings.Get(k.name)) == KernelClass::kCommunication;
+      if (!comm_kernel) add(k.start_ns, k.end_ns);
+    }
+    for (const MemcpyEvent& m : ev.memcpys) add(m.start_ns, m.end_ns);
+    for (const MemsetEvent& m : ev.memsets) add(m.start_ns, m.end_ns);
+    for (const GraphLaunchEvent& g : ev.graph_launches) add(g.start_ns, g.end_ns);
+    out.compute_in_comm = IntervalSet::Union(std::move(compute)).Intersect(comm_set).intervals();
+  }
   std::map<std::pair<uint32_t, CollectiveOp>, uint32_t> next_index;
   for (StepCollective& c : out.ops) c.index = next_index[{c.group, c.op}]++;
   return out;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collector/analysis/comm/collective_op.h"
+#include "collector/analysis/intervals.h"
 #include "collector/analysis/step_segmenter.h"
 #include "model/events.h"
 #include "model/string_table.h"
@@ -31,12 +32,17 @@ struct StepCollective {
 
 struct StepCollectives {
   std::vector<StepCollective> ops;
+  // Compute (non-communication kernels, copies, memsets) running while any collective runs,
+  // sorted and disjoint: a wait overlapped by compute costs nothing, one that is not is lost.
+  std::vector<Interval> compute_in_comm;
   std::vector<std::string> kernels;
   std::vector<std::string> groups{""};
 
   const std::string& kernel_of(const StepCollective& c) const { return kernels[c.kernel]; }
   const std::string& group_of(const StepCollective& c) const { return groups[c.group]; }
   size_t ApproxBytes() const;
+  // How much of [start, end) no compute overlaps.
+  int64_t ExposedNs(int64_t start_ns, int64_t end_ns) const;
 };
 
 // Communication kernels starting in [step.start_ns, step.end_ns) (each belongs to one step).

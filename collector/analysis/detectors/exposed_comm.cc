@@ -17,7 +17,7 @@ constexpr int64_t kMinExposedNs = 500'000;
 std::optional<v1::Finding> DetectExposedComm(const CommStepContext& ctx) {
   const v1::StepBreakdown& b = ctx.breakdown();
   const v1::CommSummary& c = ctx.comm();
-  const int64_t exposed = b.exposed_comm_ns() - std::min(b.exposed_comm_ns(), b.comm_wait_ns());
+  const int64_t exposed = b.exposed_comm_ns() - std::min(b.exposed_comm_ns(), c.exposed_wait_ns());
   if (exposed < kMinExposedNs || ctx.ShareOfWall(exposed) < kMinExposedShare ||
       IsCommStorm(ctx.report)) {
     return std::nullopt;

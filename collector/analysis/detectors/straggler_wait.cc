@@ -22,17 +22,20 @@ std::string WhoFor(int32_t rank) {
 
 std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
   const v1::CommSummary& c = ctx.comm();
-  if (c.wait_ns() < kMinWaitNs || ctx.ShareOfWall(c.wait_ns()) < kMinWaitShare) return std::nullopt;
+  // What the wait costs is the part no compute overlaps (a DDP bucket waiting while backward
+  // still runs on another stream loses nothing until compute runs out).
+  const int64_t lost = c.exposed_wait_ns();
+  if (lost < kMinWaitNs || ctx.ShareOfWall(lost) < kMinWaitShare) return std::nullopt;
   v1::Finding f;
   f.set_detector("straggler_wait");
-  int waited_in = 0;
-  for (const auto& w : c.collectives()) waited_in += w.wait_ns() > 0;
-  f.set_title("waited " + FormatMs(c.wait_ns()) + " (" + FormatPercent(ctx.ShareOfWall(c.wait_ns())) +
-              " of the step) inside collectives for " + WhoFor(c.waited_for_rank()));
-  f.set_lost_ns(c.wait_ns());
-  f.set_severity(SeverityFor(ctx.ShareOfWall(c.wait_ns())));
+  f.set_title("waited " + FormatMs(lost) + " (" + FormatPercent(ctx.ShareOfWall(lost)) +
+              " of the step) inside collectives for " + WhoFor(c.waited_for_rank()) +
+              " with nothing else to run");
+  f.set_lost_ns(lost);
+  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
   AddEvidence(&f, "waited_for", WhoFor(c.waited_for_rank()));
   AddEvidence(&f, "comm_wait", FormatMs(c.wait_ns()));
+  AddEvidence(&f, "comm_wait_exposed", FormatMs(lost));
   AddEvidence(&f, "comm_transfer", FormatMs(c.transfer_ns()));
   AddEvidence(&f, "collectives", std::to_string(c.collective_count()));
   int listed = 0;

@@ -202,6 +202,16 @@ void AnalyzeRanks(const std::vector<RankSeries>& ranks) {
   for (size_t s = 0; s < ranks.size(); ++s) {
     for (StepAnalysis& a : *ranks[s].steps) job[a.report.step().number()].push_back({s, &a});
   }
+  // Rank order: the reference clock is the lowest rank's, whatever order the store lists
+  // processes in (reports must not depend on it).
+  auto rank_key = [&](const Slot& s) {
+    return std::make_pair(ranks[s.series].rank < 0, ranks[s.series].rank < 0 ? static_cast<int64_t>(s.series)
+                                                                            : ranks[s.series].rank);
+  };
+  for (auto& [number, slots] : job) {
+    std::stable_sort(slots.begin(), slots.end(),
+                     [&](const Slot& a, const Slot& b) { return rank_key(a) < rank_key(b); });
+  }
   bool any = false;
   for (const auto& [number, slots] : job) any = any || AnyCollectives(slots);
   if (!any) {

@@ -160,7 +160,7 @@ TEST_F(PostgresE2E, SameEventsStepsAndVerdictsAsTheEmbeddedStore) {
   ASSERT_TRUE(hub.Start()) << hub.log();
   // Scenario -> the primary bottleneck its steady steps must get.
   const std::map<std::string, std::string> scenarios = {
-      {"sync_stall", "sync_stall"}, {"launch_storm", "launch_storm"}, {"input_stall", "gpu_idle"}};
+      {"sync_stall", "sync_stall"}, {"launch_storm", "launch_storm"}, {"input_stall", "input_stall"}};
   for (const auto& [scenario, verdict] : scenarios) {
     const std::vector<std::string> workload = {"--job", scenario, "--ranks", "2", "--steps", "6",
                                                "--seed", "11", "--scenario", scenario,

@@ -169,6 +169,34 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
   return wait_by_late_rank;
 }
 
+v1::Finding* FindingOf(v1::StepReport* r, const std::string& detector) {
+  for (auto& f : *r->mutable_findings()) {
+    if (f.detector() == detector) return &f;
+  }
+  return nullptr;
+}
+
+// A waiting rank's finding says why the rank it waits for is late (that rank's straggler
+// finding knows), so one report answers who, how long and why.
+void NameTheLateRanksCause(const std::vector<Slot>& slots, const std::vector<int32_t>& rank_of) {
+  for (const Slot& s : slots) {
+    v1::Finding* wait = FindingOf(&s.step->report, "straggler_wait");
+    if (wait == nullptr) continue;
+    const int32_t late = s.step->report.comm().waited_for_rank();
+    for (size_t j = 0; j < slots.size(); ++j) {
+      if (rank_of[j] != late) continue;
+      const v1::Finding* straggler = FindingOf(&slots[j].step->report, "straggler");
+      if (straggler == nullptr) break;
+      const std::string& title = straggler->title();
+      const size_t why = title.find("; ");
+      auto* e = wait->add_evidence();
+      e->set_key("why_rank_" + std::to_string(late) + "_is_late");
+      e->set_value(why == std::string::npos ? title : title.substr(why + 2));
+      break;
+    }
+  }
+}
+
 void RunCommDetectors(const std::vector<Slot>& slots, const std::vector<int32_t>& rank_of,
                       const std::vector<std::map<int32_t, int64_t>>& waits) {
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -191,7 +219,10 @@ void RunCommDetectors(const std::vector<Slot>& slots, const std::vector<int32_t>
     for (auto& f : *report.mutable_findings()) found.push_back(std::move(f));
     report.clear_findings();
     for (auto& f : found) *report.add_findings() = std::move(f);
-    RankFindings(&report);
+  }
+  NameTheLateRanksCause(slots, rank_of);
+  for (const Slot& s : slots) {
+    if (s.step->report.has_comm()) RankFindings(&s.step->report);
   }
 }
 

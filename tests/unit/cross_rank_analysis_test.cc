@@ -112,6 +112,10 @@ void ExpectStraggler(const AnalysedJob& job, int slow, const std::string& cause)
         EXPECT_EQ(r.comm().collectives(0).last_rank(), slow);
         EXPECT_EQ(r.comm().collectives(0).op(), "allreduce");
         EXPECT_GT(r.comm().collectives(0).bus_bandwidth_gbps(), 0);
+        // Who, how long, and why that rank is late, in the waiting rank's own finding.
+        const v1::Finding* w = FindingOf(r, "straggler_wait");
+        ASSERT_NE(w, nullptr);
+        EXPECT_FALSE(Evidence(*w, "why_rank_" + std::to_string(slow) + "_is_late").empty());
         // The GPU "busy" in the NCCL kernel is not computing: never healthy.
         EXPECT_EQ(FindingOf(r, "gpu_bound"), nullptr);
       }

@@ -36,6 +36,13 @@ rm -f "$json"
   build/bench/import_bench "$synth"
   rm -f "$synth"
   echo
+  echo "## Cross-rank pass (bench/cross_rank_bench: ranks x steps x collectives per rank per step)"
+  echo
+  echo "| job | wall | rate | input held | added by the pass | straggler named |"
+  echo "|---|---|---|---|---|---|"
+  build/bench/cross_rank_bench 8 100 200
+  build/bench/cross_rank_bench 64 100 2000
+  echo
   echo "## Collector ingest (bench/ingest_bench.sh: gpuspy-replay producers -> gpuspyd, loopback)"
   echo
   echo "| measure | events | wall (incl. generating them) | throughput | stored |"

@@ -35,7 +35,9 @@ std::vector<RankStepTiming> MatchStepCollectives(const std::vector<RankStepColle
     for (size_t i = 0; i < sc.ops.size(); ++i) {
       const StepCollective& c = sc.ops[i];
       out[r].timings[i].transfer_ns = c.duration_ns();
-      if (ranks.size() > 1) matches[{sc.group_of(c), c.op, c.index}].push_back({r, i});
+      if (ranks.size() > 1 && c.op != CollectiveOp::kSendRecv) {
+        matches[{sc.group_of(c), c.op, c.index}].push_back({r, i});
+      }
     }
   }
   if (ranks.size() < 2) return out;

@@ -8,6 +8,10 @@
 // a rank's arrival is its kernel's start; the last arrival decides when data can move, and each
 // rank's wait = last arrival - own arrival, capped by its kernel's duration. The rest of the
 // kernel is transfer.
+//
+// Point-to-point transfers (send/recv: pipeline stages) are not matched: the k-th send of one
+// rank pairs with some other rank's recv, which the kernel records do not name. Their waits come
+// from the job-wide comparison with their best time (cross_rank_analysis.h).
 #pragma once
 
 #include <cstdint>

@@ -126,7 +126,7 @@ TEST(Straggler, TheSameKernelsSlowerIsTheGpu) {
   const Peers peers = FastPeers(20 * ms);
   const auto f = Check(&DetectStraggler, Late(80 * ms, 1'330'000, 0), peers.steps);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(Evidence(*f, "cause"), "slower_gpu");
+  EXPECT_EQ(Evidence(*f, "cause"), "slower_kernels");
 }
 
 TEST(Straggler, MoreHostIdleIsTheHost) {

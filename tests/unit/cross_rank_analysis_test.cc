@@ -157,7 +157,7 @@ TEST(CrossRank, AThrottledGpuIsTheSameKernelsSlower) {
   CollectiveJobPlan plan;
   plan.ranks.resize(4);
   plan.ranks[3].kernel_slowdown = 1.3;
-  ExpectStraggler(Analyse(plan), 3, "slower_gpu");
+  ExpectStraggler(Analyse(plan), 3, "slower_kernels");
 }
 
 TEST(CrossRank, AMissingFastRankDoesNotHideTheStraggler) {

@@ -3,6 +3,8 @@
 // collective. The cause is the largest excess over the median peer: compute kernel time (the same
 // kernels slower → a slower or throttled GPU; otherwise more work → uneven shards), host time
 // with the GPU idle (input pipeline when input_stall fired, else Python/launch), or syncs.
+// The same kernels running longer (slower_kernels) is a slower/throttled GPU or larger inputs:
+// names alone cannot tell them apart, and the hint says so.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -17,7 +19,7 @@ namespace {
 
 constexpr double kMinCausedWaitShare = 0.10;  // of a waiting peer's step
 constexpr int64_t kMinCausedWaitNs = 200'000;
-// Same kernels this much slower than on the peers (time-weighted): the GPU, not the work.
+// Same kernels this much slower than on the peers (time-weighted): not more kernels but longer ones.
 constexpr double kSlowKernelRatio = 1.10;
 constexpr int kListedRanks = 8;
 
@@ -91,11 +93,13 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
   if (d_compute >= d_host && d_compute >= d_sync) {
     const double more = MedianOf(compute) > 0 ? static_cast<double>(d_compute) / MedianOf(compute) : 0;
     if (slowdown >= kSlowKernelRatio) {
-      cause = "slower_gpu";
-      why = "the same kernels run " + FormatPercent(slowdown - 1) + " slower than on the other ranks";
-      hint = "check this GPU: clocks and throttling (nvidia-smi -q -d PERFORMANCE,CLOCK), "
-             "temperature/power, ECC errors, another process sharing it; move the rank or drain "
-             "the node";
+      // Kernel names do not tell a slower GPU from larger inputs to the same kernels.
+      cause = "slower_kernels";
+      why = "the same kernels run " + FormatPercent(slowdown - 1) + " longer than on the other ranks";
+      hint = "either this GPU is slower (check clocks and throttling: nvidia-smi -q -d "
+             "PERFORMANCE,CLOCK, temperature/power, ECC errors, another process sharing it; move "
+             "the rank or drain the node) or this rank's inputs are larger (uneven shards, longer "
+             "sequences: balance them per rank)";
     } else {
       cause = "more_compute";
       why = "it computes " + FormatMs(d_compute) + " (" + FormatPercent(more) +

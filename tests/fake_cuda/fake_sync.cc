@@ -12,6 +12,21 @@ using namespace fake_cupti;
 namespace {
 
 // `stream` is CUPTI_SYNCHRONIZATION_INVALID_VALUE for a device-wide synchronization.
+void EmitSyncRecord(CUpti_ActivitySynchronizationType type, uint64_t start, uint64_t end,
+                    uint32_t correlation_id, uint32_t stream, uint32_t event_id) {
+  CUpti_ActivitySynchronization2 y{};
+  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  y.type = type;
+  y.start = start;
+  y.end = end;
+  y.correlationId = correlation_id;
+  y.contextId = kContextId;
+  y.streamId = stream;
+  y.cudaEventId = event_id;
+  y.returnValue = 0;
+  Emit(y, kContextId, stream);
+}
+
 void Synchronize(CUpti_CallbackId cbid, CUpti_ActivitySynchronizationType type, uint32_t stream) {
   ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   const bool device = stream == CUPTI_SYNCHRONIZATION_INVALID_VALUE;
@@ -22,17 +37,7 @@ void Synchronize(CUpti_CallbackId cbid, CUpti_ActivitySynchronizationType type, 
     event_id = S().next_event++;
   }
   const uint64_t end = call.Finish();
-  CUpti_ActivitySynchronization2 y{};
-  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  y.type = type;
-  y.start = call.start();
-  y.end = end;
-  y.correlationId = call.correlation_id();
-  y.contextId = kContextId;
-  y.streamId = stream;
-  y.cudaEventId = event_id;
-  y.returnValue = 0;
-  Emit(y, kContextId, stream);
+  EmitSyncRecord(type, call.start(), end, call.correlation_id(), stream, event_id);
 }
 
 }  // namespace
@@ -65,17 +70,8 @@ void fake_cuda_stream_wait_stream(uint32_t waiting, uint32_t waited) {
     event_id = S().next_event++;
   }
   const uint64_t end = call.Finish();
-  CUpti_ActivitySynchronization2 y{};
-  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-  y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT;
-  y.start = call.start();
-  y.end = end;
-  y.correlationId = call.correlation_id();
-  y.contextId = kContextId;
-  y.streamId = waiting;
-  y.cudaEventId = event_id;
-  y.returnValue = 0;
-  Emit(y, kContextId, waiting);
+  EmitSyncRecord(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, call.start(), end,
+                 call.correlation_id(), waiting, event_id);
 }
 
 }  // extern "C"

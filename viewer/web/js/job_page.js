@@ -174,16 +174,19 @@ function drawRanks(box, procs, byProcess) {
     for (const r of basis) counts.set(r.primary_bottleneck, (counts.get(r.primary_bottleneck) || 0) + 1);
     const primary = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
     const straggler = reps.flatMap((r) => (r.findings || []).filter((f) => f.detector === 'straggler'));
+    // Own work: the step minus the time spent waiting in collectives for other ranks. A collective
+    // makes every rank's step as long as the slowest's; own work is what tells them apart.
     return {p, wall: median(basis.map((r) => num(r.breakdown.wall_ns))), cats, steady: steady.length,
-      comm: median(basis.map((r) => num(r.breakdown.communication_ns))),
+      work: median(basis.map((r) => num(r.breakdown.wall_ns) - num(r.breakdown.comm_wait_ns))),
+      wait: median(basis.map((r) => num(r.breakdown.comm_wait_ns))),
       primary: primary ? primary[0] : 'none', straggler};
   });
-  const fastest = Math.min(...rows.map((r) => r.wall).filter((w) => w > 0));
+  const fastest = Math.min(...rows.map((r) => r.work).filter((w) => w > 0));
   const slowest = Math.max(...rows.map((r) => r.wall));
   fill(box, h('section', {class: 'card ranks'}, h('h2', {}, 'Ranks'),
     h('p', {class: 'muted'}, 'Median over each rank\'s steady steps. In data-parallel training every rank waits for the slowest one.'),
     h('table', {class: 'table ranks-table'},
-      h('thead', {}, h('tr', {}, ['rank', 'host', 'steady steps', 'median step', '', 'vs fastest', 'in collectives', 'primary bottleneck', 'straggler']
+      h('thead', {}, h('tr', {}, ['rank', 'host', 'steady steps', 'median step', '', 'own work vs fastest', 'waiting in collectives', 'primary bottleneck', 'straggler']
         .map((t) => h('th', {}, t)))),
       h('tbody', {}, rows.map((r) => h('tr', {class: 'rank-row' + (r.straggler.length ? ' is-straggler' : ''), dataset: {process: r.p.process_id}},
         h('td', {class: 'num'}, rankOf(r.p) >= 0 ? rankOf(r.p) : '—'),
@@ -191,9 +194,11 @@ function drawRanks(box, procs, byProcess) {
         h('td', {class: 'num'}, r.steady),
         h('td', {class: 'num'}, fmt.ms(r.wall)),
         h('td', {class: 'bar-cell'}, rankBar(r.cats, slowest)),
-        h('td', {class: 'num' + (r.wall > fastest * 1.05 ? ' warn' : '')}, r.wall > fastest ? '+' + fmt.pct(r.wall / fastest - 1) : 'fastest'),
-        h('td', {class: 'num', title: 'median time in communication kernels (NCCL): a rank waiting for a slower one waits here'},
-          r.comm ? fmt.ms(r.comm) : '—'),
+        h('td', {class: 'num' + (r.work > fastest * 1.05 ? ' warn' : ''),
+          title: 'median step minus the time waiting in collectives for other ranks'},
+          r.work > fastest ? '+' + fmt.pct(r.work / fastest - 1) : 'fastest'),
+        h('td', {class: 'num', title: 'median time inside collectives (NCCL) waiting for the last rank to arrive'},
+          r.wait ? fmt.ms(r.wait) : '—'),
         h('td', {}, h('code', {}, r.primary)),
         h('td', {}, r.straggler.length ? h('span', {title: r.straggler[0].title}, severityBadge(r.straggler[0].severity),
           ' ', 'slowest; others wait ~' + fmt.ms(median(r.straggler.map((f) => num(f.lost_ns))))) : '')))))));

@@ -31,6 +31,10 @@ std::vector<CollectiveJobRank> BuildCollectiveJob(const CollectiveJobPlan& plan)
       const int64_t t0 = step_start + p.input_gap_ns;
       for (int i = 0; i < k; ++i) {
         launch[r][i] = plan.overlapped ? t0 + compute * (i + 1) / k : t0 + compute;
+        if (plan.arrival_jitter_ns > 0) {
+          const uint64_t h = (static_cast<uint64_t>(r) * 1'000'003 + s * 7'919 + i) * 0x9E3779B97F4A7C15ull;
+          launch[r][i] += static_cast<int64_t>((h >> 33) % static_cast<uint64_t>(plan.arrival_jitter_ns));
+        }
       }
       CollectiveJobRank& out_r = out[r];
       for (int64_t j = 0; j < kernels; ++j) {

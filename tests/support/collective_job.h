@@ -39,6 +39,9 @@ struct CollectiveJobPlan {
   int64_t post_ns = 200'000;       // optimizer kernels after the last collective
   bool with_args = true;            // CollectiveEvents (Kineto) or kernel names only (live)
   int64_t kernel_ns = 2'000'000;
+  // Each rank reaches each collective up to this much later than planned (a deterministic
+  // pseudo-random share): the arrival noise of a real job, no straggler.
+  int64_t arrival_jitter_ns = 0;
 };
 
 struct CollectiveJobRank {

@@ -181,7 +181,7 @@ v1::StepReport Storm(uint64_t count, uint64_t median_bytes, int64_t comm_ns) {
 TEST(CommStorm, FiresOnHundredsOfSmallCollectives) {
   const auto f = Check(&DetectCommStorm, Storm(400, 32 << 10, 12 * ms));
   ASSERT_TRUE(f.has_value());
-  // 400 x 32 KiB coalesce into one 25 MiB bucket: 399 latencies of 30 us saved.
+  // 400 x 32 KiB coalesce into one 25 MiB bucket: 399 collectives of 30 us saved.
   EXPECT_EQ(f->lost_ns(), 399 * 30'000);
   EXPECT_EQ(Evidence(*f, "coalesced_estimate"), "1 collectives");
   // A storm's exposure is the storm's, not exposed_comm's.
@@ -197,7 +197,7 @@ TEST(CommStorm, FiresWithoutSizesWhenEachCollectiveIsLatencyBound) {
 
 TEST(CommStorm, NearMissesJustUnderEachThreshold) {
   EXPECT_FALSE(Check(&DetectCommStorm, Storm(99, 32 << 10, 12 * ms)).has_value());
-  EXPECT_FALSE(Check(&DetectCommStorm, Storm(400, (256 << 10) + 1, 12 * ms)).has_value());
+  EXPECT_FALSE(Check(&DetectCommStorm, Storm(400, (512 << 10) + 1, 12 * ms)).has_value());
   EXPECT_FALSE(Check(&DetectCommStorm, Storm(400, 32 << 10, 10 * ms - 1)).has_value());
 }
 

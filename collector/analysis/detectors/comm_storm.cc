@@ -11,7 +11,7 @@ namespace gpuspy::analysis {
 namespace {
 
 constexpr uint64_t kMinStormCollectives = 100;
-constexpr uint64_t kMaxStormMedianBytes = 256 << 10;     // when message sizes are known
+constexpr uint64_t kMaxStormMedianBytes = 512 << 10;     // when message sizes are known
 constexpr int64_t kMaxStormMeanTransferNs = 100'000;     // when they are not: latency-bound
 constexpr double kMinStormCommShare = 0.10;
 // What a coalesced version would run: one collective per kBucketBytes (DDP's default
@@ -40,10 +40,12 @@ std::optional<v1::Finding> DetectCommStorm(const CommStepContext& ctx) {
   const uint64_t coalesced =
       c.bytes() > 0 ? std::max<uint64_t>(1, (c.bytes() + kBucketBytes - 1) / kBucketBytes)
                     : std::max<uint64_t>(1, c.collective_count() / kAssumedCoalescing);
+  // Each of today's collectives costs about its time, waits for the usual arrival jitter
+  // included (every collective is a sync point); the coalesced ones would cost as much each.
+  const int64_t comm_ns = ctx.breakdown().communication_ns();
   const int64_t lost = std::min<int64_t>(
-      c.transfer_ns(),
-      static_cast<int64_t>(c.collective_count() - std::min(coalesced, c.collective_count())) *
-          MeanTransferNs(c));
+      comm_ns, static_cast<int64_t>(c.collective_count() - std::min(coalesced, c.collective_count())) *
+                   (comm_ns / static_cast<int64_t>(c.collective_count())));
   v1::Finding f;
   f.set_detector("comm_storm");
   f.set_title(std::to_string(c.collective_count()) + " collectives in one step" +

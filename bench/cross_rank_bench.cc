@@ -49,8 +49,10 @@ int main(int argc, char** argv) {
       a.report.mutable_breakdown()->set_wall_ns(kStepNs);
       a.report.mutable_breakdown()->set_communication_ns(per_step * kTransferNs);
       a.report.mutable_comm()->set_comm_ns(per_step * kTransferNs);
-      a.collectives.kernels = {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL"};
-      a.collectives.ops.reserve(per_step);
+      auto collectives = std::make_shared<gpuspy::analysis::StepCollectives>();
+      collectives->kernels = {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL"};
+      collectives->ops.reserve(per_step);
+      a.collectives = collectives;
     }
     // Collective k: every rank arrives at a jittered time, the straggler 40 us late; all end
     // together at the last arrival + transfer.
@@ -70,13 +72,13 @@ int main(int argc, char** argv) {
         c.index = static_cast<uint32_t>(k);
         c.bytes = 4ull << 20;
         c.group_size = static_cast<uint32_t>(ranks);
-        job[r][s].collectives.ops.push_back(c);
+        std::const_pointer_cast<gpuspy::analysis::StepCollectives>(job[r][s].collectives)->ops.push_back(c);
       }
     }
   }
   size_t input_bytes = 0;
   for (const auto& rank : job) {
-    for (const auto& a : rank) input_bytes += a.collectives.ApproxBytes();
+    for (const auto& a : rank) input_bytes += a.collectives->ApproxBytes();
   }
   const double rss_before = PeakRssMiB();
   std::vector<RankSeries> series;

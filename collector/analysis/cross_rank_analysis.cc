@@ -38,14 +38,14 @@ std::vector<RankStepCollectives> Inputs(const std::vector<RankSeries>& ranks,
   in.reserve(slots.size());
   for (const Slot& s : slots) {
     const int32_t rank = ranks[s.series].rank >= 0 ? ranks[s.series].rank : static_cast<int32_t>(s.series);
-    in.push_back({rank, &s.step->collectives});
+    in.push_back({rank, s.step->collectives.get()});
   }
   return in;
 }
 
 bool AnyCollectives(const std::vector<Slot>& slots) {
   return std::any_of(slots.begin(), slots.end(),
-                     [](const Slot& s) { return !s.step->collectives.ops.empty(); });
+                     [](const Slot& s) { return !s.step->collectives->ops.empty(); });
 }
 
 uint32_t GroupSizeOf(const StepCollective& c, const RankSeries& series) {
@@ -257,7 +257,7 @@ void AnalyzeRanks(const std::vector<RankSeries>& ranks) {
     if (!AnyCollectives(slots)) continue;
     const std::vector<RankStepTiming> t = MatchStepCollectives(Inputs(ranks, slots));
     for (size_t i = 0; i < slots.size(); ++i) {
-      const StepCollectives& sc = slots[i].step->collectives;
+      const StepCollectives& sc = *slots[i].step->collectives;
       for (size_t k = 0; k < sc.ops.size(); ++k) {
         auto [it, fresh] = best.try_emplace(SignatureOf(sc, sc.ops[k]), t[i].timings[k].transfer_ns);
         if (!fresh) it->second = std::min(it->second, t[i].timings[k].transfer_ns);
@@ -273,7 +273,7 @@ void AnalyzeRanks(const std::vector<RankSeries>& ranks) {
     std::vector<std::map<int32_t, int64_t>> waits(slots.size());
     for (size_t i = 0; i < slots.size(); ++i) {
       rank_of[i] = in[i].rank;
-      const StepCollectives& sc = slots[i].step->collectives;
+      const StepCollectives& sc = *slots[i].step->collectives;
       if (sc.ops.empty()) continue;
       const RankSeries& series = ranks[slots[i].series];
       AddUncapturedWaits(sc, series, best, &t[i]);

@@ -31,7 +31,7 @@ StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
   StepAnalysis a;
   a.report = BuildStepReport(events, strings, step, process_id);
   a.kernel_names = DistinctKernelNames(events, strings, step);
-  a.collectives = ExtractStepCollectives(events, strings, step);
+  a.collectives = std::make_shared<const StepCollectives>(ExtractStepCollectives(events, strings, step));
   return a;
 }
 

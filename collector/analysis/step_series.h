@@ -2,6 +2,7 @@
 // appear mid-run (recompiles), memory that grows step over step. Across ranks: cross_rank_analysis.h.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,9 @@ namespace gpuspy::analysis {
 struct StepAnalysis {
   v1::StepReport report;
   std::vector<std::string> kernel_names;  // distinct kernel names of the step
-  StepCollectives collectives;            // for the cross-rank analysis
+  // For the cross-rank analysis; shared, not copied, when cached analyses are handed out (a big
+  // job holds thousands of collectives per step).
+  std::shared_ptr<const StepCollectives> collectives = std::make_shared<const StepCollectives>();
 };
 
 // One step of one process analysed on its own: report (breakdown, per-step findings), kernel

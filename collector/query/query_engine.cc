@@ -260,7 +260,7 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   for (const analysis::StepAnalysis& a : entry.steps) {
     entry.bytes += sizeof(a) + a.report.SpaceUsedLong();
     for (const std::string& k : a.kernel_names) entry.bytes += sizeof(k) + k.capacity();
-    entry.bytes += a.collectives.ApproxBytes();
+    entry.bytes += a.collectives->ApproxBytes();
   }
   for (const auto& [n, note] : entry.window_notes) entry.bytes += 64 + note.capacity();
   std::lock_guard lock(cache_mu_);

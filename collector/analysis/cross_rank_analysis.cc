@@ -52,6 +52,13 @@ uint32_t GroupSizeOf(const StepCollective& c, const RankSeries& series) {
   return c.group_size > 0 ? c.group_size : series.world_size;
 }
 
+// nccl-tests' busBw in GB/s (bytes/ns) of one collective; 0 when its size is unknown.
+double BusBandwidthGbps(const StepCollective& c, const CollectiveTiming& x, const RankSeries& series) {
+  if (c.bytes == 0 || x.transfer_ns <= 0) return 0;
+  const uint32_t n = GroupSizeOf(c, series) > 0 ? GroupSizeOf(c, series) : x.ranks_matched;
+  return static_cast<double>(c.bytes) * BusBandwidthFactor(c.op, n) / static_cast<double>(x.transfer_ns);
+}
+
 // A collective that took far longer than its best while not every rank of its group was
 // captured: the excess is a wait for a rank we cannot see.
 void AddUncapturedWaits(const StepCollectives& sc, const RankSeries& series,
@@ -103,9 +110,8 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
       waits.push_back({op.start_ns, op.start_ns + x.wait_ns});
       wait_by_late_rank[x.last_rank] += sc.ExposedNs(op.start_ns, op.start_ns + x.wait_ns);
     }
-    if (op.bytes > 0 && x.transfer_ns > 0) {
-      const uint32_t n = GroupSizeOf(op, series) > 0 ? GroupSizeOf(op, series) : x.ranks_matched;
-      bus_bytes += static_cast<double>(op.bytes) * BusBandwidthFactor(op.op, n);
+    if (const double gbps = BusBandwidthGbps(op, x, series); gbps > 0) {
+      bus_bytes += gbps * static_cast<double>(x.transfer_ns);
       bus_ns += static_cast<double>(x.transfer_ns);
     }
   }
@@ -158,11 +164,7 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
     w->set_exposed_wait_ns(sc.ExposedNs(op.start_ns, op.start_ns + x.wait_ns));
     w->set_transfer_ns(x.transfer_ns);
     w->set_bytes(op.bytes);
-    if (op.bytes > 0 && x.transfer_ns > 0) {
-      const uint32_t n = GroupSizeOf(op, series) > 0 ? GroupSizeOf(op, series) : x.ranks_matched;
-      w->set_bus_bandwidth_gbps(static_cast<double>(op.bytes) * BusBandwidthFactor(op.op, n) /
-                                static_cast<double>(x.transfer_ns));
-    }
+    w->set_bus_bandwidth_gbps(BusBandwidthGbps(op, x, series));
     w->set_last_rank(x.last_rank);
     w->set_ranks_matched(x.ranks_matched);
   }

@@ -50,18 +50,18 @@ v1::StepReport Waiting(int64_t exposed_wait_ns) {
   return r;
 }
 
-TEST(StragglerWait, FiresOnTenPercentOfTheStepWaitedWithNothingToRun) {
-  const auto f = Check(&DetectStragglerWait, Waiting(10 * ms));
+TEST(StragglerWait, FiresOnFivePercentOfTheStepWaitedWithNothingToRun) {
+  const auto f = Check(&DetectStragglerWait, Waiting(5 * ms));
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->detector(), "straggler_wait");
-  EXPECT_EQ(f->lost_ns(), 10 * ms);
+  EXPECT_EQ(f->lost_ns(), 5 * ms);
   EXPECT_EQ(Evidence(*f, "waited_for"), "rank 3");
   EXPECT_NE(f->title().find("rank 3"), std::string::npos);
   EXPECT_NE(f->fix_hint().find("--rank 3"), std::string::npos);
 }
 
-TEST(StragglerWait, NearMissJustUnderTenPercentOrOverlappedByCompute) {
-  EXPECT_FALSE(Check(&DetectStragglerWait, Waiting(10 * ms - 1)).has_value());
+TEST(StragglerWait, NearMissJustUnderFivePercentOrOverlappedByCompute) {
+  EXPECT_FALSE(Check(&DetectStragglerWait, Waiting(5 * ms - 1)).has_value());
   // 30 ms of raw wait, all of it beside compute: nothing lost.
   v1::StepReport overlapped = Waiting(0);
   overlapped.mutable_comm()->set_wait_ns(30 * ms);
@@ -136,8 +136,8 @@ TEST(Straggler, MoreHostIdleIsTheHost) {
   EXPECT_EQ(Evidence(*f, "cause"), "host");
 }
 
-TEST(Straggler, NearMissPeersWaitedJustUnderTenPercent) {
-  const Peers peers = FastPeers(10 * ms - 1);
+TEST(Straggler, NearMissPeersWaitedJustUnderFivePercent) {
+  const Peers peers = FastPeers(5 * ms - 1);
   EXPECT_FALSE(Check(&DetectStraggler, Late(80 * ms, 1 * ms, 0), peers.steps).has_value());
 }
 

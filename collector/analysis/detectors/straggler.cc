@@ -17,7 +17,7 @@
 namespace gpuspy::analysis {
 namespace {
 
-constexpr double kMinCausedWaitShare = 0.10;  // of a waiting peer's step
+constexpr double kMinCausedWaitShare = 0.05;  // of a waiting peer's step (straggler_wait's bar)
 constexpr int64_t kMinCausedWaitNs = 200'000;
 // Same kernels this much slower than on the peers (time-weighted): not more kernels but longer ones.
 constexpr double kSlowKernelRatio = 1.10;

@@ -9,7 +9,7 @@
 namespace gpuspy::analysis {
 namespace {
 
-constexpr double kMinWaitShare = 0.10;    // of the step
+constexpr double kMinWaitShare = 0.05;    // of the step: as much as sync_stall needs
 constexpr int64_t kMinWaitNs = 200'000;   // below this, launch jitter between ranks
 constexpr int kListedCollectives = 3;
 

@@ -10,6 +10,7 @@
 #include "collector/analysis/comm/collective_matching.h"
 #include "collector/analysis/detectors/comm_context.h"
 #include "collector/analysis/intervals.h"
+#include "collector/analysis/job_steps.h"
 #include "collector/analysis/step_time_straggler.h"
 
 namespace gpuspy::analysis {
@@ -231,16 +232,23 @@ void RunCommDetectors(const std::vector<Slot>& slots, const std::vector<int32_t>
 }  // namespace
 
 void AnalyzeRanks(const std::vector<RankSeries>& ranks) {
+  // Rank order: the reference is the lowest rank, whatever order the store lists processes in
+  // (reports must not depend on it).
+  auto series_key = [&](size_t s) {
+    return std::make_pair(ranks[s].rank < 0, ranks[s].rank < 0 ? static_cast<int64_t>(s) : ranks[s].rank);
+  };
+  auto rank_key = [&](const Slot& s) { return series_key(s.series); };
+  std::vector<RankSteps> rank_steps;
+  size_t reference = 0;
+  for (size_t s = 0; s < ranks.size(); ++s) {
+    rank_steps.push_back({ranks[s].steps, ranks[s].unix_offset_ns});
+    if (series_key(s) < series_key(reference)) reference = s;
+  }
+  const std::vector<std::vector<int64_t>> keys = JobStepKeys(rank_steps, reference);
   JobSteps job;
   for (size_t s = 0; s < ranks.size(); ++s) {
-    for (StepAnalysis& a : *ranks[s].steps) job[a.report.step().number()].push_back({s, &a});
+    for (size_t j = 0; j < ranks[s].steps->size(); ++j) job[keys[s][j]].push_back({s, &(*ranks[s].steps)[j]});
   }
-  // Rank order: the reference clock is the lowest rank's, whatever order the store lists
-  // processes in (reports must not depend on it).
-  auto rank_key = [&](const Slot& s) {
-    return std::make_pair(ranks[s.series].rank < 0, ranks[s.series].rank < 0 ? static_cast<int64_t>(s.series)
-                                                                            : ranks[s.series].rank);
-  };
   for (auto& [number, slots] : job) {
     std::stable_sort(slots.begin(), slots.end(),
                      [&](const Slot& a, const Slot& b) { return rank_key(a) < rank_key(b); });

@@ -16,6 +16,7 @@ struct RankSeries {
   int32_t rank = -1;         // the process's rank; -1 when unknown (then numbered by position)
   uint32_t world_size = 0;   // 0 when unknown
   std::vector<StepAnalysis>* steps = nullptr;  // one process's steps, any order
+  int64_t unix_offset_ns = 0;  // the process's CUPTI-to-unix clock offset (pairs non-NVTX steps)
 };
 
 // A collective is waited on beyond the best time of the same collective (same op, group and

@@ -302,7 +302,7 @@ absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEng
   std::vector<analysis::RankSeries> ranks;
   for (const ProcessRecord& p : processes) {
     ranks.push_back({p.identity.rank(), static_cast<uint32_t>(std::max(0, p.identity.world_size())),
-                     &out[p.process_id]});
+                     &out[p.process_id], p.identity.clock_offset_ns()});
   }
   analysis::AnalyzeRanks(ranks);
   return out;

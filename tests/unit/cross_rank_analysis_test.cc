@@ -32,7 +32,15 @@ struct AnalysedJob {
 
 // Analyses the captured ranks the way the collector does: per step, per process series, then
 // the job-level pass.
-AnalysedJob Analyse(const CollectiveJobPlan& plan, std::vector<int> captured = {}) {
+// Steps found without NVTX are numbered per process: `renumber` simulates that (rank 1 started
+// capturing earlier, so its numbers run ahead) and `unix_offsets` give each process's clock
+// offset to the wall clock.
+struct WithoutNvtx {
+  bool enabled = false;
+};
+
+AnalysedJob Analyse(const CollectiveJobPlan& plan, std::vector<int> captured = {},
+                    WithoutNvtx without_nvtx = {}) {
   AnalysedJob job;
   job.built = BuildCollectiveJob(plan);
   if (captured.empty()) {
@@ -44,13 +52,18 @@ AnalysedJob Analyse(const CollectiveJobPlan& plan, std::vector<int> captured = {
     std::vector<StepAnalysis> steps;
     for (const StepWindow& w : StepSegmenter().FindSteps(rank.events, rank.strings)) {
       steps.push_back(AnalyzeStep(rank.events, rank.strings, w, 100 + r));
+      if (without_nvtx.enabled) {
+        steps.back().report.mutable_step()->set_source("period:21 kernels");
+        steps.back().report.mutable_step()->set_number(w.number + (r == 1 ? 10 : 0));
+      }
     }
     AnalyzeStepSeries(&steps);
     job.steps.push_back(std::move(steps));
   }
   std::vector<RankSeries> series;
   for (size_t i = 0; i < captured.size(); ++i) {
-    series.push_back({captured[i], static_cast<uint32_t>(plan.ranks.size()), &job.steps[i]});
+    series.push_back({captured[i], static_cast<uint32_t>(plan.ranks.size()), &job.steps[i],
+                      -plan.ranks[captured[i]].clock_offset_ns});
   }
   AnalyzeRanks(series);
   return job;
@@ -90,7 +103,7 @@ void ExpectStraggler(const AnalysedJob& job, int slow, const std::string& cause)
     const int rank = job.ranks[i];
     for (const StepAnalysis& s : job.steps[i]) {
       const v1::StepReport& r = s.report;
-      const int64_t built = job.built[rank].wait_ns[r.step().number()];
+      const int64_t built = job.built[rank].wait_ns[r.step().number() % 10];
       SCOPED_TRACE("rank " + std::to_string(rank) + " step " + std::to_string(r.step().number()) +
                    ": " + Describe(r));
       ASSERT_TRUE(r.has_comm());
@@ -142,6 +155,13 @@ TEST(CrossRank, WaitsSurviveClockOffsetsOfFiftyMsBetweenHosts) {
       EXPECT_NEAR(s.report.comm().clock_offset_ns(), offsets[r] - offsets[0], 1000) << "rank " << r;
     }
   }
+}
+
+TEST(CrossRank, StepsFoundWithoutNvtxArePairedByWallClockTime) {
+  CollectiveJobPlan plan = ComputeStraggler(4, 2);
+  const int64_t offsets[] = {50 * ms, -30 * ms, 10 * ms, -50 * ms};
+  for (int r = 0; r < 4; ++r) plan.ranks[r].clock_offset_ns = offsets[r];
+  ExpectStraggler(Analyse(plan, {}, WithoutNvtx{true}), 2, "more_compute");
 }
 
 TEST(CrossRank, AnInputBoundStragglerIsBlamedOnItsInput) {

@@ -247,7 +247,11 @@ void AnalyzeRanks(const std::vector<RankSeries>& ranks) {
   const std::vector<std::vector<int64_t>> keys = JobStepKeys(rank_steps, reference);
   JobSteps job;
   for (size_t s = 0; s < ranks.size(); ++s) {
-    for (size_t j = 0; j < ranks[s].steps->size(); ++j) job[keys[s][j]].push_back({s, &(*ranks[s].steps)[j]});
+    for (size_t j = 0; j < ranks[s].steps->size(); ++j) {
+      StepAnalysis& a = (*ranks[s].steps)[j];
+      if (keys[s][j] > kUnpairedStepKeys) a.report.set_job_step(keys[s][j]);
+      job[keys[s][j]].push_back({s, &a});
+    }
   }
   for (auto& [number, slots] : job) {
     std::stable_sort(slots.begin(), slots.end(),

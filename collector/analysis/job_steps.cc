@@ -1,7 +1,6 @@
 #include "collector/analysis/job_steps.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "absl/strings/match.h"
 
@@ -40,6 +39,7 @@ std::vector<std::vector<int64_t>> JobStepKeys(const std::vector<RankSteps>& rank
   std::sort(ref.begin(), ref.end(), [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
   // Keys no reference step has: below every real step number.
   int64_t unpaired = std::numeric_limits<int64_t>::min() / 2;
+  static_assert(std::numeric_limits<int64_t>::min() / 2 < kUnpairedStepKeys);
   for (size_t i = 0; i < ranks.size(); ++i) {
     for (const StepAnalysis& a : *ranks[i].steps) {
       const auto& s = a.report.step();

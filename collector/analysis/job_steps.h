@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "collector/analysis/step_series.h"
@@ -20,6 +21,9 @@ struct RankSteps {
 // A step pairs with the reference step it overlaps most when that overlap is at least this share
 // of the shorter of the two.
 inline constexpr double kMinStepOverlapShare = 0.5;
+
+// Keys at or below this are steps paired with no reference step.
+inline constexpr int64_t kUnpairedStepKeys = std::numeric_limits<int64_t>::min() / 4;
 
 // keys[i][j]: the job step of ranks[i]'s j-th step. `reference` indexes the rank whose numbering
 // the job uses. A step that pairs with none gets a key of its own (analysed without peers).

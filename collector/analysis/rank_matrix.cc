@@ -54,8 +54,10 @@ void AddRankMatrix(const std::vector<v1::StepReport>& steps, const std::vector<P
     auto it = slot.find(r.step().process_id());
     if (it == slot.end()) continue;
     const v1::RankStepCell cell = Cell(r, rank_of[it->second]);
-    by_step[r.step().number()].push_back(cell);
-    auto [s, fresh] = steady.try_emplace(r.step().number(), r.steady_state());
+    // The job's step (steps found without NVTX are numbered per process).
+    const int64_t number = r.has_job_step() ? r.job_step() : r.step().number();
+    by_step[number].push_back(cell);
+    auto [s, fresh] = steady.try_emplace(number, r.steady_state());
     if (!fresh) s->second = s->second && r.steady_state();
     if (!r.steady_state()) continue;
     RankAcc& a = acc[it->second];

@@ -161,7 +161,22 @@ TEST(CrossRank, StepsFoundWithoutNvtxArePairedByWallClockTime) {
   CollectiveJobPlan plan = ComputeStraggler(4, 2);
   const int64_t offsets[] = {50 * ms, -30 * ms, 10 * ms, -50 * ms};
   for (int r = 0; r < 4; ++r) plan.ranks[r].clock_offset_ns = offsets[r];
-  ExpectStraggler(Analyse(plan, {}, WithoutNvtx{true}), 2, "more_compute");
+  const AnalysedJob job = Analyse(plan, {}, WithoutNvtx{true});
+  ExpectStraggler(job, 2, "more_compute");
+  std::vector<v1::StepReport> reports;
+  std::vector<ProcessRank> processes;
+  for (int r = 0; r < 4; ++r) {
+    processes.push_back({100u + r, r, ""});
+    for (const StepAnalysis& s : job.steps[r]) {
+      ASSERT_TRUE(s.report.has_job_step());
+      EXPECT_EQ(s.report.job_step(), s.report.step().number() - (r == 1 ? 10 : 0));
+      reports.push_back(s.report);
+    }
+  }
+  v1::JobSummary summary;
+  AddRankMatrix(reports, processes, &summary);
+  ASSERT_EQ(summary.steps_size(), 5);  // rank 1's steps 10..14 are the job's 0..4
+  for (const v1::JobStep& step : summary.steps()) EXPECT_EQ(step.ranks_size(), 4);
 }
 
 TEST(CrossRank, AnInputBoundStragglerIsBlamedOnItsInput) {

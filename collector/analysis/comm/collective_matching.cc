@@ -1,6 +1,7 @@
 #include "collector/analysis/comm/collective_matching.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 
@@ -46,17 +47,37 @@ std::vector<RankStepTiming> MatchStepCollectives(const std::vector<RankStepColle
     return ranks[x.rank_slot].collectives->ops[x.op];
   };
   // Clock offsets from matched ends, against the first rank that has any collective.
+  size_t reference = 0;
+  while (reference < ranks.size() && ranks[reference].collectives->ops.empty()) ++reference;
   std::vector<std::vector<int64_t>> end_deltas(ranks.size());
   for (const auto& [key, instances] : matches) {
-    const Instance& ref = instances.front();
-    if (ref.rank_slot != 0) continue;
+    auto ref = std::find_if(instances.begin(), instances.end(),
+                            [&](const Instance& x) { return x.rank_slot == reference; });
+    if (ref == instances.end()) continue;
     for (const Instance& x : instances) {
-      end_deltas[x.rank_slot].push_back(op_of(x).end_ns - op_of(ref).end_ns);
+      end_deltas[x.rank_slot].push_back(op_of(x).end_ns - op_of(*ref).end_ns);
     }
   }
-  for (size_t r = 1; r < ranks.size(); ++r) out[r].clock_offset_ns = Median(&end_deltas[r]);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (r != reference) out[r].clock_offset_ns = Median(&end_deltas[r]);
+  }
 
-  for (const auto& [key, instances] : matches) {
+  for (auto& [key, all] : matches) {
+    // The same collective ends together everywhere; an instance that does not is another
+    // group's (live capture has no group names: two tensor-parallel groups both run "allreduce
+    // #0") and is left unmatched rather than given a wait that never happened.
+    std::vector<int64_t> ends;
+    for (const Instance& x : all) ends.push_back(op_of(x).end_ns - out[x.rank_slot].clock_offset_ns);
+    const int64_t median_end = Median(&ends);
+    std::vector<int64_t> durations;
+    for (const Instance& x : all) durations.push_back(op_of(x).duration_ns());
+    const int64_t tolerance =
+        std::max<int64_t>(kEndToleranceNs, static_cast<int64_t>(kEndToleranceShare * Median(&durations)));
+    std::vector<Instance> instances;
+    for (const Instance& x : all) {
+      const int64_t end = op_of(x).end_ns - out[x.rank_slot].clock_offset_ns;
+      if (std::abs(end - median_end) <= tolerance) instances.push_back(x);
+    }
     if (instances.size() < 2) continue;
     int64_t last_arrival = 0;
     size_t last = instances.front().rank_slot;

@@ -21,6 +21,11 @@
 
 namespace gpuspy::analysis {
 
+// Matched instances must end within this of their median end (clock offsets removed), or this
+// share of the median duration if larger; the others are another group's collective.
+inline constexpr int64_t kEndToleranceNs = 100'000;
+inline constexpr double kEndToleranceShare = 0.05;
+
 struct RankStepCollectives {
   int32_t rank = -1;
   const StepCollectives* collectives = nullptr;
@@ -38,7 +43,8 @@ struct RankStepTiming {
   std::vector<CollectiveTiming> timings;   // parallel to collectives->ops
 };
 
-// One entry per input rank, in input order. The reference clock is the first rank's.
+// One entry per input rank, in input order. The reference clock is the first rank's that has a
+// collective in the step.
 std::vector<RankStepTiming> MatchStepCollectives(const std::vector<RankStepCollectives>& ranks);
 
 }  // namespace gpuspy::analysis

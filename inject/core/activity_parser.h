@@ -27,7 +27,7 @@ struct DeviceInfo {
 
 struct ParserStats {
   uint64_t records = 0;
-  uint64_t skipped_kinds = 0;      // records of kinds gpuspy does not model (e.g. MEMORY_POOL)
+  uint64_t skipped_kinds = 0;      // records of kinds gpuspy does not model (e.g. NAME, STREAM)
   uint64_t unpaired_markers = 0;   // NVTX range ends whose start was never seen
 };
 

@@ -48,8 +48,10 @@ absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cu
 
   const CUptiResult sub = api_.Subscribe(&subscriber_, &CuptiCapture::OnCallback, this);
   if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    // Name the code too: it is what a user searches for, and what NVIDIA's docs index.
     return absl::FailedPreconditionError(
-        "CUPTI is already in use by another profiler (torch.profiler, Nsight Systems, ...)");
+        "CUPTI is already in use by another profiler (torch.profiler, Nsight Systems, ...): "
+        "cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
   }
   if (absl::Status st = Check(sub, "cuptiSubscribe"); !st.ok()) return st;
   // Context teardown is the last reliable moment to flush (exit-time flushing is fragile).

@@ -10,6 +10,13 @@ namespace {
 
 int64_t Ns(uint64_t t) { return static_cast<int64_t>(t); }
 
+// cuptiActivityGetNextRecord: "Records of certain kinds like CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+// may contain invalid (0) timestamps" (cupti_activity.h, CUDA 13.0).
+bool Untimed(uint64_t start, uint64_t end) {
+  return start == static_cast<uint64_t>(CUPTI_TIMESTAMP_UNKNOWN) ||
+         end == static_cast<uint64_t>(CUPTI_TIMESTAMP_UNKNOWN);
+}
+
 CopyKind ToCopyKind(uint8_t k) {
   switch (k) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
@@ -141,6 +148,10 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       // KERNEL and CONCURRENT_KERNEL share one struct (activity_records.h).
       const auto& k = As<CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL>(record);
+      if (Untimed(k.start, k.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       KernelEvent e;
       e.start_ns = Ns(k.start);
       e.end_ns = Ns(k.end);
@@ -158,6 +169,10 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& m = As<CUPTI_ACTIVITY_KIND_MEMCPY>(record);
+      if (Untimed(m.start, m.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       MemcpyEvent e;
       e.start_ns = Ns(m.start);
       e.end_ns = Ns(m.end);
@@ -175,6 +190,10 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto& m = As<CUPTI_ACTIVITY_KIND_MEMCPY2>(record);
+      if (Untimed(m.start, m.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       MemcpyEvent e;
       e.start_ns = Ns(m.start);
       e.end_ns = Ns(m.end);
@@ -192,6 +211,10 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = As<CUPTI_ACTIVITY_KIND_MEMSET>(record);
+      if (Untimed(m.start, m.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       MemsetEvent e;
       e.start_ns = Ns(m.start);
       e.end_ns = Ns(m.end);
@@ -263,6 +286,10 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
     }
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
       const auto& g = As<CUPTI_ACTIVITY_KIND_GRAPH_TRACE>(record);
+      if (Untimed(g.start, g.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       out->graph_launches.push_back(
           {Ns(g.start), Ns(g.end), g.correlationId, {g.deviceId, g.contextId, g.streamId}, g.graphId});
       return;
@@ -315,9 +342,11 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
 void ActivityParser::ParseBuffer(uint8_t* buffer, size_t valid_bytes, EventColumns* out) {
   if (buffer == nullptr || valid_bytes == 0) return;
   CUpti_Activity* record = nullptr;
-  while (api_->ActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
+  CUptiResult status = CUPTI_SUCCESS;
+  while ((status = api_->ActivityGetNextRecord(buffer, valid_bytes, &record)) == CUPTI_SUCCESS) {
     ParseRecord(record, out);
   }
+  if (status != CUPTI_ERROR_MAX_LIMIT_REACHED) ++stats_.unreadable_buffers;
 }
 
 }  // namespace gpuspy::inject

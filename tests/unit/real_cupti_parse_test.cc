@@ -453,5 +453,52 @@ TEST_F(RealCuptiParseTest, KindsGpuspyDoesNotModelAreCountedAndSteppedOver) {
   EXPECT_EQ(out_.external_correlations[0].external_id, 5u);
 }
 
+TEST_F(RealCuptiParseTest, GpuRecordsCuptiCouldNotTimeAreDroppedAndCounted) {
+  RecordBuffer b;
+  {
+    auto& k = b.Add<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    k.start = CUPTI_TIMESTAMP_UNKNOWN;  // "no timing information ... for lack of device memory"
+    k.end = CUPTI_TIMESTAMP_UNKNOWN;
+    k.correlationId = 1;
+    k.name = "untimed";
+  }
+  {
+    auto& m = b.Add<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+    m.start = kT0;
+    m.end = CUPTI_TIMESTAMP_UNKNOWN;
+    m.bytes = 8;
+  }
+  {
+    auto& k = b.Add<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    k.start = kT0;
+    k.end = kT0 + 1'000;
+    k.correlationId = 2;
+    k.name = "timed";
+  }
+  Parse(b);
+  ASSERT_EQ(out_.kernels.size(), 1u);
+  EXPECT_EQ(Str(out_.kernels[0].name), "timed");
+  EXPECT_TRUE(out_.memcpys.empty());
+  EXPECT_EQ(parser_.stats().untimed_records, 2u);
+  // Nothing at t=0 stretches the batch's time range back to the epoch.
+  EXPECT_EQ(out_.TimeRange().first, static_cast<int64_t>(kT0));
+}
+
+TEST_F(RealCuptiParseTest, AWalkTheRealLibraryAbandonsCountsTheBufferAsUnreadable) {
+  RecordBuffer good;
+  good.Add<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).correlationId = 1;
+  Parse(good);
+  EXPECT_EQ(parser_.stats().unreadable_buffers, 0u) << "MAX_LIMIT_REACHED is the normal end";
+
+  RecordBuffer bad;
+  bad.Add<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).correlationId = 2;
+  bad.Append(static_cast<CUpti_ActivityKind>(CUPTI_ACTIVITY_KIND_COUNT + 1), 40);
+  bad.Add<CUpti_ActivityAPI>(CUPTI_ACTIVITY_KIND_RUNTIME).correlationId = 3;
+  parser_.ParseBuffer(bad.data(), bad.size(), &out_);
+  ASSERT_EQ(out_.apis.size(), 2u) << "the real walker stops at the record it cannot size";
+  EXPECT_EQ(out_.apis[1].correlation_id, 2u);
+  EXPECT_EQ(parser_.stats().unreadable_buffers, 1u);
+}
+
 }  // namespace
 }  // namespace gpuspy::inject

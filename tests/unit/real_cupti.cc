@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
+#include <utility>
 
 namespace gpuspy::testing {
 namespace {
@@ -33,16 +33,16 @@ RealCupti* Load(std::string* why) {
     *why = std::string("cannot load ") + path + ": " + dlerror();
     return nullptr;
   }
-  auto* api = new RealCupti{path};
-  api->next_record = reinterpret_cast<NextRecordFn>(dlsym(lib, "cuptiActivityGetNextRecord"));
-  api->callback_name =
+  RealCupti api{path};
+  api.next_record = reinterpret_cast<NextRecordFn>(dlsym(lib, "cuptiActivityGetNextRecord"));
+  api.callback_name =
       reinterpret_cast<decltype(&::cuptiGetCallbackName)>(dlsym(lib, "cuptiGetCallbackName"));
-  api->version = reinterpret_cast<decltype(&::cuptiGetVersion)>(dlsym(lib, "cuptiGetVersion"));
-  if (api->next_record == nullptr || api->callback_name == nullptr || api->version == nullptr) {
+  api.version = reinterpret_cast<decltype(&::cuptiGetVersion)>(dlsym(lib, "cuptiGetVersion"));
+  if (api.next_record == nullptr || api.callback_name == nullptr || api.version == nullptr) {
     *why = path + " lacks an entry point the oracle needs";
     return nullptr;
   }
-  return api;
+  return new RealCupti(std::move(api));  // lives as long as the test process, like the library
 }
 
 }  // namespace

@@ -38,7 +38,12 @@ CuptiCapture& CuptiCapture::Instance() {
 
 absl::Status CuptiCapture::Check(CUptiResult result, const char* what) const {
   if (result == CUPTI_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", api_.ResultString(result)));
+  // CUPTI's only word for "this driver is older than my toolkit needs" (CUPTI docs, "CUPTI
+  // Compatibility and Requirements"); without the hint users chase the wrong cause.
+  const char* hint = result == CUPTI_ERROR_NOT_INITIALIZED
+                         ? " (is the CUDA driver older than this CUPTI's toolkit requires?)"
+                         : "";
+  return absl::InternalError(absl::StrCat(what, ": ", api_.ResultString(result), hint));
 }
 
 absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cupti_path) {

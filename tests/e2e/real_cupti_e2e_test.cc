@@ -3,7 +3,8 @@
 // must say so in one line, stay inert and leave the program's output and exit code alone. The
 // driver's part (cuInit loading CUDA_INJECTION64_PATH) is played by stub_driver_app, because the
 // toolkit's stub libcuda never loads it (shown below). The same contract when CUPTI reports
-// MULTIPLE_SUBSCRIBERS, with the fake CUPTI, which can say that.
+// MULTIPLE_SUBSCRIBERS or NOT_INITIALIZED (a driver too old for it), with the fake CUPTI, which
+// can say those.
 #include <unistd.h>
 
 #include <chrono>
@@ -127,6 +128,25 @@ TEST_F(RealCuptiE2E, AnotherProfilerHoldingCuptiIsNamedInOneLineAndChangesNothin
   EXPECT_NE(lines[0].find("already in use by another profiler"), std::string::npos) << lines[0];
   EXPECT_FALSE(std::filesystem::exists(spill_dir())) << "an inert core spilled";
   EXPECT_LT(busy.wall, plain.wall + kMaxExtraWall);
+}
+
+TEST_F(RealCuptiE2E, ADriverTooOldForCuptiIsNamedWithItsLikelyCause) {
+  // The fake CUPTI answers cuptiSubscribe as CUPTI does with a driver older than its toolkit.
+  const std::vector<std::string> argv = {FAKE_TRAIN_BIN, "--steps", "2", "--kernels", "3"};
+  const Timed plain = RunTimed(argv, {"GPUSPY_CUPTI_PATH=" + std::string(FAKE_CUPTI_LIB)});
+  ASSERT_EQ(plain.run.exit_code, 0) << plain.run.err;
+  const Timed old = RunTimed(argv, {"LD_PRELOAD=" + std::string(SHIM_LIB),
+                                    "GPUSPY_CUPTI_PATH=" + std::string(FAKE_CUPTI_LIB),
+                                    "GPUSPY_COLLECTOR=127.0.0.1:1",
+                                    "GPUSPY_SPILL_DIR=" + spill_dir(), "FAKE_CUPTI_OLD_DRIVER=1"});
+  EXPECT_EQ(old.run.exit_code, plain.run.exit_code);
+  EXPECT_EQ(old.run.out, plain.run.out);
+  const std::vector<std::string> lines = GpuspyLines(old.run.err);
+  ASSERT_EQ(lines.size(), 1u) << old.run.err;
+  EXPECT_NE(lines[0].find("cuptiSubscribe: CUPTI_ERROR_NOT_INITIALIZED"), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("CUDA driver older"), std::string::npos) << lines[0];
+  EXPECT_FALSE(std::filesystem::exists(spill_dir())) << "an inert core spilled";
 }
 
 }  // namespace

@@ -3,11 +3,19 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "inject/core/activity_records.h"
 
 namespace gpuspy::inject {
 namespace {
 
 int64_t Ns(uint64_t t) { return static_cast<int64_t>(t); }
+
+// cuptiActivityGetNextRecord: "Records of certain kinds like CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+// may contain invalid (0) timestamps" (cupti_activity.h, CUDA 13.0).
+bool Untimed(uint64_t start, uint64_t end) {
+  return start == static_cast<uint64_t>(CUPTI_TIMESTAMP_UNKNOWN) ||
+         end == static_cast<uint64_t>(CUPTI_TIMESTAMP_UNKNOWN);
+}
 
 CopyKind ToCopyKind(uint8_t k) {
   switch (k) {
@@ -138,7 +146,12 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
   switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-      const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      // KERNEL and CONCURRENT_KERNEL share one struct (activity_records.h).
+      const auto& k = As<CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL>(record);
+      if (Untimed(k.start, k.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       KernelEvent e;
       e.start_ns = Ns(k.start);
       e.end_ns = Ns(k.end);
@@ -155,7 +168,11 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      const auto& m = As<CUPTI_ACTIVITY_KIND_MEMCPY>(record);
+      if (Untimed(m.start, m.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       MemcpyEvent e;
       e.start_ns = Ns(m.start);
       e.end_ns = Ns(m.end);
@@ -172,7 +189,11 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+      const auto& m = As<CUPTI_ACTIVITY_KIND_MEMCPY2>(record);
+      if (Untimed(m.start, m.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       MemcpyEvent e;
       e.start_ns = Ns(m.start);
       e.end_ns = Ns(m.end);
@@ -189,7 +210,11 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      const auto& m = As<CUPTI_ACTIVITY_KIND_MEMSET>(record);
+      if (Untimed(m.start, m.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       MemsetEvent e;
       e.start_ns = Ns(m.start);
       e.end_ns = Ns(m.end);
@@ -204,7 +229,7 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
-      const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      const auto& a = As<CUPTI_ACTIVITY_KIND_RUNTIME>(record);
       const bool driver = record->kind == CUPTI_ACTIVITY_KIND_DRIVER;
       ApiEvent e;
       e.start_ns = Ns(a.start);
@@ -218,7 +243,7 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
       return;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-      const auto& s = *reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+      const auto& s = As<CUPTI_ACTIVITY_KIND_SYNCHRONIZATION>(record);
       SyncEvent e;
       e.start_ns = Ns(s.start);
       e.end_ns = Ns(s.end);
@@ -231,7 +256,7 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMemory4*>(record);
+      const auto& m = As<CUPTI_ACTIVITY_KIND_MEMORY2>(record);
       MemoryEvent e;
       e.timestamp_ns = Ns(m.timestamp);
       e.correlation_id = m.correlationId;
@@ -249,10 +274,10 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
       return;
     }
     case CUPTI_ACTIVITY_KIND_MARKER:
-      OnMarker(*reinterpret_cast<const CUpti_ActivityMarker2*>(record), out);
+      OnMarker(As<CUPTI_ACTIVITY_KIND_MARKER>(record), out);
       return;
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
-      const auto& o = *reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
+      const auto& o = As<CUPTI_ACTIVITY_KIND_OVERHEAD>(record);
       const uint32_t tid =
           o.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? o.objectId.pt.threadId : 0;
       out->overheads.push_back(
@@ -260,19 +285,23 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
       return;
     }
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
-      const auto& g = *reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+      const auto& g = As<CUPTI_ACTIVITY_KIND_GRAPH_TRACE>(record);
+      if (Untimed(g.start, g.end)) {
+        ++stats_.untimed_records;
+        return;
+      }
       out->graph_launches.push_back(
           {Ns(g.start), Ns(g.end), g.correlationId, {g.deviceId, g.contextId, g.streamId}, g.graphId});
       return;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-      const auto& x = *reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(record);
+      const auto& x = As<CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION>(record);
       out->external_correlations.push_back(
           {x.correlationId, static_cast<uint32_t>(x.externalKind), x.externalId});
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
-      const auto& m = *reinterpret_cast<const CUpti_ActivityMemoryPool3*>(record);
+      const auto& m = As<CUPTI_ACTIVITY_KIND_MEMORY_POOL>(record);
       MemoryPoolEvent e;
       e.timestamp_ns = Ns(m.timestamp);
       e.correlation_id = m.correlationId;
@@ -293,14 +322,14 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
       return;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
-      const auto& d = *reinterpret_cast<const CUpti_ActivityDevice5*>(record);
+      const auto& d = As<CUPTI_ACTIVITY_KIND_DEVICE>(record);
       devices_.push_back({d.id, d.name != nullptr ? d.name : "", d.numMultiprocessors,
                           d.globalMemorySize, d.computeCapabilityMajor,
                           d.computeCapabilityMinor});
       return;
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
-      const auto& c = *reinterpret_cast<const CUpti_ActivityContext3*>(record);
+      const auto& c = As<CUPTI_ACTIVITY_KIND_CONTEXT>(record);
       context_device_[c.contextId] = c.deviceId;
       return;
     }
@@ -313,9 +342,11 @@ void ActivityParser::ParseRecord(const CUpti_Activity* record, EventColumns* out
 void ActivityParser::ParseBuffer(uint8_t* buffer, size_t valid_bytes, EventColumns* out) {
   if (buffer == nullptr || valid_bytes == 0) return;
   CUpti_Activity* record = nullptr;
-  while (api_->ActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
+  CUptiResult status = CUPTI_SUCCESS;
+  while ((status = api_->ActivityGetNextRecord(buffer, valid_bytes, &record)) == CUPTI_SUCCESS) {
     ParseRecord(record, out);
   }
+  if (status != CUPTI_ERROR_MAX_LIMIT_REACHED) ++stats_.unreadable_buffers;
 }
 
 }  // namespace gpuspy::inject

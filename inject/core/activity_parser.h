@@ -27,8 +27,14 @@ struct DeviceInfo {
 
 struct ParserStats {
   uint64_t records = 0;
-  uint64_t skipped_kinds = 0;      // records of kinds gpuspy does not model (e.g. MEMORY_POOL)
+  uint64_t skipped_kinds = 0;      // records of kinds gpuspy does not model (e.g. NAME, STREAM)
   uint64_t unpaired_markers = 0;   // NVTX range ends whose start was never seen
+  // GPU records CUPTI could not time (start or end CUPTI_TIMESTAMP_UNKNOWN, "for lack of device
+  // memory"): dropped, since a kernel at t=0 would stretch every time range back to 1970.
+  uint64_t untimed_records = 0;
+  // Buffers whose walk ended on an error, not at their end (a corrupt or unknown record): the
+  // rest of such a buffer cannot be read, since record sizes come from kinds.
+  uint64_t unreadable_buffers = 0;
 };
 
 // NVTX range starts waiting for their end record; beyond this the oldest are dropped (a range

@@ -29,12 +29,14 @@ void OnExit() {
   const PipelineStats& s = g_pipeline->stats();
   Log(LogLevel::kInfo,
       "exit: %llu events, %llu batches delivered, %llu spilled, %llu spill-dropped events, "
-      "%llu CUPTI-dropped records",
+      "%llu CUPTI-dropped records, %llu untimed GPU records, %llu unreadable buffers",
       static_cast<unsigned long long>(s.events.load()),
       static_cast<unsigned long long>(s.batches_delivered.load()),
       static_cast<unsigned long long>(s.batches_spilled.load()),
       static_cast<unsigned long long>(s.spill_dropped_events.load()),
-      static_cast<unsigned long long>(CuptiCapture::Instance().DroppedRecords()));
+      static_cast<unsigned long long>(CuptiCapture::Instance().DroppedRecords()),
+      static_cast<unsigned long long>(s.untimed_records.load()),
+      static_cast<unsigned long long>(s.unreadable_buffers.load()));
 }
 
 // The child of a fork() inherits our memory but none of our threads, and gRPC is not fork-safe:

@@ -38,7 +38,12 @@ CuptiCapture& CuptiCapture::Instance() {
 
 absl::Status CuptiCapture::Check(CUptiResult result, const char* what) const {
   if (result == CUPTI_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", api_.ResultString(result)));
+  // CUPTI's only word for "this driver is older than my toolkit needs" (CUPTI docs, "CUPTI
+  // Compatibility and Requirements"); without the hint users chase the wrong cause.
+  const char* hint = result == CUPTI_ERROR_NOT_INITIALIZED
+                         ? " (is the CUDA driver older than this CUPTI's toolkit requires?)"
+                         : "";
+  return absl::InternalError(absl::StrCat(what, ": ", api_.ResultString(result), hint));
 }
 
 absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cupti_path) {
@@ -48,8 +53,10 @@ absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cu
 
   const CUptiResult sub = api_.Subscribe(&subscriber_, &CuptiCapture::OnCallback, this);
   if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    // Name the code too: it is what a user searches for, and what NVIDIA's docs index.
     return absl::FailedPreconditionError(
-        "CUPTI is already in use by another profiler (torch.profiler, Nsight Systems, ...)");
+        "CUPTI is already in use by another profiler (torch.profiler, Nsight Systems, ...): "
+        "cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
   }
   if (absl::Status st = Check(sub, "cuptiSubscribe"); !st.ok()) return st;
   // Context teardown is the last reliable moment to flush (exit-time flushing is fragile).

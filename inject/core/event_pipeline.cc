@@ -177,6 +177,8 @@ void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
     parser_.ParseBuffer(b.data, b.valid_bytes, &pending_);
     pool_->Release(b.data);
   }
+  stats_.untimed_records.store(parser_.stats().untimed_records, std::memory_order_relaxed);
+  stats_.unreadable_buffers.store(parser_.stats().unreadable_buffers, std::memory_order_relaxed);
 }
 
 void EventPipeline::Drain(bool forced_flush) {

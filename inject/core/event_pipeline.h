@@ -62,6 +62,10 @@ struct PipelineStats {
   std::atomic<uint64_t> overload_refusals{0};  // collector said RESOURCE_EXHAUSTED (kept, retried)
   std::atomic<uint64_t> captures_started{0};
   std::atomic<uint64_t> events_outside_window{0};  // traced around a capture window, not sent
+  // The parser's losses (ParserStats): GPU records CUPTI could not time, buffers whose walk
+  // CUPTI abandoned. Published after each parse, for the exit line and tests.
+  std::atomic<uint64_t> untimed_records{0};
+  std::atomic<uint64_t> unreadable_buffers{0};
 };
 
 class EventPipeline {

@@ -190,10 +190,14 @@ CUptiResult NextRecord(uint8_t* buffer, size_t valid_size, CUpti_Activity** reco
     offset = static_cast<size_t>(previous - buffer) + Padded(RecordSize((*record)->kind));
   }
   if (offset >= valid_size) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  // The real libcupti (13.0) ends the walk with MAX_LIMIT_REACHED, not an error, when validSize
+  // cuts a record short, even before its kind is read; an unknown kind is INVALID_KIND
+  // (tests/unit/real_cupti_layout_test.cc holds the fake to this).
+  if (offset + sizeof(CUpti_ActivityKind) > valid_size) return CUPTI_ERROR_MAX_LIMIT_REACHED;
   auto* next = reinterpret_cast<CUpti_Activity*>(buffer + offset);
   const size_t size = RecordSize(next->kind);
-  // An unknown kind, or a record cut off by validSize: "incomplete or invalid".
-  if (size == 0 || offset + size > valid_size) return CUPTI_ERROR_INVALID_KIND;
+  if (size == 0) return CUPTI_ERROR_INVALID_KIND;
+  if (offset + size > valid_size) return CUPTI_ERROR_MAX_LIMIT_REACHED;
   *record = next;
   return CUPTI_SUCCESS;
 }

@@ -66,6 +66,12 @@ CUptiResult Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc cal
   if (s.subscribed || (busy != nullptr && std::strcmp(busy, "1") == 0)) {
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
+  // FAKE_CUPTI_OLD_DRIVER=1: the driver is older than this CUPTI's toolkit needs, which CUPTI
+  // reports as NOT_INITIALIZED (CUPTI docs, "CUPTI Compatibility and Requirements").
+  const char* old_driver = std::getenv("FAKE_CUPTI_OLD_DRIVER");
+  if (old_driver != nullptr && std::strcmp(old_driver, "1") == 0) {
+    return CUPTI_ERROR_NOT_INITIALIZED;
+  }
   s.subscribed = true;
   s.callback = callback;
   s.userdata = userdata;

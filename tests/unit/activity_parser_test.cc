@@ -153,6 +153,8 @@ TEST_F(ActivityParserTest, MemcpyKindsAndAsyncFlag) {
     m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
     m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
     m.bytes = 4;
+    m.start = 120;  // records without timestamps are dropped (untimed_records)
+    m.end = 125;
   }
   {
     auto& p = b.Add<CUpti_ActivityMemcpyPtoP4>(CUPTI_ACTIVITY_KIND_MEMCPY2);
@@ -161,6 +163,8 @@ TEST_F(ActivityParserTest, MemcpyKindsAndAsyncFlag) {
     p.dstDeviceId = 3;
     p.deviceId = 0;
     p.bytes = 4096;
+    p.start = 130;
+    p.end = 140;
   }
   Parse(b);
   ASSERT_EQ(out_.memcpys.size(), 3u);
@@ -197,6 +201,8 @@ TEST_F(ActivityParserTest, SyncMemsetMemoryAndOverhead) {
     m.value = 7;
     m.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
     m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.start = 200;
+    m.end = 210;
   }
   {
     auto& m = b.Add<CUpti_ActivityMemory4>(CUPTI_ACTIVITY_KIND_MEMORY2);

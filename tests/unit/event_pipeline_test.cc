@@ -28,6 +28,17 @@ CUptiResult CUPTIAPI NextApiRecord(uint8_t* buffer, size_t valid, CUpti_Activity
   return CUPTI_SUCCESS;
 }
 
+// One record per buffer. After an API record the walk ends on an error (what CUPTI says of a
+// record it cannot size), after any other at the buffer's end.
+CUptiResult CUPTIAPI NextOneRecord(uint8_t* buffer, size_t, CUpti_Activity** record) {
+  if (*record == nullptr) {
+    *record = reinterpret_cast<CUpti_Activity*>(buffer);
+    return CUPTI_SUCCESS;
+  }
+  return (*record)->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_ERROR_INVALID_KIND
+                                                         : CUPTI_ERROR_MAX_LIMIT_REACHED;
+}
+
 // Shared state of the fake collector: what it accepted, and whether it is "up".
 struct FakeCollector {
   std::mutex mu;
@@ -272,6 +283,29 @@ TEST_F(EventPipelineTest, ContinuousProcessRefusesAnAttachWindow) {
   }));
   EXPECT_NE(collector_.Statuses().back().message().find("continuous"), std::string::npos);
   pipeline_->Stop(std::chrono::milliseconds(1000));
+}
+
+TEST_F(EventPipelineTest, UntimedRecordsAndAbandonedBuffersAreCountedNotSent) {
+  api_.ActivityGetNextRecord = &NextOneRecord;
+  MakePipeline();
+  {
+    uint8_t* buf = pool_.Acquire();
+    ASSERT_NE(buf, nullptr);
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = CUPTI_TIMESTAMP_UNKNOWN;  // CUPTI could not time it
+    k.end = CUPTI_TIMESTAMP_UNKNOWN;
+    k.name = "untimed";
+    std::memcpy(buf, &k, sizeof(k));
+    completed_.Push({buf, sizeof(k)});
+  }
+  ASSERT_TRUE(Eventually([&] { return pipeline_->stats().untimed_records.load() == 1; }));
+  Produce(1);
+  ASSERT_TRUE(Eventually([&] { return pipeline_->stats().unreadable_buffers.load() == 1; }));
+  pipeline_->Stop(std::chrono::milliseconds(2000));
+  EXPECT_EQ(collector_.correlation_ids, Expected()) << "the API record before the error is kept";
+  EXPECT_EQ(pipeline_->stats().untimed_records.load(), 1u);
+  EXPECT_EQ(pool_.in_use(), 0u);
 }
 
 TEST_F(EventPipelineTest, DeliversEveryEventOnceInOrderAndRecyclesBuffers) {

@@ -508,9 +508,9 @@ TEST_F(FakeCuptiTest, NextRecordStopsAtTheEndAndOnGarbage) {
   EXPECT_EQ(cuptiActivityGetNextRecord(buffer, 0, &record), CUPTI_ERROR_MAX_LIMIT_REACHED);
   reinterpret_cast<CUpti_Activity*>(buffer)->kind = static_cast<CUpti_ActivityKind>(0x7777);
   EXPECT_EQ(cuptiActivityGetNextRecord(buffer, sizeof(buffer), &record), CUPTI_ERROR_INVALID_KIND);
-  // A record cut off by validSize is incomplete.
+  // A record cut off by validSize ends the walk, as the real libcupti does (not an error).
   reinterpret_cast<CUpti_Activity*>(buffer)->kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-  EXPECT_EQ(cuptiActivityGetNextRecord(buffer, 16, &record), CUPTI_ERROR_INVALID_KIND);
+  EXPECT_EQ(cuptiActivityGetNextRecord(buffer, 16, &record), CUPTI_ERROR_MAX_LIMIT_REACHED);
   EXPECT_EQ(cuptiActivityGetNextRecord(buffer, sizeof(CUpti_ActivityAPI), &record), CUPTI_SUCCESS);
   EXPECT_EQ(cuptiActivityGetNextRecord(buffer, sizeof(CUpti_ActivityAPI), &record),
             CUPTI_ERROR_MAX_LIMIT_REACHED);

@@ -45,7 +45,16 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
     bool tensor_cores = false;
   };
   absl::flat_hash_map<std::string, KernelAcc> kernels;
+  // Where the GPU time goes: each class's kernel time summed over the steady steps.
+  std::map<std::string, std::pair<int64_t, uint64_t>> classes;
+  int64_t class_total_ns = 0;
   for (const v1::StepReport* s : steady) {
+    for (const v1::KernelClassTime& c : s->kernel_classes()) {
+      auto& [ns, count] = classes[c.kernel_class()];
+      ns += c.ns();
+      count += c.count();
+      class_total_ns += c.ns();
+    }
     const auto& b = s->breakdown();
     walls.push_back(b.wall_ns());
     busy.push_back(b.wall_ns() > 0 ? static_cast<double>(b.gpu_busy_ns()) / b.wall_ns() : 0.0);
@@ -91,6 +100,16 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
     k->set_median_ns(Median(acc->medians));
     k->set_tensor_cores(acc->tensor_cores);
   }
+
+  for (const auto& [name, v] : classes) {
+    v1::KernelClassTime* c = out.add_kernel_classes();
+    c->set_kernel_class(name);
+    c->set_ns(v.first);
+    c->set_count(v.second);
+    c->set_share(class_total_ns > 0 ? static_cast<double>(v.first) / class_total_ns : 0.0);
+  }
+  std::stable_sort(out.mutable_kernel_classes()->begin(), out.mutable_kernel_classes()->end(),
+                   [](const auto& a, const auto& b) { return a.ns() > b.ns(); });
   return out;
 }
 

@@ -167,5 +167,32 @@ TEST(JobSummary, TopKernelsAreCappedAtTen) {
   EXPECT_EQ(s.top_kernels(9).name(), "k5");
 }
 
+void AddClass(v1::StepReport* r, const std::string& name, int64_t ns, uint64_t count) {
+  auto* c = r->add_kernel_classes();
+  c->set_kernel_class(name);
+  c->set_ns(ns);
+  c->set_count(count);
+}
+
+TEST(JobSummary, RanksWhereTheGpuTimeGoesOverSteadySteps) {
+  std::vector<v1::StepReport> steps = {Step(0, 100, 90, false), Step(1, 100, 90, true),
+                                       Step(2, 100, 90, true)};
+  AddClass(&steps[0], "other", 1'000, 10);  // warm-up: not counted
+  AddClass(&steps[1], "gemm_tc", 40, 2);
+  AddClass(&steps[1], "elementwise", 50, 8);
+  AddClass(&steps[2], "elementwise", 50, 8);
+  AddClass(&steps[2], "gemm_tc", 40, 2);
+  AddClass(&steps[2], "comm", 20, 1);
+  const v1::JobSummary s = SummarizeJob("j", steps, 1, 0);
+  ASSERT_EQ(s.kernel_classes_size(), 3);
+  EXPECT_EQ(s.kernel_classes(0).kernel_class(), "elementwise");
+  EXPECT_EQ(s.kernel_classes(0).ns(), 100);
+  EXPECT_EQ(s.kernel_classes(0).count(), 16u);
+  EXPECT_DOUBLE_EQ(s.kernel_classes(0).share(), 0.5);
+  EXPECT_EQ(s.kernel_classes(1).kernel_class(), "gemm_tc");
+  EXPECT_EQ(s.kernel_classes(2).kernel_class(), "comm");
+  EXPECT_DOUBLE_EQ(s.kernel_classes(2).share(), 0.1);
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

@@ -9,6 +9,7 @@ import {heatmapLegend, isMultiRank, rankHeatmap} from './rank_heatmap.js';
 import {stepChart, categoryLegend} from './step_chart.js';
 import {aggregateFindings, severityBadge} from './findings.js';
 import {kernelTable} from './kernels.js';
+import {gpuTime} from './gpu_time.js';
 import {
   attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateBadge, stateCounts,
 } from './job_info.js';
@@ -65,7 +66,7 @@ export async function render(root, {job: jobId}, ctx) {
     drawHeatmap(heatmapBox, summary, procs, jobHref, chartBox.clientWidth || root.clientWidth - 40);
     drawFindings(findingsBox, [...byProcess.values()].flat(), jobHref);
     drawRanks(ranksBox, procs, byProcess);
-    fill(kernelsBox, kernelTable(summary.top_kernels || []));
+    fill(kernelsBox, gpuTime(summary.kernel_classes), kernelTable(summary.top_kernels || []));
   };
 
   await load();

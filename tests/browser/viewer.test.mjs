@@ -234,6 +234,9 @@ browserTest('a copy-dominated step shows the copy finding, and its timeline draw
   assert.equal(stats.memcpys, num(report.breakdown.memcpy_count));
   assert.ok(stats.idleIntervals > 0);
   assert.equal(await page.locator('.kernels-table .kernel-row').count(), report.top_kernels.length);
+  // What the GPU time is made of: one bar segment per kernel class of the step.
+  assert.equal(await page.locator('.gpu-time .gpu-time-class').count(), report.kernel_classes.length);
+  assert.match(await page.locator('.gpu-time-line').textContent(), /^GPU time: gemm_tc /);
 
   // The blocking copy call: selecting it shows the copy it issued (correlation across lanes).
   await page.locator('canvas.timeline-canvas').scrollIntoViewIfNeeded();

@@ -27,6 +27,9 @@ TEST(CliCompositionView, StepLineNamesTheLargestClassesAndFoldsTheRest) {
                                  {"other", 0.06}, {"comm", 0.03}, {"triton", 0.01}})),
             "GPU time: gemm_tc 40% · elementwise 35% · attention 15% · other 6% · rest 4%");
   EXPECT_EQ(GpuTimeLine(Classes({{"gemm_tc", 1.0}})), "GPU time: gemm_tc 100%");
+  EXPECT_EQ(GpuTimeLine(Classes({{"elementwise", 0.5}, {"gemm_tc", 0.25}, {"comm", 0.24},
+                                 {"gemm_fp32", 0.0098}, {"other", 0.0002}})),
+            "GPU time: elementwise 50% · gemm_tc 25% · comm 24% · gemm_fp32 1%");
   EXPECT_EQ(GpuTimeLine(Classes({})), "");
 }
 

@@ -23,7 +23,8 @@ std::string GpuTimeLine(const KernelClasses& classes) {
     absl::StrAppend(&line, i == 0 ? " " : " · ", classes[i].kernel_class(), " ",
                     Share(classes[i].share()));
   }
-  if (rest > 0) absl::StrAppend(&line, " · rest ", Share(rest));
+  // Classes that round to 0% add nothing a reader can use.
+  if (Share(rest) != "0%") absl::StrAppend(&line, " · rest ", Share(rest));
   return line;
 }
 

@@ -146,6 +146,9 @@ browserTest('the job overview charts one bar per step, marks warm-up, ranks the 
   assert.equal(await page.locator('.job-finding').first().getAttribute('data-detector'), 'copy_dominated');
   assert.equal(await page.locator('.ranks-table').count(), 0, 'no rank comparison for one process');
   assert.equal(await page.locator('.rank-heatmap').count(), 0, 'no ranks x steps heatmap for one process');
+  // Where the GPU time goes, and the change with the largest expected gain (the copy fix).
+  assert.match(await page.locator('.largest-gain').textContent(), /Largest expected gain: copy_dominated/);
+  assert.match(await page.locator('.gpu-time-line').textContent(), /^GPU time: gemm_tc /);
 });
 
 // The cross-rank analysis (JobSummary.steps, StepReport.comm) is what these two draw; a job

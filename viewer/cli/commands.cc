@@ -172,6 +172,12 @@ int Summary(const GlobalOptions& g, const std::string& job) {
     }
     t.Print(std::cout);
   }
+  if (s.has_largest_gain()) {
+    const v1::ExpectedGain& g = s.largest_gain();
+    std::cout << "\nlargest expected gain: " << g.detector() << ", ~" << Ms(g.median_lost_ns())
+              << " ms per step (median over " << g.steps() << " steady steps)\n";
+    if (!g.fix_hint().empty()) std::cout << "  fix: " << g.fix_hint() << "\n";
+  }
   if (!s.kernel_classes().empty()) {
     std::cout << "\n";
     PrintGpuTimeTable(s.kernel_classes(), std::cout);

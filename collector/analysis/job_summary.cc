@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -45,7 +47,34 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
     bool tensor_cores = false;
   };
   absl::flat_hash_map<std::string, KernelAcc> kernels;
+  // The change with the largest expected gain: per detector, the lost time of its findings.
+  struct GainAcc {
+    std::vector<int64_t> lost;
+    int64_t total_ns = 0;
+    int64_t best_ns = -1;
+    std::string fix_hint;
+  };
+  std::map<std::string, GainAcc> gains;
+  // Where the GPU time goes: each class's kernel time summed over the steady steps.
+  std::map<std::string, std::pair<int64_t, uint64_t>> classes;
+  int64_t class_total_ns = 0;
   for (const v1::StepReport* s : steady) {
+    for (const v1::Finding& f : s->findings()) {
+      if (f.lost_ns() <= 0) continue;
+      GainAcc& g = gains[f.detector()];
+      g.lost.push_back(f.lost_ns());
+      g.total_ns += f.lost_ns();
+      if (f.lost_ns() > g.best_ns) {
+        g.best_ns = f.lost_ns();
+        g.fix_hint = f.fix_hint();
+      }
+    }
+    for (const v1::KernelClassTime& c : s->kernel_classes()) {
+      auto& [ns, count] = classes[c.kernel_class()];
+      ns += c.ns();
+      count += c.count();
+      class_total_ns += c.ns();
+    }
     const auto& b = s->breakdown();
     walls.push_back(b.wall_ns());
     busy.push_back(b.wall_ns() > 0 ? static_cast<double>(b.gpu_busy_ns()) / b.wall_ns() : 0.0);
@@ -90,6 +119,34 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
     k->set_total_ns(acc->total_ns);
     k->set_median_ns(Median(acc->medians));
     k->set_tensor_cores(acc->tensor_cores);
+  }
+
+  for (const auto& [name, v] : classes) {
+    v1::KernelClassTime* c = out.add_kernel_classes();
+    c->set_kernel_class(name);
+    c->set_ns(v.first);
+    c->set_count(v.second);
+    c->set_share(class_total_ns > 0 ? static_cast<double>(v.first) / class_total_ns : 0.0);
+  }
+  std::stable_sort(out.mutable_kernel_classes()->begin(), out.mutable_kernel_classes()->end(),
+                   [](const auto& a, const auto& b) { return a.ns() > b.ns(); });
+
+  // Ties go to the detector named first (std::map order), so the answer is deterministic.
+  const GainAcc* best = nullptr;
+  std::string best_detector;
+  for (const auto& [detector, g] : gains) {
+    if (best == nullptr || g.total_ns > best->total_ns) {
+      best = &g;
+      best_detector = detector;
+    }
+  }
+  if (best != nullptr) {
+    v1::ExpectedGain* gain = out.mutable_largest_gain();
+    gain->set_detector(best_detector);
+    gain->set_steps(best->lost.size());
+    gain->set_median_lost_ns(Median(best->lost));
+    gain->set_total_lost_ns(best->total_ns);
+    gain->set_fix_hint(best->fix_hint);
   }
   return out;
 }

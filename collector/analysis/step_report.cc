@@ -11,6 +11,7 @@
 #include "collector/analysis/detectors/detectors.h"
 #include "collector/analysis/intervals.h"
 #include "collector/analysis/kernel_classifier.h"
+#include "collector/analysis/kernel_composition.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -270,6 +271,9 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   b->set_idle_host_other_ns(idle_rest.TotalLength() - idle_launch.TotalLength());
 
   AddTopKernels(ev, strings, w, &report);
+  for (v1::KernelClassTime& c : KernelComposition(ClassifiedKernels(ev, strings, w))) {
+    *report.add_kernel_classes() = std::move(c);
+  }
   RunDetectors(ev, strings, step, &report);
   return report;
 }

@@ -146,6 +146,9 @@ browserTest('the job overview charts one bar per step, marks warm-up, ranks the 
   assert.equal(await page.locator('.job-finding').first().getAttribute('data-detector'), 'copy_dominated');
   assert.equal(await page.locator('.ranks-table').count(), 0, 'no rank comparison for one process');
   assert.equal(await page.locator('.rank-heatmap').count(), 0, 'no ranks x steps heatmap for one process');
+  // Where the GPU time goes, and the change with the largest expected gain (the copy fix).
+  assert.match(await page.locator('.largest-gain').textContent(), /Largest expected gain: copy_dominated/);
+  assert.match(await page.locator('.gpu-time-line').textContent(), /^GPU time: gemm_tc /);
 });
 
 // The cross-rank analysis (JobSummary.steps, StepReport.comm) is what these two draw; a job
@@ -234,6 +237,9 @@ browserTest('a copy-dominated step shows the copy finding, and its timeline draw
   assert.equal(stats.memcpys, num(report.breakdown.memcpy_count));
   assert.ok(stats.idleIntervals > 0);
   assert.equal(await page.locator('.kernels-table .kernel-row').count(), report.top_kernels.length);
+  // What the GPU time is made of: one bar segment per kernel class of the step.
+  assert.equal(await page.locator('.gpu-time .gpu-time-class').count(), report.kernel_classes.length);
+  assert.match(await page.locator('.gpu-time-line').textContent(), /^GPU time: gemm_tc /);
 
   // The blocking copy call: selecting it shows the copy it issued (correlation across lanes).
   await page.locator('canvas.timeline-canvas').scrollIntoViewIfNeeded();

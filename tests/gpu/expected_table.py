@@ -11,7 +11,8 @@ import os
 KNOWN_DETECTORS = frozenset({
     "sync_stall", "launch_storm", "copy_dominated", "input_stall", "fp32_gemm", "alloc_churn",
     "gpu_bound", "gpu_idle", "warmup", "outlier_step", "new_kernels", "memory_growth",
-    "straggler", "straggler_wait", "exposed_comm", "comm_storm",
+    "straggler", "straggler_wait", "exposed_comm", "comm_storm", "unfused_elementwise",
+    "unfused_attention",
 })
 PRIMARY_VALUES = KNOWN_DETECTORS | {"none"}
 

@@ -167,5 +167,58 @@ TEST(JobSummary, TopKernelsAreCappedAtTen) {
   EXPECT_EQ(s.top_kernels(9).name(), "k5");
 }
 
+void AddClass(v1::StepReport* r, const std::string& name, int64_t ns, uint64_t count) {
+  auto* c = r->add_kernel_classes();
+  c->set_kernel_class(name);
+  c->set_ns(ns);
+  c->set_count(count);
+}
+
+TEST(JobSummary, RanksWhereTheGpuTimeGoesOverSteadySteps) {
+  std::vector<v1::StepReport> steps = {Step(0, 100, 90, false), Step(1, 100, 90, true),
+                                       Step(2, 100, 90, true)};
+  AddClass(&steps[0], "other", 1'000, 10);  // warm-up: not counted
+  AddClass(&steps[1], "gemm_tc", 40, 2);
+  AddClass(&steps[1], "elementwise", 50, 8);
+  AddClass(&steps[2], "elementwise", 50, 8);
+  AddClass(&steps[2], "gemm_tc", 40, 2);
+  AddClass(&steps[2], "comm", 20, 1);
+  const v1::JobSummary s = SummarizeJob("j", steps, 1, 0);
+  ASSERT_EQ(s.kernel_classes_size(), 3);
+  EXPECT_EQ(s.kernel_classes(0).kernel_class(), "elementwise");
+  EXPECT_EQ(s.kernel_classes(0).ns(), 100);
+  EXPECT_EQ(s.kernel_classes(0).count(), 16u);
+  EXPECT_DOUBLE_EQ(s.kernel_classes(0).share(), 0.5);
+  EXPECT_EQ(s.kernel_classes(1).kernel_class(), "gemm_tc");
+  EXPECT_EQ(s.kernel_classes(2).kernel_class(), "comm");
+  EXPECT_DOUBLE_EQ(s.kernel_classes(2).share(), 0.1);
+}
+
+// A GPU-bound job's primary verdict can be unfused_elementwise on some steps and gpu_bound (lost
+// 0) on others; the largest gain counts every finding's lost time over the steady steps.
+TEST(JobSummary, LargestGainIsTheDetectorLosingTheMostOverSteadySteps) {
+  std::vector<v1::StepReport> steps = {Step(0, 100, 90, false, "warmup", 500),
+                                       Step(1, 100, 95, true, "unfused_elementwise", 30),
+                                       Step(2, 100, 95, true, "sync_stall", 20),
+                                       Step(3, 100, 95, true, "unfused_elementwise", 40)};
+  steps[1].mutable_findings(0)->set_fix_hint("torch.compile, small");
+  steps[3].mutable_findings(0)->set_fix_hint("torch.compile, large");
+  auto* extra = steps[2].add_findings();  // not primary on step 2, still a gain
+  extra->set_detector("unfused_elementwise");
+  extra->set_lost_ns(10);
+  const v1::JobSummary s = SummarizeJob("j", steps, 1, 0);
+  ASSERT_TRUE(s.has_largest_gain());
+  EXPECT_EQ(s.largest_gain().detector(), "unfused_elementwise");
+  EXPECT_EQ(s.largest_gain().steps(), 3u);
+  EXPECT_EQ(s.largest_gain().total_lost_ns(), 80);
+  EXPECT_EQ(s.largest_gain().median_lost_ns(), 30);
+  EXPECT_EQ(s.largest_gain().fix_hint(), "torch.compile, large");
+}
+
+TEST(JobSummary, NoLargestGainWhenNothingLosesTime) {
+  const v1::JobSummary s = SummarizeJob("j", {Step(1, 100, 95, true, "gpu_bound", 0)}, 1, 0);
+  EXPECT_FALSE(s.has_largest_gain());
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

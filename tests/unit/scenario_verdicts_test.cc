@@ -83,6 +83,38 @@ TEST(ScenarioVerdicts, HealthyStepsAreNotAccusedOfAnything) {
   }
 }
 
+// The fusion fixtures are GPU-bound steps whose GPU time is the problem: busy ~98 %, and the
+// verdict names what the time is made of (gpu_bound is still there, outranked).
+TEST(ScenarioVerdicts, UnfusedMlpIsBusyAndMostlyMemoryBound) {
+  synthetic::SyntheticOptions o;
+  o.scenario = Scenario::kUnfusedMlp;
+  o.steps = 6;
+  const auto steps = Analyze(synthetic::GenerateRank(o, 0));
+  for (size_t i = 2; i < steps.size(); ++i) {
+    const v1::StepReport& r = steps[i].report;
+    EXPECT_GT(static_cast<double>(r.breakdown().gpu_busy_ns()) / r.breakdown().wall_ns(), 0.95);
+    ASSERT_FALSE(r.kernel_classes().empty());
+    EXPECT_EQ(r.kernel_classes(0).kernel_class(), "elementwise");
+    EXPECT_GT(r.kernel_classes(0).share(), 0.5);
+    std::set<std::string> detectors;
+    for (const auto& f : r.findings()) detectors.insert(f.detector());
+    EXPECT_TRUE(detectors.count("gpu_bound")) << "step " << i;
+    EXPECT_FALSE(detectors.count("unfused_attention")) << "step " << i;
+  }
+}
+
+TEST(ScenarioVerdicts, EagerAttentionIsNotCalledUnfusedElementwise) {
+  synthetic::SyntheticOptions o;
+  o.scenario = Scenario::kEagerAttention;
+  o.steps = 6;
+  const auto steps = Analyze(synthetic::GenerateRank(o, 0));
+  for (size_t i = 2; i < steps.size(); ++i) {
+    for (const auto& f : steps[i].report.findings()) {
+      EXPECT_NE(f.detector(), "unfused_elementwise") << "step " << i << ": " << f.title();
+    }
+  }
+}
+
 TEST(ScenarioVerdicts, DifferentSeedsSameVerdicts) {
   for (uint64_t seed : {1, 2, 3}) {
     synthetic::SyntheticOptions o;

@@ -42,6 +42,32 @@ inline constexpr const char* kElementwise[] = {
     "float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, "
     "at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)",
 };
+// An eager transformer layer's memory-bound tail after a GEMM: each kernel a full memory pass.
+inline constexpr const char* kMlpTail[] = {
+    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>("
+    "int, float, c10::BFloat16 const*, c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, "
+    "c10::BFloat16*)",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::"
+    "TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#2}::"
+    "operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2> >(int, "
+    "c10::BFloat16, at::detail::Array<char*, 2>)",
+    "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<c10::BFloat16, float, "
+    "unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<c10::BFloat16 const, unsigned int>, "
+    "at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, unsigned int, float)",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::"
+    "BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, "
+    "at::detail::Array<char*, 3>)",
+};
+// Eager attention: matmul(q, k^T) → masked_fill → softmax → dropout → matmul(p, v).
+inline constexpr const char* kBatchedGemm =
+    "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn";
+inline constexpr const char* kMaskedFill =
+    "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::"
+    "masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() "
+    "const::{lambda()#10}::operator()() const::{lambda(c10::BFloat16, bool)#1}> >(int)";
+inline constexpr const char* kSoftmax =
+    "void (anonymous namespace)::softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 9, "
+    "false, false>(c10::BFloat16*, c10::BFloat16 const*, int, int, int, bool const*, int, bool)";
 inline constexpr const char* kOptimizer =
     "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
     "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<"

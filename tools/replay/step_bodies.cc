@@ -1,6 +1,7 @@
 #include "tools/replay/step_bodies.h"
 
 #include <random>
+#include <utility>
 
 namespace gpuspy::synthetic {
 namespace {
@@ -31,6 +32,17 @@ constexpr int kStormForwardKernels = 30;
 // A backward kernel per parameter, shorter than a collective's latency: communication, not
 // compute, sets the pace.
 constexpr int64_t kStormBackwardKernelNs = 20 * kUs;
+
+// kUnfusedMlp: 16 eager layers, each a tensor-core GEMM followed by LayerNorm → GELU → dropout
+// → add; the tail (4 × 150 µs) outweighs the GEMM (500 µs): 55 % of GPU time memory-bound.
+constexpr int kMlpLayers = 16;
+constexpr int64_t kMlpGemmNs = 500 * kUs;
+constexpr int64_t kMlpTailKernelNs = 150 * kUs;
+
+// kEagerAttention: 12 layers of QKV GEMM, bmm → masked_fill → softmax → dropout → bmm, output
+// GEMM, add, LayerNorm; memory-bound kernels ~38 % of GPU time (below unfused_elementwise's
+// share), the attention pattern ~48 %.
+constexpr int kAttentionLayers = 12;
 
 // The single-process scenarios' forward/backward (their pathology is in the kernels, syncs and
 // copies; the multi-rank scenarios have their own bodies in ComputeSegment).
@@ -63,6 +75,30 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
         if (i % 4 == 3) {
           t.Item();                // e.g. print(loss.item()) / metrics.append(acc.item())
           t.HostWork(1500 * kUs);  // Python on the value: logging, formatting
+        }
+      }
+      break;
+    case Scenario::kUnfusedMlp:
+      for (int layer = 0; layer < kMlpLayers; ++layer) {
+        t.Launch(kTensorCoreGemms[layer % 3], static_cast<int64_t>(kMlpGemmNs * slow));
+        t.HostWork(15 * kUs);
+        for (const char* k : kMlpTail) {
+          t.Launch(k, static_cast<int64_t>(kMlpTailKernelNs * slow));
+          t.HostWork(15 * kUs);
+        }
+      }
+      break;
+    case Scenario::kEagerAttention:
+      for (int layer = 0; layer < kAttentionLayers; ++layer) {
+        const std::pair<const char*, int64_t> kernels[] = {
+            {kTensorCoreGemms[0], 400 * kUs}, {kBatchedGemm, 200 * kUs},
+            {kMaskedFill, 150 * kUs},         {kSoftmax, 250 * kUs},
+            {kMlpTail[2], 150 * kUs},         {kBatchedGemm, 200 * kUs},
+            {kTensorCoreGemms[1], 400 * kUs}, {kMlpTail[3], 100 * kUs},
+            {kMlpTail[0], 100 * kUs}};
+        for (const auto& [name, ns] : kernels) {
+          t.Launch(name, static_cast<int64_t>(ns * slow));
+          t.HostWork(15 * kUs);
         }
       }
       break;

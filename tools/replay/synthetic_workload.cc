@@ -180,7 +180,7 @@ bool ParseScenario(const std::string& name, Scenario* out) {
 std::vector<Scenario> AllScenarios() {
   return {Scenario::kHealthy,    Scenario::kSyncStall, Scenario::kLaunchStorm,
           Scenario::kCopyHeavy,  Scenario::kInputStall, Scenario::kFp32Gemm,
-          Scenario::kAllocChurn};
+          Scenario::kAllocChurn, Scenario::kUnfusedMlp, Scenario::kEagerAttention};
 }
 
 std::vector<Scenario> MultiRankScenarios() {
@@ -202,6 +202,8 @@ std::string ScenarioName(Scenario s) {
     case Scenario::kInputStall: return "input_stall";
     case Scenario::kFp32Gemm: return "fp32_gemm";
     case Scenario::kAllocChurn: return "alloc_churn";
+    case Scenario::kUnfusedMlp: return "unfused_mlp";
+    case Scenario::kEagerAttention: return "eager_attention";
     case Scenario::kStragglerCompute: return "straggler_compute";
     case Scenario::kStragglerInput: return "straggler_input";
     case Scenario::kExposedComm: return "exposed_comm";
@@ -219,6 +221,8 @@ std::string ExpectedPrimary(Scenario s) {
     case Scenario::kInputStall: return "input_stall";
     case Scenario::kFp32Gemm: return "fp32_gemm";
     case Scenario::kAllocChurn: return "alloc_churn";
+    case Scenario::kUnfusedMlp: return "unfused_elementwise";
+    case Scenario::kEagerAttention: return "unfused_attention";
     // The verdict of the ranks that wait (ExpectedPrimary(options, rank) names the straggler).
     case Scenario::kStragglerCompute: return "straggler_wait";
     case Scenario::kStragglerInput: return "straggler_wait";

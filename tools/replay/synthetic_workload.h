@@ -26,6 +26,8 @@ enum class Scenario {
   kInputStall,   // the host spends most of the step in the data loader
   kFp32Gemm,     // FP32 SIMT sgemm kernels dominate
   kAllocChurn,   // cudaMalloc/cudaFree every step (empty_cache)
+  kUnfusedMlp,   // GPU busy, but each GEMM is followed by 4 memory-bound kernels (>50% of GPU time)
+  kEagerAttention,  // attention as bmm → masked_fill → softmax → dropout → bmm in every layer
   // Multi-rank (DDP-like) jobs; with one rank they run alone with no one to wait for.
   kStragglerCompute,  // the slow rank computes ~35% more per step; the others wait in all-reduces
   kStragglerInput,    // the slow rank's data loader takes ~40% of a step longer (GPU idle)

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "viewer/cli/composition_view.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
@@ -170,6 +171,16 @@ int Summary(const GlobalOptions& g, const std::string& job) {
       t.Add({b.detector(), std::to_string(b.steps()), Ms(b.median_lost_ns())});
     }
     t.Print(std::cout);
+  }
+  if (s.has_largest_gain()) {
+    const v1::ExpectedGain& g = s.largest_gain();
+    std::cout << "\nlargest expected gain: " << g.detector() << ", ~" << Ms(g.median_lost_ns())
+              << " ms per step (median over " << g.steps() << " steady steps)\n";
+    if (!g.fix_hint().empty()) std::cout << "  fix: " << g.fix_hint() << "\n";
+  }
+  if (!s.kernel_classes().empty()) {
+    std::cout << "\n";
+    PrintGpuTimeTable(s.kernel_classes(), std::cout);
   }
   if (!s.top_kernels().empty()) {
     std::cout << "\n";

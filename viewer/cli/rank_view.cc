@@ -23,7 +23,8 @@ const std::vector<std::pair<std::string, std::string>>& Codes() {
       {"copy_dominated", "CP"}, {"input_stall", "IN"},    {"launch_storm", "LS"},
       {"alloc_churn", "AC"},    {"fp32_gemm", "FP"},      {"warmup", "WU"},
       {"outlier_step", "OU"},   {"straggler", "ST"},      {"straggler_wait", "SW"},
-      {"exposed_comm", "EC"},   {"comm_storm", "CS"},
+      {"exposed_comm", "EC"},   {"comm_storm", "CS"},     {"unfused_elementwise", "UE"},
+      {"unfused_attention", "UA"},
   };
   return *codes;
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "model/units.h"
 #include "viewer/cli/comm_view.h"
+#include "viewer/cli/composition_view.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/table.h"
 
@@ -70,6 +71,7 @@ void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepR
               << " ms = sync " << Ms(b.idle_sync_blocked_ns()) << " + launch "
               << Ms(b.idle_launch_bound_ns()) << " + host " << Ms(b.idle_host_other_ns()) << "\n";
     if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
+    if (!rep.kernel_classes().empty()) std::cout << "  " << GpuTimeLine(rep.kernel_classes()) << "\n";
     if (rep.has_comm()) {
       std::cout << "  " << CommLine(rep.comm()) << "\n";
       for (const std::string& c : WaitedCollectives(rep.comm())) std::cout << "    " << c << "\n";

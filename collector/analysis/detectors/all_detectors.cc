@@ -5,7 +5,8 @@ namespace gpuspy::analysis {
 const std::vector<StepDetector>& AllStepDetectors() {
   static const std::vector<StepDetector> kAll = {
       &DetectSyncStall,  &DetectLaunchStorm, &DetectCopyDominated, &DetectInputStall,
-      &DetectFp32Gemm,   &DetectAllocChurn,  &DetectGpuBound,
+      &DetectFp32Gemm,   &DetectAllocChurn,  &DetectUnfusedAttention, &DetectUnfusedElementwise,
+      &DetectGpuBound,
   };
   return kAll;
 }

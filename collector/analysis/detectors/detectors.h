@@ -14,6 +14,8 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx);
 std::optional<v1::Finding> DetectInputStall(const StepContext& ctx);
 std::optional<v1::Finding> DetectFp32Gemm(const StepContext& ctx);
 std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx);
+std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx);
+std::optional<v1::Finding> DetectUnfusedAttention(const StepContext& ctx);
 std::optional<v1::Finding> DetectGpuBound(const StepContext& ctx);
 
 }  // namespace gpuspy::analysis

@@ -9,6 +9,8 @@ import {heatmapLegend, isMultiRank, rankHeatmap} from './rank_heatmap.js';
 import {stepChart, categoryLegend} from './step_chart.js';
 import {aggregateFindings, severityBadge} from './findings.js';
 import {kernelTable} from './kernels.js';
+import {gpuTime} from './gpu_time.js';
+import {largestGain} from './largest_gain.js';
 import {
   attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateBadge, stateCounts,
 } from './job_info.js';
@@ -31,7 +33,7 @@ export async function render(root, {job: jobId}, ctx) {
     heatmapBox,
     h('section', {class: 'card'}, h('h2', {}, 'Top findings'), findingsBox),
     ranksBox,
-    h('section', {class: 'card'}, h('h2', {}, 'Top kernels (steady steps)'), kernelsBox)));
+    h('section', {class: 'card'}, h('h2', {}, 'Where the GPU time goes (steady steps)'), kernelsBox)));
 
   const load = async () => {
     const [jobs, reports, summary] = await Promise.all([
@@ -65,7 +67,8 @@ export async function render(root, {job: jobId}, ctx) {
     drawHeatmap(heatmapBox, summary, procs, jobHref, chartBox.clientWidth || root.clientWidth - 40);
     drawFindings(findingsBox, [...byProcess.values()].flat(), jobHref);
     drawRanks(ranksBox, procs, byProcess);
-    fill(kernelsBox, kernelTable(summary.top_kernels || []));
+    fill(kernelsBox, largestGain(summary.largest_gain), gpuTime(summary.kernel_classes),
+      kernelTable(summary.top_kernels || []));
   };
 
   await load();

@@ -15,6 +15,7 @@ import {IDLE_COLORS, PALETTE} from './timeline/colors.js';
 import {keyValues} from './tooltip.js';
 import {perfettoHint, traceFileName} from './export_page.js';
 import {commSummary} from './comm_summary.js';
+import {gpuTime} from './gpu_time.js';
 import {rankLanes} from './rank_lanes.js';
 
 export async function render(root, {job: jobId, process, step}, ctx) {
@@ -83,7 +84,7 @@ export async function render(root, {job: jobId, process, step}, ctx) {
         stat('events', fmt.count(num(report.event_count)))),
       report.capture_note ? h('p', {class: 'warn-box'}, 'Capture incomplete: ', report.capture_note) : null);
     fill(summaryBox, breakdownBar(report), categoryLegend([], {comm: Boolean(report.comm)}),
-      report.comm ? commSummary(report.comm) : null);
+      gpuTime(report.kernel_classes), report.comm ? commSummary(report.comm) : null);
     fill(findingsBox, (report.findings || []).length
       ? report.findings.map((f) => findingCard(f, wall))
       : h('p', {class: 'muted'}, 'No findings for this step.'));

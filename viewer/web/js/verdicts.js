@@ -12,6 +12,8 @@ const COLORS = {
   launch_storm: '#b07aa1',
   alloc_churn: '#76b7b2',
   fp32_gemm: '#86bcb6',
+  unfused_elementwise: '#9467bd',
+  unfused_attention: '#6b5b95',
   warmup: '#d4d4d4',
   outlier_step: '#8c8c8c',
   straggler: '#d62728',

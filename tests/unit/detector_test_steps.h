@@ -1,0 +1,82 @@
+// Hand-built steps for per-step detector tests: kernels back to back on one stream (or at given
+// times), a window, and the breakdown the detectors see (built by BuildStepReport).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "collector/analysis/detectors/step_context.h"
+#include "collector/analysis/step_report.h"
+
+namespace gpuspy::analysis::testing {
+
+inline constexpr const char* kTcGemm =
+    "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>("
+    "cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4::Params)";
+inline constexpr const char* kBmm = "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn";
+inline constexpr const char* kLayerNorm =
+    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, "
+    "float, float const*, float const*, float const*, float*, float*, float*)";
+inline constexpr const char* kGelu =
+    "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::"
+    "TensorIteratorBase&, at::native::GeluType)::{lambda()#2}, at::detail::Array<char*, 2> >(int)";
+inline constexpr const char* kDropout =
+    "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned int, "
+    "1, 4, bool>(at::cuda::detail::TensorInfo<float, unsigned int>)";
+inline constexpr const char* kAdd =
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+    "at::detail::Array<char*, 3>)";
+inline constexpr const char* kMaskedFill =
+    "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<at::native::"
+    "masked_fill_kernel(at::TensorIterator&, c10::Scalar const&)::{lambda(float, bool)#1}> >(int)";
+inline constexpr const char* kSoftmax =
+    "void (anonymous namespace)::softmax_warp_forward<float, float, float, 9, false, false>("
+    "float*, float const*, int, int, int, bool const*, int, bool)";
+inline constexpr const char* kFlash =
+    "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, "
+    "false, false, cutlass::half_t> >(pytorch_flash::Flash_fwd_params)";
+
+class DetectorStep {
+ public:
+  // Appends a kernel of `ns` right after the previous one (the stream never idles).
+  DetectorStep& Then(const std::string& name, int64_t ns) {
+    ev_.kernels.push_back({cursor_, cursor_ + ns, ++corr_, strings_.Intern(name),
+                           StreamKey{0, 1, 7}, {}, 0});
+    cursor_ += ns;
+    return *this;
+  }
+  DetectorStep& Idle(int64_t ns) {
+    cursor_ += ns;
+    return *this;
+  }
+  int64_t end_ns() const { return cursor_; }
+
+  // Runs `detect` on the window [0, end_ns() or wall_ns).
+  template <typename Detector>
+  auto Run(Detector detect, int64_t wall_ns = -1) {
+    const StepWindow w{1, 0, wall_ns < 0 ? cursor_ : wall_ns, "nvtx:test"};
+    report_ = BuildStepReport(ev_, strings_, w, 1);
+    window_ = w;
+    const StepContext ctx{ev_, strings_, window_, report_.breakdown()};
+    return detect(ctx);
+  }
+  const v1::StepReport& report() const { return report_; }
+
+ private:
+  StringTable strings_;
+  EventColumns ev_;
+  uint64_t corr_ = 0;
+  int64_t cursor_ = 0;
+  StepWindow window_;
+  v1::StepReport report_;
+};
+
+inline std::string Evidence(const v1::Finding& f, const std::string& key) {
+  for (const auto& e : f.evidence()) {
+    if (e.key() == key) return e.value();
+  }
+  return "";
+}
+
+}  // namespace gpuspy::analysis::testing

@@ -1,0 +1,13 @@
+// The job's one change with the largest expected gain (JobSummary.largest_gain): the detector
+// whose findings lose the most time over the steady steps, and its fix.
+import {h} from './dom.js';
+import {num} from './api.js';
+import * as fmt from './format.js';
+
+export function largestGain(gain) {
+  if (!gain || !gain.detector) return null;
+  return h('div', {class: 'largest-gain'},
+    h('p', {}, h('strong', {}, 'Largest expected gain: '), h('code', {}, gain.detector),
+      ` — ~${fmt.ms(num(gain.median_lost_ns))} per step (median over ${fmt.count(num(gain.steps))} steady steps)`),
+    gain.fix_hint ? h('p', {class: 'muted'}, gain.fix_hint) : null);
+}

@@ -136,7 +136,6 @@ absl::Status PrepareUnixSocketDir(const std::string& socket_path, bool shared) {
   if (chmod(dir.c_str(), shared ? 0755 : 0700) != 0) {
     return absl::UnavailableError(absl::StrCat("cannot chmod ", dir.string(), ": ", std::strerror(errno)));
   }
-  if (std::filesystem::is_socket(socket_path, ec)) std::filesystem::remove(socket_path, ec);
   return absl::OkStatus();
 }
 

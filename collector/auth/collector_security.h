@@ -58,7 +58,7 @@ bool IsLoopbackListenAddress(const std::string& address);
 
 // The unix socket's directory: created, owned by us (else refused: whoever owns it could swap
 // the socket), 0700 — or 0755 when `shared`, where the socket itself is opened to all by
-// OpenUnixSocketToAll once it exists. Removes a stale socket left by a daemon that died.
+// OpenUnixSocketToAll once it exists. The socket itself is UnixSocketOwner's (collector/server).
 absl::Status PrepareUnixSocketDir(const std::string& socket_path, bool shared);
 absl::Status OpenUnixSocketToAll(const std::string& socket_path);
 

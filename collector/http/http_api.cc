@@ -1,5 +1,7 @@
 #include "collector/http/http_api.h"
 
+#include <functional>
+
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
@@ -27,7 +29,15 @@ int HttpCode(const absl::Status& st) {
 void Error(httplib::Response& res, int code, const std::string& message) {
   res.status = code;
   google::protobuf::Value v;  // only to reuse protobuf's JSON string escaping
-  v.set_string_value(message);
+  std::string text = message;
+  // Protobuf prints a string that is not UTF-8 as '' and logs an ERROR; CheckRoute keeps such
+  // bytes out of messages, this keeps any that slip through readable.
+  if (!IsValidUtf8(text)) {
+    for (char& c : text) {
+      if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+    }
+  }
+  v.set_string_value(text);
   std::string quoted;
   (void)google::protobuf::util::MessageToJsonString(v, &quoted);
   res.set_content(absl::StrCat("{\"error\": ", quoted, "}\n"), "application/json");
@@ -50,6 +60,18 @@ absl::StatusOr<std::string> ToJson(const absl::StatusOr<Message>& m) {
   auto st = google::protobuf::util::MessageToJsonString(*m, &out, options);
   if (!st.ok()) return absl::InternalError(std::string(st.message()));
   return out;
+}
+
+// The API's handlers get the query as ParseQuery reads it, not httplib's req.params (whose
+// parser cut `process=1 OR 1=1` down to process=1: query_params.h).
+using QueryHandler =
+    std::function<void(const httplib::Request&, const QueryParams&, httplib::Response&)>;
+httplib::Server::Handler WithQuery(QueryHandler handler) {
+  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<QueryParams> params = ParseQuery(req.target);
+    if (!params.ok()) return Error(res, 400, std::string(params.status().message()));
+    handler(req, *params, res);
+  };
 }
 
 }  // namespace
@@ -92,51 +114,74 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain; charset=utf-8");
   });
-  s.Get("/api/jobs", [engine](const httplib::Request&, httplib::Response& res) {
+  s.Get("/api/jobs", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    if (absl::Status st = CheckRoute("", params, {}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
     Json(res, ToJson(engine->ListJobs()));
-  });
+  }));
   s.Get("/metrics", [engine](const httplib::Request&, httplib::Response& res) {
     res.set_content(CollectorMetrics(engine), "text/plain; version=0.0.4; charset=utf-8");
   });
-  s.Get("/api/stats", [engine](const httplib::Request&, httplib::Response& res) {
+  s.Get("/api/stats", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    if (absl::Status st = CheckRoute("", params, {}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
     Json(res, ToJson(absl::StatusOr<v1::GetStatsResponse>(engine->GetStats())));
-  });
+  }));
   // Each handler: parameters -> request (query_params.h) -> one call -> status mapped.
-  s.Get(R"(/api/jobs/([^/]+)/steps)", [engine](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<v1::ListStepsRequest> r = StepsQuery(req.matches[1], req.params);
+  s.Get(R"(/api/jobs/([^/]+)/steps)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    absl::StatusOr<v1::ListStepsRequest> r = StepsQuery(req.matches[1], params);
     if (!r.ok()) return Error(res, 400, std::string(r.status().message()));
     Json(res, ToJson(engine->ListSteps(*r)));
-  });
-  s.Get(R"(/api/jobs/([^/]+)/report)", [engine](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<v1::GetStepReportRequest> r = ReportQuery(req.matches[1], req.params);
+  }));
+  s.Get(R"(/api/jobs/([^/]+)/report)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    absl::StatusOr<v1::GetStepReportRequest> r = ReportQuery(req.matches[1], params);
     if (!r.ok()) return Error(res, 400, std::string(r.status().message()));
     Json(res, ToJson(engine->GetStepReport(*r)));
-  });
-  s.Get(R"(/api/jobs/([^/]+)/summary)", [engine](const httplib::Request& req, httplib::Response& res) {
+  }));
+  s.Get(R"(/api/jobs/([^/]+)/summary)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    if (absl::Status st = CheckRoute(req.matches[1], params, {}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
     v1::GetJobSummaryRequest r;
     r.set_job_id(req.matches[1]);
     Json(res, ToJson(engine->GetJobSummary(r)));
-  });
-  s.Get(R"(/api/jobs/([^/]+)/events)", [engine](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<v1::GetEventsRequest> r = EventsQuery(req.matches[1], req.params);
+  }));
+  s.Get(R"(/api/jobs/([^/]+)/events)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    absl::StatusOr<v1::GetEventsRequest> r = EventsQuery(req.matches[1], params);
     if (!r.ok()) return Error(res, 400, std::string(r.status().message()));
     Json(res, ToJson(engine->GetEvents(*r)));
-  });
-  s.Get(R"(/api/jobs/([^/]+)/timeline)", [engine](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<TimelineQuery> q = ParseTimelineQuery(req.params);
+  }));
+  s.Get(R"(/api/jobs/([^/]+)/timeline)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    if (absl::Status st = CheckRoute(req.matches[1], {}, {}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
+    absl::StatusOr<TimelineQuery> q = ParseTimelineQuery(params);
     if (!q.ok()) return Error(res, 400, std::string(q.status().message()));
     Json(res, StepTimeline(engine, req.matches[1], q->process_id, q->step));
-  });
-  s.Get(R"(/api/jobs/([^/]+)/trace)", [engine](const httplib::Request& req, httplib::Response& res) {
+  }));
+  s.Get(R"(/api/jobs/([^/]+)/trace)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
     const std::string job = req.matches[1];
-    absl::StatusOr<TraceQuery> q = ParseTraceQuery(req.params);
+    if (absl::Status st = CheckRoute(job, {}, {}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
+    absl::StatusOr<TraceQuery> q = ParseTraceQuery(params);
     if (!q.ok()) return Error(res, 400, std::string(q.status().message()));
     absl::StatusOr<std::string> trace = ExportTraceJson(engine, job, *q);
     if (!trace.ok()) return Error(res, HttpCode(trace.status()), std::string(trace.status().message()));
     res.set_header("Content-Disposition",
-                   absl::StrCat("attachment; filename=\"", TraceFileName(job, req.params), "\""));
+                   absl::StrCat("attachment; filename=\"", TraceFileName(job, params), "\""));
     res.set_content(*trace, "application/json");
-  });
+  }));
 
   AddWebUiRoutes(&s);
 

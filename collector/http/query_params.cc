@@ -17,7 +17,113 @@ const std::string* Find(const QueryParams& params, const std::string& name) {
   return it == params.end() ? nullptr : &it->second;
 }
 
+// The length of the UTF-8 sequence starting with `lead` (0: not a lead byte), and the smallest
+// second byte allowed after it (rules out overlong forms and surrogates, RFC 3629 section 4).
+struct Utf8Lead {
+  int length;
+  unsigned char second_min;
+  unsigned char second_max;
+};
+Utf8Lead LeadOf(unsigned char lead) {
+  if (lead < 0x80) return {1, 0, 0};
+  if (lead >= 0xC2 && lead <= 0xDF) return {2, 0x80, 0xBF};
+  if (lead == 0xE0) return {3, 0xA0, 0xBF};
+  if (lead == 0xED) return {3, 0x80, 0x9F};
+  if (lead >= 0xE1 && lead <= 0xEF) return {3, 0x80, 0xBF};
+  if (lead == 0xF0) return {4, 0x90, 0xBF};
+  if (lead >= 0xF1 && lead <= 0xF3) return {4, 0x80, 0xBF};
+  if (lead == 0xF4) return {4, 0x80, 0x8F};
+  return {0, 0, 0};
+}
+
+std::string KnownList(std::initializer_list<const char*> known) {
+  std::string out;
+  for (const char* k : known) absl::StrAppend(&out, out.empty() ? "" : ", ", k);
+  return out.empty() ? "none" : out;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+absl::StatusOr<std::string> PercentDecode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] != '%') {
+      out += text[i];
+    } else {
+      const int hi = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
+      const int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
+      if (hi < 0 || lo < 0) return absl::InvalidArgumentError("malformed percent-escape in the query");
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::StatusOr<QueryParams> ParseQuery(const std::string& target) {
+  QueryParams out;
+  const size_t question = target.find('?');
+  if (question == std::string::npos) return out;
+  const std::string_view query = std::string_view(target).substr(question + 1);
+  size_t start = 0;
+  while (start <= query.size()) {
+    size_t end = query.find('&', start);
+    if (end == std::string_view::npos) end = query.size();
+    const std::string_view part = query.substr(start, end - start);
+    if (!part.empty()) {
+      const size_t eq = part.find('=');
+      absl::StatusOr<std::string> name = PercentDecode(part.substr(0, eq));
+      absl::StatusOr<std::string> value =
+          PercentDecode(eq == std::string_view::npos ? std::string_view() : part.substr(eq + 1));
+      if (!name.ok()) return name.status();
+      if (!value.ok()) return value.status();
+      out.emplace(std::move(*name), std::move(*value));
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const Utf8Lead lead = LeadOf(static_cast<unsigned char>(text[i]));
+    if (lead.length == 0 || i + static_cast<size_t>(lead.length) > text.size()) return false;
+    for (int k = 1; k < lead.length; ++k) {
+      const unsigned char c = static_cast<unsigned char>(text[i + static_cast<size_t>(k)]);
+      const unsigned char lo = k == 1 ? lead.second_min : 0x80;
+      const unsigned char hi = k == 1 ? lead.second_max : 0xBF;
+      if (c < lo || c > hi) return false;
+    }
+    i += static_cast<size_t>(lead.length);
+  }
+  return true;
+}
+
+absl::Status CheckRoute(const std::string& job, const QueryParams& params,
+                        std::initializer_list<const char*> known) {
+  if (!IsValidUtf8(job)) return absl::InvalidArgumentError("the job id is not valid UTF-8");
+  for (const auto& [name, value] : params) {
+    if (!IsValidUtf8(name)) return absl::InvalidArgumentError("a parameter name is not valid UTF-8");
+    if (!IsValidUtf8(value)) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter ", name, " is not valid UTF-8"));
+    }
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown parameter '", name,
+                                                     "' (this route takes: ", KnownList(known), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<int64_t> IntParam(const QueryParams& params, const std::string& name, int64_t fallback) {
   const std::string* text = Find(params, name);
@@ -31,6 +137,7 @@ absl::StatusOr<int64_t> IntParam(const QueryParams& params, const std::string& n
 }
 
 absl::StatusOr<v1::ListStepsRequest> StepsQuery(const std::string& job, const QueryParams& params) {
+  if (absl::Status st = CheckRoute(job, params, {"process"}); !st.ok()) return st;
   absl::StatusOr<int64_t> process = IntParam(params, "process", 0);
   if (!process.ok()) return process.status();
   v1::ListStepsRequest r;
@@ -40,6 +147,7 @@ absl::StatusOr<v1::ListStepsRequest> StepsQuery(const std::string& job, const Qu
 }
 
 absl::StatusOr<v1::GetStepReportRequest> ReportQuery(const std::string& job, const QueryParams& params) {
+  if (absl::Status st = CheckRoute(job, params, {"process", "step", "last", "all"}); !st.ok()) return st;
   absl::StatusOr<int64_t> process = IntParam(params, "process", 0);
   absl::StatusOr<int64_t> step = IntParam(params, "step", -1);
   absl::StatusOr<int64_t> last = IntParam(params, "last", 0);
@@ -62,6 +170,7 @@ absl::StatusOr<v1::GetStepReportRequest> ReportQuery(const std::string& job, con
 }
 
 absl::StatusOr<v1::GetEventsRequest> EventsQuery(const std::string& job, const QueryParams& params) {
+  if (absl::Status st = CheckRoute(job, params, {"process", "from", "to", "limit"}); !st.ok()) return st;
   absl::StatusOr<int64_t> process = IntParam(params, "process", 0);
   absl::StatusOr<int64_t> from = IntParam(params, "from", 0);
   absl::StatusOr<int64_t> to = IntParam(params, "to", 0);
@@ -79,6 +188,7 @@ absl::StatusOr<v1::GetEventsRequest> EventsQuery(const std::string& job, const Q
 }
 
 absl::StatusOr<TimelineQuery> ParseTimelineQuery(const QueryParams& params) {
+  if (absl::Status st = CheckRoute("", params, {"process", "step"}); !st.ok()) return st;
   absl::StatusOr<int64_t> process = IntParam(params, "process", 0);
   absl::StatusOr<int64_t> step = IntParam(params, "step", -1);
   for (const auto* p : {&process, &step}) {
@@ -92,6 +202,7 @@ absl::StatusOr<TimelineQuery> ParseTimelineQuery(const QueryParams& params) {
 }
 
 absl::StatusOr<TraceQuery> ParseTraceQuery(const QueryParams& params) {
+  if (absl::Status st = CheckRoute("", params, {"process", "steps"}); !st.ok()) return st;
   absl::StatusOr<int64_t> process = IntParam(params, "process", 0);
   if (!process.ok()) return process.status();
   TraceQuery q;

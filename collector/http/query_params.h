@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "gpuspy/v1/services.pb.h"
@@ -15,6 +17,24 @@ namespace gpuspy::collector {
 
 // Decoded query parameters; the same type as httplib::Params (a repeated key: the first counts).
 using QueryParams = std::multimap<std::string, std::string>;
+
+// The query of a request target ("/path?a=1&b=x%20y"), percent-decoded ('+' is a space). A value
+// runs to the next '&': `process=1 OR 1=1` is "1 OR 1=1" (and refused as a number), where
+// httplib's own parser kept the text after the last '=' and read it as process=1. Malformed
+// percent-escapes -> InvalidArgument.
+absl::StatusOr<QueryParams> ParseQuery(const std::string& target);
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF). Protobuf strings must be: a value that is not was echoed as '' in the 400's message,
+// with a libprotobuf ERROR in the log.
+bool IsValidUtf8(std::string_view text);
+
+// The checks every route shares: the job id (from the path; "" for routes without one) and every
+// parameter name and value are UTF-8, and each name is one the route takes (`known`). A
+// parameter a route does not take is refused, not ignored: `summary?process=1 OR 1=1` answered
+// the whole job as if the filter had applied.
+absl::Status CheckRoute(const std::string& job, const QueryParams& params,
+                        std::initializer_list<const char*> known);
 
 // An integer parameter; absent -> `fallback`; not a non-negative integer -> InvalidArgument.
 absl::StatusOr<int64_t> IntParam(const QueryParams& params, const std::string& name, int64_t fallback);

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/method_handler.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {
@@ -18,7 +20,30 @@ grpc::Status ToGrpc(const absl::Status& status) {
 
 namespace {
 
-using ServerStream = grpc::ServerReaderWriter<v1::ServerMessage, v1::ClientMessage>;
+using ServerStream = grpc::ServerReaderWriter<v1::ServerMessage, grpc::ByteBuffer>;
+
+// Ingest has one method, Stream.
+constexpr int kStreamMethodIndex = 0;
+
+enum class ReadResult { kMessage, kClosed, kUnparsable };
+
+ReadResult ReadClientMessage(ServerStream* stream, v1::ClientMessage* out) {
+  grpc::ByteBuffer raw;
+  if (!stream->Read(&raw)) return ReadResult::kClosed;
+  // The generated handler's own parse, on our side of Read().
+  if (!grpc::SerializationTraits<v1::ClientMessage>::Deserialize(&raw, out).ok()) {
+    return ReadResult::kUnparsable;
+  }
+  return ReadResult::kMessage;
+}
+
+grpc::Status Unparsable(const std::string& peer, uint64_t messages_read) {
+  spdlog::warn("ingest {}: message {} of the stream is not a gpuspy.v1.ClientMessage; stream refused",
+               peer, messages_read + 1);
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      absl::StrCat("message ", messages_read + 1,
+                                   " of the stream does not parse as a gpuspy.v1.ClientMessage"));
+}
 
 // Writes to one stream from the handler (Acks) and from the capture manager (Commands): gRPC
 // allows one writer at a time, and none once the handler has returned.
@@ -80,9 +105,18 @@ grpc::Status Refuse(grpc::ServerContext* context, absl::Duration retry_after,
 
 }  // namespace
 
-grpc::Status IngestService::Stream(
-    grpc::ServerContext* context,
-    grpc::ServerReaderWriter<v1::ServerMessage, v1::ClientMessage>* stream) {
+IngestService::IngestService(BatchIngestor* ingestor, ConnectionRegistry* connections,
+                             IngestCounters* counters)
+    : ingestor_(ingestor), connections_(connections), counters_(counters) {
+  MarkMethodStreamed(kStreamMethodIndex,
+                     new grpc::internal::BidiStreamingHandler<IngestService, grpc::ByteBuffer,
+                                                              v1::ServerMessage>(
+                         [](IngestService* service, grpc::ServerContext* context,
+                            ServerStream* stream) { return service->RawStream(context, stream); },
+                         this));
+}
+
+grpc::Status IngestService::RawStream(grpc::ServerContext* context, ServerStream* stream) {
   auto writer = std::make_shared<StreamWriter>(stream);
   StreamScope scope(counters_, connections_, writer);
   const std::string peer = context->peer();
@@ -90,7 +124,12 @@ grpc::Status IngestService::Stream(
     if (grpc::Status st = gate_->AdmitStream(context); !st.ok()) return st;
   }
   v1::ClientMessage in;
-  if (!stream->Read(&in)) return grpc::Status::OK;  // closed before saying anything
+  uint64_t messages_read = 0;
+  switch (ReadClientMessage(stream, &in)) {
+    case ReadResult::kClosed: return grpc::Status::OK;  // closed before saying anything
+    case ReadResult::kUnparsable: return Unparsable(peer, messages_read);
+    case ReadResult::kMessage: ++messages_read; break;
+  }
   if (!in.has_hello()) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "the first message of an ingest stream must be Hello");
@@ -139,7 +178,10 @@ grpc::Status IngestService::Stream(
     // Read the next message only once the budget has room: until then HTTP/2 flow control keeps
     // the producer's bytes on its side. Bounded; Reserve below makes the decision.
     if (admission_ != nullptr) (void)admission_->AwaitRoom();
-    if (!stream->Read(&in)) break;
+    const ReadResult read = ReadClientMessage(stream, &in);
+    if (read == ReadResult::kClosed) break;
+    if (read == ReadResult::kUnparsable) return Unparsable(peer, messages_read);
+    ++messages_read;
     switch (in.body_case()) {
       case v1::ClientMessage::kBatch: {
         std::optional<IngestAdmission::Reservation> reservation;

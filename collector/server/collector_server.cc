@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "collector/server/data_dir_lock.h"
 #include "collector/storage/postgres_store.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/server_builder.h"
@@ -20,26 +21,6 @@
 
 namespace gpuspy::collector {
 namespace {
-
-// One daemon per data dir: two writers would interleave segment files and corrupt the index.
-absl::StatusOr<int> LockDataDir(const std::string& data_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(data_dir, ec);
-  if (ec) {
-    return absl::UnavailableError(absl::StrCat("cannot create data dir ", data_dir, ": ", ec.message()));
-  }
-  const std::string path = data_dir + "/gpuspyd.lock";
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    close(fd);
-    return absl::FailedPreconditionError(
-        absl::StrCat("data dir ", data_dir, " is in use by another gpuspyd"));
-  }
-  return fd;
-}
 
 // Threads beyond the ingest streams: queries, control, and streams being refused.
 constexpr int kNonIngestThreads = 64;
@@ -63,6 +44,17 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   if (!segmenter.valid()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--step-pattern '", options.step_pattern, "' is not a valid regex"));
+  }
+  // Before the store: a socket held by a live daemon is refused without touching anything.
+  if (!options.unix_socket.empty()) {
+    if (absl::Status st = PrepareUnixSocketDir(options.unix_socket, options.security.unix_shared);
+        !st.ok()) {
+      return st;
+    }
+    absl::StatusOr<std::unique_ptr<UnixSocketOwner>> owner =
+        UnixSocketOwner::Acquire(options.unix_socket);
+    if (!owner.ok()) return owner.status();
+    s->socket_owner_ = std::move(*owner);
   }
 
   absl::StatusOr<std::unique_ptr<Store>> store;
@@ -139,10 +131,6 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     builder.AddListeningPort(options.listen, s->security_->TcpCredentials(), &s->tcp_port_);
   }
   if (!options.unix_socket.empty()) {
-    if (absl::Status st = PrepareUnixSocketDir(options.unix_socket, options.security.unix_shared);
-        !st.ok()) {
-      return st;
-    }
     builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
     s->unix_socket_ = options.unix_socket;
   }
@@ -151,9 +139,14 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   builder.RegisterService(s->security_->Wrap(s->control_service_.get()));
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || (!options.listen.empty() && s->tcp_port_ == 0)) {
+    // gRPC reports only that some port failed; a TCP port it bound is known by its number.
+    const bool tcp_failed = !options.listen.empty() && s->tcp_port_ == 0;
     return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen.empty() ? "unix:" + options.unix_socket : options.listen,
+        "cannot listen on ", tcp_failed ? options.listen : "unix:" + options.unix_socket,
         " (address in use or not permitted?)"));
+  }
+  if (s->socket_owner_ != nullptr) {
+    if (absl::Status st = s->socket_owner_->Bound(); !st.ok()) return st;
   }
   if (!options.unix_socket.empty() && options.security.unix_shared) {
     if (absl::Status st = OpenUnixSocketToAll(options.unix_socket); !st.ok()) return st;
@@ -225,7 +218,7 @@ absl::Status CollectorServer::Shutdown(absl::Duration grace) {
   }
   if (retention_thread_.joinable()) retention_thread_.join();
   absl::Status flushed = store_ != nullptr ? store_->Flush() : absl::OkStatus();
-  if (!unix_socket_.empty()) unlink(unix_socket_.c_str());
+  if (socket_owner_ != nullptr) socket_owner_->Release();
   if (data_dir_lock_fd_ >= 0) close(data_dir_lock_fd_);
   data_dir_lock_fd_ = -1;
   return flushed;

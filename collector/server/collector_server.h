@@ -17,6 +17,7 @@
 #include "collector/query/analysis_warmer.h"
 #include "collector/query/query_service.h"
 #include "collector/server/server_options.h"
+#include "collector/server/unix_socket_owner.h"
 #include "collector/storage/dictionary_cache.h"
 #include "collector/storage/store.h"
 #include "grpcpp/server.h"
@@ -61,6 +62,7 @@ class CollectorServer {
   int tcp_port_ = 0;
   int data_dir_lock_fd_ = -1;
   std::string unix_socket_;
+  std::unique_ptr<UnixSocketOwner> socket_owner_;  // unlinks only the socket this process bound
 
   std::mutex mu_;
   std::condition_variable stop_cv_;

@@ -8,9 +8,41 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "collector/server/collector_server.h"
+#include "collector/server/index_rebuild.h"
 #include "collector/server/server_flags.h"
 #include "collector/storage/postgres_store.h"
 #include "spdlog/spdlog.h"
+
+namespace {
+
+int RebuildIndexAndExit(const gpuspy::collector::ServerOptions& options) {
+  absl::StatusOr<gpuspy::collector::RebuildResult> r = gpuspy::collector::RebuildIndex(options);
+  if (!r.ok()) {
+    std::fprintf(stderr, "gpuspyd: rebuilding the index failed: %s\n",
+                 std::string(r.status().message()).c_str());
+    return 1;
+  }
+  std::printf("gpuspyd: rebuilt the index of %s from %llu segment file(s): %llu process(es), "
+              "%llu batch(es), %llu event(s)\n",
+              options.data_dir.c_str(), static_cast<unsigned long long>(r->segment_files),
+              static_cast<unsigned long long>(r->processes), static_cast<unsigned long long>(r->batches),
+              static_cast<unsigned long long>(r->events));
+  if (!r->damaged_index.empty()) std::printf("  the old index is kept as %s\n", r->damaged_index.c_str());
+  if (r->processes_without_identity > 0) {
+    std::printf("  %llu process(es) had no identity record (data from before gpuspy recorded one): "
+                "listed under job 'unknown'\n",
+                static_cast<unsigned long long>(r->processes_without_identity));
+  }
+  if (!r->kept_source.empty()) {
+    std::printf("  %llu record(s) and %llu byte(s) could not be read; the old segments are kept in "
+                "%s\n",
+                static_cast<unsigned long long>(r->skipped_records),
+                static_cast<unsigned long long>(r->unreadable_bytes), r->kept_source.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Ingest decodes every batch into a few large column vectors. With glibc's default thresholds
@@ -29,6 +61,7 @@ int main(int argc, char** argv) {
   }
   const gpuspy::collector::ServerOptions& options = flags.options;
   spdlog::set_level(spdlog::level::from_str(flags.log_level));
+  if (flags.rebuild_index) return RebuildIndexAndExit(options);
 
   // Block the stop signals in every thread (gRPC's included) and take them here with sigwait.
   sigset_t stop_signals;

@@ -103,6 +103,9 @@ void AddServerFlags(CLI::App& app, ServerFlags* flags) {
   app.add_option("--compress", flags->compress, "Stored batches: zstd (about half the disk) or none")
       ->check(CLI::IsMember({"zstd", "none"}))
       ->capture_default_str();
+  app.add_flag("--rebuild-index", flags->rebuild_index,
+               "Rebuild the index of --data-dir from its segment files (when gpuspyd refuses a "
+               "damaged index), then exit; the daemon must not be running on that dir");
   app.add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -130,6 +133,9 @@ absl::Status FinishServerFlags(ServerFlags* flags) {
   ServerOptions& options = flags->options;
   if ((options.role == "node") != !options.forward_to.empty()) {
     return absl::InvalidArgumentError("--role node needs --forward-to HUB, and only a node forwards");
+  }
+  if (flags->rebuild_index && !options.postgres.empty()) {
+    return absl::InvalidArgumentError("--rebuild-index applies to --data-dir, not --postgres");
   }
   absl::StatusOr<absl::Duration> age = ParseRetentionAge(flags->retention_age);
   if (!age.ok()) return age.status();

@@ -19,6 +19,7 @@ struct ServerFlags {
   std::string log_level = "info";
   std::string fsync = "none";
   std::string compress = "zstd";
+  bool rebuild_index = false;  // rebuild <data-dir>/index.sqlite from the segments and exit
 };
 
 // Defaults that depend on the user (unix socket, data directory: server_options.h).

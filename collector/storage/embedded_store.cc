@@ -18,7 +18,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "collector/storage/index_check.h"
 #include "collector/storage/payload_codec.h"
+#include "collector/storage/private_files.h"
 #include "collector/storage/segment_file.h"
 #include "collector/storage/segment_quarantine.h"
 #include "collector/storage/sqlite_db.h"
@@ -32,7 +34,7 @@ namespace fs = std::filesystem;
 
 // Schema history. Each step runs in one transaction with its PRAGMA user_version bump, so a data
 // dir is always at exactly one version; an older dir is brought forward step by step on open.
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 // v1: the original layout.
 constexpr char kSchemaV1[] = R"sql(
@@ -98,7 +100,12 @@ ALTER TABLE batches ADD COLUMN queue_dropped INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE batches ADD COLUMN spill_dropped INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
+// v4: identity records (segment_file.h): rows with sequence 0 in `batches`. No table changes;
+// the version is what matters: an older gpuspyd would read those rows as batches, and now refuses
+// the data dir as written by a newer one instead.
+constexpr char kSchemaV4[] = "-- identity records: batches rows with sequence 0";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
 static_assert(std::size(kMigrations) == kSchemaVersion);
 
 int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
@@ -157,6 +164,13 @@ class EmbeddedStore final : public Store {
   // moves the file to segments/quarantine/ (segment_quarantine.h). mu_ held (or opening).
   absl::Status QuarantineSegment(uint64_t id, const std::string& why);
   absl::Status EvictSegment(uint64_t id);
+  absl::Status WriteIdentityRecord(uint64_t process_id, const std::string& blob);  // mu_ held
+  absl::Status BackfillIdentityRecords();
+  absl::Status NoteActiveBytes();
+  // Copies the identity records in segment `id` to the active segment (before its eviction).
+  absl::Status CarryIdentityRecords(uint64_t id);
+  // Whether segment `id` holds any batch (identity records alone are not data to age out).
+  absl::StatusOr<bool> HoldsBatches(uint64_t id);
   absl::StatusOr<std::vector<ProcessRecord>> QueryProcesses(const std::string& where,
                                                             const std::string& arg, int64_t id);
   int ReadFd(uint64_t segment_id);
@@ -171,6 +185,7 @@ class EmbeddedStore final : public Store {
   uint64_t active_id_ = 0;
   bool fresh_index_ = false;  // the index was created by this Open (user_version was 0)
   std::map<uint64_t, int> read_fds_;
+  uint64_t carried_bytes_ = 0;  // identity records copied forward by evictions (retention's sum)
   StoreStats stats_;
 };
 
@@ -257,11 +272,11 @@ absl::Status EmbeddedStore::RemoveOrphanSegments() {
   if (ec) return absl::UnavailableError(absl::StrCat("cannot list ", SegmentDir(), ": ", ec.message()));
   if (!orphans.empty() && fresh_index_) {
     // Segments without their index: most likely index.sqlite was deleted or the data dir is
-    // half-copied. Their contents cannot be decoded without the index (dictionaries live there),
-    // but deleting someone's data silently is worse than refusing to start.
+    // half-copied. Serving them needs an index (server/index_rebuild.h makes one), and deleting
+    // someone's data silently is worse than refusing to start.
     return absl::FailedPreconditionError(absl::StrCat(
-        options_.data_dir, " holds ", orphans.size(), " segment file(s) but no index; move them "
-        "away (or remove the data dir) to start a new store"));
+        options_.data_dir, " holds ", orphans.size(), " segment file(s) but no index; rebuild "
+        "it from them with gpuspyd --rebuild-index, or move them away to start a new store"));
   }
   for (const fs::path& p : orphans) {
     spdlog::warn("storage: removing {}: no index entry (left by an interrupted eviction or roll)",
@@ -330,18 +345,19 @@ absl::Status EmbeddedStore::Recover() {
 }
 
 absl::Status EmbeddedStore::Open() {
-  std::error_code ec;
-  fs::create_directories(options_.data_dir + "/segments", ec);
-  if (ec) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot create ", options_.data_dir, "/segments: ", ec.message()));
-  }
-  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(options_.data_dir + "/index.sqlite");
+  RETURN_IF_ERROR(MakePrivateDirectory(options_.data_dir));
+  RETURN_IF_ERROR(MakePrivateDirectory(SegmentDir()));
+  // SQLite creates the database 0644 under umask 022; its -wal and -shm take the database's mode.
+  const std::string index_path = options_.data_dir + "/index.sqlite";
+  RETURN_IF_ERROR(MakePrivateFile(index_path));
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(index_path);
   if (!db.ok()) return db.status();
   db_ = std::move(*db);
+  RETURN_IF_ERROR(CheckIndex(*db_, index_path));
   RETURN_IF_ERROR(Migrate());
   RETURN_IF_ERROR(Recover());
-  return QuarantineTruncatedSegments();
+  RETURN_IF_ERROR(QuarantineTruncatedSegments());
+  return BackfillIdentityRecords();
 }
 
 absl::Status EmbeddedStore::QuarantineTruncatedSegments() {
@@ -424,7 +440,7 @@ absl::Status EmbeddedStore::QuarantineSegment(uint64_t id, const std::string& wh
     if (!st.ok()) break;
     st = run("DELETE FROM batches WHERE process_id = ? AND sequence = ?",
              {static_cast<int64_t>(r.process_id), static_cast<int64_t>(r.sequence)});
-    if (st.ok()) {
+    if (st.ok() && r.sequence != kIdentityRecordSequence) {  // a lost identity is backfilled on open
       st = run("UPDATE processes SET batch_count = MAX(batch_count - 1, 0) WHERE process_id = ?",
                {static_cast<int64_t>(r.process_id)});
     }
@@ -461,18 +477,21 @@ absl::StatusOr<uint64_t> EmbeddedStore::UpsertProcess(const v1::ProcessIdentity&
   std::string blob;
   identity.SerializeToString(&blob);
   absl::StatusOr<std::unique_ptr<SqliteStatement>> find =
-      db_->Prepare("SELECT process_id FROM processes WHERE process_key = ?");
+      db_->Prepare("SELECT process_id, identity FROM processes WHERE process_key = ?");
   if (!find.ok()) return find.status();
   (*find)->Bind(1, identity.process_key());
   absl::StatusOr<bool> row = (*find)->Step();
   if (!row.ok()) return row.status();
   if (*row) {
     const int64_t id = (*find)->Int(0);
+    const bool changed = (*find)->Blob(1) != blob;
+    (*find)->Reset();
     absl::StatusOr<std::unique_ptr<SqliteStatement>> upd = db_->Prepare(
         "UPDATE processes SET identity = ?, job_id = ?, last_seen = ? WHERE process_id = ?");
     if (!upd.ok()) return upd.status();
     (*upd)->BindBlob(1, blob).Bind(2, identity.job_id()).Bind(3, now).Bind(4, id);
     RETURN_IF_ERROR((*upd)->Run());
+    if (changed) RETURN_IF_ERROR(WriteIdentityRecord(static_cast<uint64_t>(id), blob));
     return static_cast<uint64_t>(id);
   }
   absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
@@ -482,7 +501,65 @@ absl::StatusOr<uint64_t> EmbeddedStore::UpsertProcess(const v1::ProcessIdentity&
   (*ins)->Bind(1, identity.process_key()).Bind(2, identity.job_id()).BindBlob(3, blob)
       .Bind(4, now).Bind(5, now);
   RETURN_IF_ERROR((*ins)->Run());
-  return static_cast<uint64_t>(db_->LastInsertId());
+  const uint64_t id = static_cast<uint64_t>(db_->LastInsertId());
+  RETURN_IF_ERROR(WriteIdentityRecord(id, blob));
+  return id;
+}
+
+// The identity is indexed like a batch (sequence 0), so recovery keeps it, quarantine salvages it
+// and eviction carries it forward (EvictSegment); readers of batches skip sequence 0.
+absl::Status EmbeddedStore::WriteIdentityRecord(uint64_t process_id, const std::string& blob) {
+  const uint64_t record = kSegmentHeaderBytes + blob.size();
+  if (active_->size() > 0 && active_->size() + record > options_.segment_max_bytes) {
+    RETURN_IF_ERROR(RollSegment());
+  }
+  const uint64_t before = active_->size();
+  absl::StatusOr<uint64_t> offset = active_->Append(process_id, kIdentityRecordSequence, blob);
+  if (!offset.ok()) return offset.status();
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
+      "INSERT OR REPLACE INTO batches(process_id, sequence, min_ns, max_ns, event_count, "
+      "segment_id, offset, length) VALUES(?,0,0,0,0,?,?,?)");
+  absl::Status st = ins.status();
+  if (st.ok()) {
+    (*ins)->Bind(1, static_cast<int64_t>(process_id)).Bind(2, static_cast<int64_t>(active_id_))
+        .Bind(3, static_cast<int64_t>(*offset)).Bind(4, static_cast<int64_t>(blob.size()));
+    st = (*ins)->Run();
+  }
+  if (!st.ok()) {
+    (void)active_->Truncate(before);
+    return st;
+  }
+  return NoteActiveBytes();
+}
+
+// segments.bytes of the active segment after a write that is not a batch (last_write, which
+// retention ages by, stays: an identity is not new data).
+absl::Status EmbeddedStore::NoteActiveBytes() {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> upd =
+      db_->Prepare("UPDATE segments SET bytes = ? WHERE segment_id = ?");
+  if (!upd.ok()) return upd.status();
+  (*upd)->Bind(1, static_cast<int64_t>(active_->size())).Bind(2, static_cast<int64_t>(active_id_));
+  return (*upd)->Run();
+}
+
+// Processes indexed before identity records existed (or whose record was lost) get one, so that
+// every data dir can be rebuilt from its segments.
+absl::Status EmbeddedStore::BackfillIdentityRecords() {
+  std::vector<std::pair<uint64_t, std::string>> missing;
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+        "SELECT process_id, identity FROM processes p WHERE NOT EXISTS (SELECT 1 FROM batches b "
+        "WHERE b.process_id = p.process_id AND b.sequence = 0) ORDER BY process_id");
+    if (!q.ok()) return q.status();
+    absl::StatusOr<bool> row = (*q)->Step();
+    for (; row.ok() && *row; row = (*q)->Step()) {
+      missing.emplace_back(static_cast<uint64_t>((*q)->Int(0)), (*q)->Blob(1));
+    }
+    if (!row.ok()) return row.status();
+  }
+  for (const auto& [id, blob] : missing) RETURN_IF_ERROR(WriteIdentityRecord(id, blob));
+  if (!missing.empty()) spdlog::info("storage: identity records written for {} process(es)", missing.size());
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<ProcessRecord>> EmbeddedStore::QueryProcesses(const std::string& where,
@@ -654,7 +731,7 @@ absl::StatusOr<std::vector<StoredBatch>> EmbeddedStore::ReadBatches(uint64_t pro
   const bool all = from_ns == 0 && to_ns == 0;
   absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
       std::string("SELECT sequence, min_ns, max_ns, event_count, segment_id, offset, length "
-                  "FROM batches WHERE process_id = ?") +
+                  "FROM batches WHERE process_id = ? AND sequence > 0") +
       (all ? "" : " AND max_ns >= ? AND min_ns < ?") + " ORDER BY sequence");
   if (!q.ok()) return q.status();
   (*q)->Bind(1, static_cast<int64_t>(process_id));
@@ -718,7 +795,7 @@ absl::StatusOr<std::vector<BatchMark>> EmbeddedStore::ListBatchMarks(uint64_t pr
   std::lock_guard lock(mu_);
   absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
       "SELECT sequence, min_ns, max_ns, cupti_dropped, queue_dropped, spill_dropped FROM batches "
-      "WHERE process_id = ? ORDER BY sequence");
+      "WHERE process_id = ? AND sequence > 0 ORDER BY sequence");
   if (!q.ok()) return q.status();
   (*q)->Bind(1, static_cast<int64_t>(process_id));
   std::vector<BatchMark> out;
@@ -769,7 +846,55 @@ absl::StatusOr<std::vector<StepRecord>> EmbeddedStore::ListSteps(uint64_t proces
   return out;
 }
 
+absl::Status EmbeddedStore::CarryIdentityRecords(uint64_t id) {
+  std::vector<IndexedRecord> records;
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+        "SELECT process_id, sequence, offset, length FROM batches WHERE segment_id = ? AND "
+        "sequence = 0 ORDER BY offset");
+    if (!q.ok()) return q.status();
+    (*q)->Bind(1, static_cast<int64_t>(id));
+    absl::StatusOr<bool> row = (*q)->Step();
+    for (; row.ok() && *row; row = (*q)->Step()) {
+      records.push_back({static_cast<uint64_t>((*q)->Int(0)), static_cast<uint64_t>((*q)->Int(1)),
+                         static_cast<uint64_t>((*q)->Int(2)), static_cast<uint64_t>((*q)->Int(3))});
+    }
+    if (!row.ok()) return row.status();
+  }
+  if (records.empty() || id == active_id_) return absl::OkStatus();
+  const uint64_t before = active_->size();
+  absl::StatusOr<SalvageResult> copied = SalvageRecords(SegmentPath(id), records, active_.get());
+  if (!copied.ok()) {
+    (void)active_->Truncate(before);
+    return copied.status();
+  }
+  carried_bytes_ += active_->size() - before;
+  // An identity that cannot be read goes with the segment; BackfillIdentityRecords writes it
+  // again from the processes table on the next open.
+  for (const SalvageResult::Moved& m : copied->moved) {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> upd = db_->Prepare(
+        "UPDATE batches SET segment_id = ?, offset = ?, length = ? WHERE process_id = ? AND "
+        "sequence = 0");
+    if (!upd.ok()) return upd.status();
+    (*upd)->Bind(1, static_cast<int64_t>(active_id_)).Bind(2, static_cast<int64_t>(m.new_offset))
+        .Bind(3, static_cast<int64_t>(m.new_length)).Bind(4, static_cast<int64_t>(m.record.process_id));
+    RETURN_IF_ERROR((*upd)->Run());
+  }
+  return NoteActiveBytes();
+}
+
+absl::StatusOr<bool> EmbeddedStore::HoldsBatches(uint64_t id) {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+      "SELECT EXISTS(SELECT 1 FROM batches WHERE segment_id = ? AND sequence > 0)");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, static_cast<int64_t>(id));
+  absl::StatusOr<bool> row = (*q)->Step();
+  if (!row.ok()) return row.status();
+  return *row && (*q)->Int(0) != 0;
+}
+
 absl::Status EmbeddedStore::EvictSegment(uint64_t id) {
+  if (fs::exists(SegmentPath(id))) RETURN_IF_ERROR(CarryIdentityRecords(id));
   if (auto it = read_fds_.find(id); it != read_fds_.end()) {
     close(it->second);
     read_fds_.erase(it);
@@ -823,9 +948,14 @@ absl::StatusOr<uint64_t> EmbeddedStore::EnforceRetention(const RetentionPolicy& 
   // segment_max_bytes anyway, so the byte limit holds to within one segment (size max_bytes at
   // several segments). Once it has been idle past max_age, though, nothing new is arriving and
   // everything in it is expired: it is sealed (a fresh, empty segment takes over) and evicted.
-  const bool active_expired = policy.max_age_ns > 0 && active_->size() > 0 && !segs.empty() &&
-                              segs.back().id == active_id_ &&
-                              segs.back().last_write < now - policy.max_age_ns;
+  bool active_expired = policy.max_age_ns > 0 && active_->size() > 0 && !segs.empty() &&
+                        segs.back().id == active_id_ &&
+                        segs.back().last_write < now - policy.max_age_ns;
+  if (active_expired) {
+    absl::StatusOr<bool> holds = HoldsBatches(active_id_);
+    if (!holds.ok()) return holds.status();
+    active_expired = *holds;
+  }
   if (active_expired) {
     RETURN_IF_ERROR(RollSegment());
   }
@@ -835,8 +965,9 @@ absl::StatusOr<uint64_t> EmbeddedStore::EnforceRetention(const RetentionPolicy& 
     const bool too_big = policy.max_bytes > 0 && total > policy.max_bytes;
     const bool too_old = policy.max_age_ns > 0 && s.last_write < now - policy.max_age_ns;
     if (!too_big && !too_old) break;  // oldest first: once one stays, all newer stay
+    carried_bytes_ = 0;
     RETURN_IF_ERROR(EvictSegment(s.id));
-    total -= s.bytes;
+    total = total - s.bytes + carried_bytes_;
     ++evicted;
   }
   stats_.segments_evicted += evicted;
@@ -858,7 +989,7 @@ StoreStats EmbeddedStore::Stats() {
     const auto size = fs::file_size(options_.data_dir + f, ec);
     if (!ec) s.bytes_on_disk += size;
   }
-  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare("SELECT COUNT(*) FROM batches");
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare("SELECT COUNT(*) FROM batches WHERE sequence > 0");
   if (q.ok()) {
     absl::StatusOr<bool> row = (*q)->Step();
     if (row.ok() && *row) s.batches = static_cast<uint64_t>((*q)->Int(0));

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "collector/storage/payload_codec.h"
+#include "collector/storage/private_files.h"
 
 namespace gpuspy::collector {
 namespace {
@@ -39,7 +40,7 @@ absl::Status WriteError(const std::string& path, int err) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Open(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kPrivateFileMode);
   if (fd < 0) {
     const int err = errno;
     const std::string msg = absl::StrCat("cannot open ", path, ": ", std::strerror(err));
@@ -152,6 +153,33 @@ absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, u
     return raw;
   }
   return std::move(record->bytes);
+}
+
+absl::StatusOr<std::vector<ScannedRecord>> ScanSegmentRecords(const std::string& path,
+                                                              uint64_t* unreadable_bytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot stat ", path, ": ", std::strerror(err)));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  std::vector<ScannedRecord> out;
+  uint64_t offset = 0;
+  while (offset + kSegmentHeaderBytes <= size) {
+    Header h;
+    if (pread(fd, &h, sizeof(h), static_cast<off_t>(offset)) != static_cast<ssize_t>(sizeof(h)) ||
+        h.magic != kSegmentRecordMagic || offset + kSegmentHeaderBytes + h.length > size) {
+      break;
+    }
+    out.push_back({offset, h.length, h.process_id, h.sequence});
+    offset += kSegmentHeaderBytes + h.length;
+  }
+  close(fd);
+  *unreadable_bytes = size - offset;
+  return out;
 }
 
 }  // namespace gpuspy::collector

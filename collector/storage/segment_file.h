@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,6 +20,9 @@ namespace gpuspy::collector {
 inline constexpr uint32_t kSegmentRecordMagic = 0x59505347;  // "GSPY"
 inline constexpr size_t kSegmentHeaderBytes = 32;
 inline constexpr uint32_t kSegmentFlagZstd = 1;
+// A record with sequence 0 (batches start at 1) holds its process's identity (a serialized
+// gpuspy.v1.ProcessIdentity, uncompressed): with it the segments alone rebuild the index.
+inline constexpr uint64_t kIdentityRecordSequence = 0;
 // A decompressed payload larger than this is treated as corruption (the ingest limit is lower).
 inline constexpr size_t kMaxStoredPayloadBytes = 1ull << 30;
 
@@ -58,6 +62,20 @@ absl::Status SyncDirectory(const std::string& dir);
 absl::StatusOr<std::string> ReadSegmentRecord(int fd, const std::string& path, uint64_t offset,
                                               uint64_t length, uint64_t process_id,
                                               uint64_t sequence);
+
+// A record's place and header, as found by reading a segment file front to back.
+struct ScannedRecord {
+  uint64_t offset = 0;  // of the header
+  uint64_t length = 0;  // stored payload bytes
+  uint64_t process_id = 0;
+  uint64_t sequence = 0;
+};
+// The records of the segment file at `path` in file order, for rebuilding the index from the
+// segments. Stops at the first header that is not a record or a record cut short (a torn tail or
+// damage: `*unreadable_bytes` is what was left, 0 when the whole file was read). Checksums are
+// not verified here (ReadSegmentRecord does).
+absl::StatusOr<std::vector<ScannedRecord>> ScanSegmentRecords(const std::string& path,
+                                                              uint64_t* unreadable_bytes);
 
 // A record as stored: its payload bytes (compressed or not) and flags, checksum verified.
 struct StoredRecord {

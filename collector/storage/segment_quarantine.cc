@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "collector/storage/payload_codec.h"
+#include "collector/storage/private_files.h"
 
 namespace gpuspy::collector {
 
@@ -48,14 +49,14 @@ absl::StatusOr<SalvageResult> SalvageRecords(const std::string& path,
 absl::Status MoveToQuarantine(const std::string& path, const std::string& quarantine_dir,
                               const std::string& why) {
   namespace fs = std::filesystem;
+  if (absl::Status st = MakePrivateDirectory(quarantine_dir); !st.ok()) return st;
   std::error_code ec;
-  fs::create_directories(quarantine_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", quarantine_dir, ": ", ec.message()));
   const std::string target = quarantine_dir + "/" + fs::path(path).filename().string();
   fs::rename(path, target, ec);
   if (ec && ec != std::errc::no_such_file_or_directory) {
     return absl::InternalError(absl::StrCat("cannot move ", path, " to ", target, ": ", ec.message()));
   }
+  (void)MakePrivateFile(target + ".why");  // a note beside the file; its mode matters, not its fate
   std::ofstream(target + ".why") << absl::FormatTime(absl::Now()) << " " << why << "\n";
   return absl::OkStatus();
 }

@@ -410,7 +410,34 @@ class GzStreamBuf : public std::streambuf {
   int error_ = Z_OK;
 };
 
+// JSON's whitespace: what may come before the opening '{' of a trace.
+bool IsJsonSpace(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// A trace is a JSON object. The parser takes a NUL byte for the end of its input, so a file of
+// zeros (or any binary file starting with one) was reported as "unexpected end of input at byte
+// 1"; say what the file is not instead.
+absl::Status CheckStartsLikeJson(std::istream& in) {
+  int c = in.peek();
+  while (c != std::char_traits<char>::eof() && IsJsonSpace(c)) {
+    in.get();
+    c = in.peek();
+  }
+  if (c == std::char_traits<char>::eof()) {
+    return absl::InvalidArgumentError("the file is empty: not a PyTorch profiler (Kineto) trace");
+  }
+  if (c != '{' && c != '[') {  // '[': JSON, left to the parser and the traceEvents check
+    return absl::InvalidArgumentError(absl::StrCat(
+        "not JSON (starts with byte 0x", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2),
+        "; a trace starts with '{'): not a PyTorch profiler (Kineto) trace"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<KinetoTrace> Parse(std::istream& in, const std::function<absl::Status()>& io_error) {
+  if (absl::Status st = CheckStartsLikeJson(in); !st.ok()) {
+    if (absl::Status io = io_error(); !io.ok()) return io;
+    return st;
+  }
   KinetoTrace out;
   out.identity.set_rank(-1);
   out.identity.set_local_rank(-1);

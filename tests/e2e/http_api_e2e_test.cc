@@ -86,6 +86,28 @@ TEST_F(HttpApiE2E, BadParametersAre400AndUnknownJobs404) {
   EXPECT_EQ(no_route->status, 404);
 }
 
+// Issue 22: a filter a route does not take was ignored (the whole job answered as if filtered),
+// and a value that is not UTF-8 came back as '' with a libprotobuf ERROR in the log.
+TEST_F(HttpApiE2E, UnknownParametersAndInvalidUtf8Are400ByName) {
+  auto ignored = Get("/api/jobs/web/summary?process=1%20OR%201=1");
+  ASSERT_TRUE(ignored);
+  EXPECT_EQ(ignored->status, 400);
+  EXPECT_EQ(nlohmann::json::parse(ignored->body)["error"],
+            "unknown parameter 'process' (this route takes: none)");
+  auto injected = Get("/api/jobs/web/events?process=1%20OR%201=1");
+  ASSERT_TRUE(injected);
+  EXPECT_EQ(injected->status, 400);
+  auto not_utf8 = Get("/api/jobs/web/report?process=%FF%FE");
+  ASSERT_TRUE(not_utf8);
+  EXPECT_EQ(not_utf8->status, 400);
+  EXPECT_EQ(nlohmann::json::parse(not_utf8->body)["error"], "parameter process is not valid UTF-8");
+  auto job_not_utf8 = Get("/api/jobs/%C0%AF/summary");
+  ASSERT_TRUE(job_not_utf8);
+  EXPECT_EQ(job_not_utf8->status, 400);
+  EXPECT_EQ(testing::ReadFile(dir_.path() + "/log").find("libprotobuf ERROR"), std::string::npos)
+      << testing::ReadFile(dir_.path() + "/log");
+}
+
 TEST_F(HttpApiE2E, TraceOfAStepRangeIsAChromeTrace) {
   auto trace = Get("/api/jobs/web/trace?steps=2-3");
   ASSERT_TRUE(trace);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/byte_buffer.h>
 #include <gtest/gtest.h>
 
 #include "codec/batch_encoder.h"
@@ -187,6 +188,51 @@ TEST_F(IngestBadInput, FirstMessageMustBeHello) {
   grpc::Status st = stream->Finish();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_NE(st.error_message().find("Hello"), std::string::npos);
+}
+
+// Bytes that do not parse as a ClientMessage ended the stream like a half-close: grpc-status OK,
+// nothing logged. As the first message and after a valid Hello.
+TEST_F(IngestBadInput, GarbageProtobufIsInvalidArgumentAndLogged) {
+  using RawStream = grpc::ClientReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
+  auto raw = [](const std::string& bytes) {
+    grpc::Slice slice(bytes);
+    return grpc::ByteBuffer(&slice, 1);
+  };
+  v1::ClientMessage hello;
+  hello.mutable_hello()->mutable_identity()->set_process_key("garbage");
+  hello.mutable_hello()->mutable_identity()->set_job_id("bad-input");
+  // A varint of 11 bytes (at most 10 are allowed), then a length past the end of the message.
+  const std::string garbage[] = {std::string(10, '\xff') + "\x01", std::string("\x0a\xff\xff\x0f", 4)};
+  for (bool after_hello : {false, true}) {
+    for (const std::string& bytes : garbage) {
+      grpc::ClientContext ctx;
+      const grpc::internal::RpcMethod method("/gpuspy.v1.Ingest/Stream",
+                                             grpc::internal::RpcMethod::BIDI_STREAMING, channel_);
+      std::unique_ptr<RawStream> stream(
+          grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, grpc::ByteBuffer>::Create(
+              channel_.get(), method, &ctx));
+      if (after_hello) {
+        ASSERT_TRUE(stream->Write(raw(hello.SerializeAsString())));
+      }
+      stream->Write(raw(bytes));
+      stream->WritesDone();
+      grpc::ByteBuffer reply;
+      while (stream->Read(&reply)) {
+      }
+      const grpc::Status st = stream->Finish();
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+          << "after hello: " << after_hello << ": " << st.error_message();
+      EXPECT_NE(st.error_message().find(after_hello ? "message 2 of the stream does not parse"
+                                                    : "message 1 of the stream does not parse"),
+                std::string::npos)
+          << st.error_message();
+    }
+  }
+  EXPECT_NE(testing::ReadFile(dir_.path() + "/gpuspyd.log").find("is not a gpuspy.v1.ClientMessage"),
+            std::string::npos)
+      << testing::ReadFile(dir_.path() + "/gpuspyd.log");
+  StoreValid(1, 10);  // the daemon is unharmed
+  EXPECT_EQ(StoredEvents(), 20u);
 }
 
 TEST_F(IngestBadInput, EmptyProcessKeyIsRejected) {

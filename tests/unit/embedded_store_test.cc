@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "absl/time/clock.h"
@@ -36,6 +37,11 @@ int64_t NowNs() { return absl::ToUnixNanos(absl::Now()); }
 
 v1::ProcessIdentity Identity(const std::string& key, const std::string& job) {
   return gpuspy::testing::TestIdentity(key, job);
+}
+
+// The record a process's identity takes at the front of its first segment (segment_file.h).
+uint64_t IdentityRecordBytes(const v1::ProcessIdentity& identity) {
+  return kSegmentHeaderBytes + identity.SerializeAsString().size();
 }
 
 StoredBatch Batch(uint64_t process, uint64_t seq, int64_t min_ns, int64_t max_ns,
@@ -225,7 +231,7 @@ class EmbeddedStoreTest : public ::testing::Test {
 
 TEST_F(EmbeddedStoreTest, IndexIsAtTheCurrentSchemaVersion) {
   { auto store = Open(); }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 3);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 4);
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_table_info('segments') "
                             "WHERE name IN ('path', 'sealed')"),
             2);
@@ -264,7 +270,7 @@ TEST_F(EmbeddedStoreTest, VersionOneDataDirIsMigratedAndStaysReadable) {
     EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));
     EXPECT_TRUE(store->AppendBatch(Batch(id, 7, 7, 7, 400)).ok());
   }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 3);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 4);
   // Every segment but the newest is sealed; paths are filled in.
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE sealed = 0"), 1);
   EXPECT_EQ(SqlInt(Index(), "SELECT sealed FROM segments ORDER BY segment_id DESC LIMIT 1"), 0);
@@ -342,7 +348,8 @@ TEST_F(EmbeddedStoreTest, ActiveSegmentShorterThanItsIndexIsNotOverwritten) {
     for (uint64_t seq = 1; seq <= 3; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq)).ok());
   }
   // Lost acknowledged bytes (e.g. power loss without fsync): the last record is cut in half.
-  fs::resize_file(Segments().back(), 2 * (kSegmentHeaderBytes + 100) + 40);
+  fs::resize_file(Segments().back(),
+                  IdentityRecordBytes(Identity("p", "j")) + 2 * (kSegmentHeaderBytes + 100) + 40);
   auto store = Open();
   // Writing moved on to a new segment, which also took the two intact records; the cut one went
   // to quarantine/ and its lost record is counted there.
@@ -397,6 +404,61 @@ TEST_F(EmbeddedStoreTest, BatchForUnknownProcessIsNotFoundAndWritesNothing) {
   EXPECT_EQ(store->Stats().batches, 0u);
 }
 
+// The identities in the segment files that exist now: what --rebuild-index can find.
+std::map<uint64_t, std::string> IdentitiesOnDisk(const std::vector<fs::path>& segments) {
+  std::map<uint64_t, std::string> out;
+  for (const fs::path& p : segments) {
+    uint64_t unreadable = 0;
+    auto records = ScanSegmentRecords(p.string(), &unreadable);
+    EXPECT_TRUE(records.ok()) << records.status();
+    EXPECT_EQ(unreadable, 0u) << p;
+    const int fd = open(p.c_str(), O_RDONLY);
+    for (const ScannedRecord& r : *records) {
+      if (r.sequence != kIdentityRecordSequence) continue;
+      auto bytes = ReadSegmentRecord(fd, p.string(), r.offset, r.length, r.process_id, r.sequence);
+      EXPECT_TRUE(bytes.ok()) << bytes.status();
+      v1::ProcessIdentity id;
+      EXPECT_TRUE(bytes.ok() && id.ParseFromString(*bytes));
+      out[r.process_id] = id.job_id();
+    }
+    close(fd);
+  }
+  return out;
+}
+
+// Segments hold every process's identity, also after the segment it was first written to is
+// evicted (it is carried into the active one) and after a change of identity.
+TEST_F(EmbeddedStoreTest, SegmentsKeepEveryIdentityThroughEvictionAndChange) {
+  auto store = Open(/*segment_bytes=*/2048);
+  const uint64_t a = *store->UpsertProcess(Identity("a", "job-a"), 1);
+  const uint64_t b = *store->UpsertProcess(Identity("b", "job-b"), 1);
+  for (uint64_t seq = 1; seq <= 10; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(a, seq, seq, seq, 600)).ok());
+  ASSERT_GT(*store->EnforceRetention({/*max_bytes=*/3000, 0}, NowNs()), 0u);
+  EXPECT_EQ(IdentitiesOnDisk(Segments()), (std::map<uint64_t, std::string>{{a, "job-a"}, {b, "job-b"}}));
+  ASSERT_EQ(*store->UpsertProcess(Identity("b", "job-b2"), 2), b);
+  EXPECT_EQ(IdentitiesOnDisk(Segments())[b], "job-b2");  // the last record of a process counts
+  EXPECT_EQ(store->Stats().batches, store->ReadBatches(a, 0, 0)->size());  // identities are not batches
+}
+
+// A data dir from before identity records: each process gets one on open, so it can be rebuilt.
+TEST_F(EmbeddedStoreTest, VersionThreeDataDirGetsItsIdentityRecordsOnOpen) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(Identity("p", "old-job"), 1);
+    ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 1, 1)).ok());
+  }
+  Sql(Index(), "DELETE FROM batches WHERE sequence = 0; PRAGMA user_version=3;");
+  for (const fs::path& p : Segments()) fs::remove(p);  // and no identity in the segments either
+  Sql(Index(), "DELETE FROM batches; DELETE FROM segments;");
+  {
+    auto store = Open();
+    EXPECT_EQ(store->Stats().batches, 0u);
+  }
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM batches WHERE sequence = 0"), 1);
+  EXPECT_EQ(IdentitiesOnDisk(Segments()), (std::map<uint64_t, std::string>{{id, "old-job"}}));
+}
+
 TEST_F(EmbeddedStoreTest, StatsDescribeWhatIsOnDisk) {
   auto store = Open(/*segment_bytes=*/2048);
   auto id = *store->UpsertProcess(Identity("p", "j"), 1);
@@ -406,7 +468,7 @@ TEST_F(EmbeddedStoreTest, StatsDescribeWhatIsOnDisk) {
   EXPECT_EQ(s.segments, Segments().size());
   uint64_t segment_bytes = 0;
   for (const auto& p : Segments()) segment_bytes += fs::file_size(p);
-  EXPECT_EQ(segment_bytes, 10u * (kSegmentHeaderBytes + 600));
+  EXPECT_EQ(segment_bytes, IdentityRecordBytes(Identity("p", "j")) + 10u * (kSegmentHeaderBytes + 600));
   EXPECT_GT(s.bytes_on_disk, segment_bytes);  // plus the index
   EXPECT_EQ(s.corrupt_records, 0u);
   EXPECT_EQ(s.write_errors, 0u);
@@ -444,7 +506,7 @@ TEST_F(EmbeddedStoreTest, CompressNoneStoresTheWireBytesAsTheyCame) {
   ASSERT_TRUE(store->AppendBatch(b).ok());
   uint64_t on_disk = 0;
   for (const auto& p : Segments()) on_disk += fs::file_size(p);
-  EXPECT_EQ(on_disk, kSegmentHeaderBytes + 20'000);
+  EXPECT_EQ(on_disk, IdentityRecordBytes(Identity("p", "j")) + kSegmentHeaderBytes + 20'000);
   EXPECT_EQ((*store->ReadBatches(id, 0, 0))[0].payload, b.payload);
 }
 

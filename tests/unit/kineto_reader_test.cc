@@ -147,6 +147,25 @@ TEST(KinetoReader, NotATraceIsSaidSo) {
   EXPECT_NE(t.status().message().find("no traceEvents"), std::string::npos);
 }
 
+// The JSON parser stops at a NUL byte; a file of zeros was "unexpected end of input at byte 1".
+TEST(KinetoReader, AFileOfZerosIsSaidNotToBeJson) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/zeros.json";
+  std::ofstream(path, std::ios::binary) << std::string(64 << 10, '\0');
+  auto t = ReadKinetoTrace(path);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(t.status().message(),
+            path + ": not JSON (starts with byte 0x00; a trace starts with '{'): not a PyTorch "
+                   "profiler (Kineto) trace");
+}
+
+TEST(KinetoReader, AnEmptyFileIsSaidToBeEmpty) {
+  auto t = ParseKinetoTrace(" \n");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("the file is empty"), std::string::npos) << t.status();
+}
+
 TEST(KinetoReader, ReadsGzipAndReportsTruncation) {
   testing::TempDir dir;
   const std::string gz = dir.path() + "/t.json.gz";

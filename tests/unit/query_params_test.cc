@@ -79,5 +79,48 @@ TEST(QueryParams, TraceFileNameKeepsOnlySafeCharacters) {
   EXPECT_EQ(TraceFileName("x", {{"steps", "\r\nSet-Cookie: y"}}), "x-steps-__Set-Cookie__y.trace.json");
 }
 
+// httplib kept the text after a value's last '=': process=1 OR 1=1 became process=1.
+TEST(QueryParams, AValueRunsToTheNextAmpersandAndIsPercentDecoded) {
+  const QueryParams q = *ParseQuery("/api/jobs/j/events?process=1%20OR%201=1&limit=5&flag&x=a+b%2Bc");
+  EXPECT_EQ(q.find("process")->second, "1 OR 1=1");
+  EXPECT_EQ(q.find("limit")->second, "5");
+  EXPECT_EQ(q.find("flag")->second, "");
+  EXPECT_EQ(q.find("x")->second, "a b+c");
+  EXPECT_FALSE(EventsQuery("j", q).ok());
+  EXPECT_TRUE(ParseQuery("/api/jobs")->empty());
+  EXPECT_TRUE(ParseQuery("/api/jobs?")->empty());
+  for (const char* bad : {"/x?a=%", "/x?a=%4", "/x?a=%zz"}) EXPECT_FALSE(ParseQuery(bad).ok()) << bad;
+}
+
+// A parameter a route does not take was ignored: summary?process=1 OR 1=1 answered the whole job.
+TEST(QueryParams, AParameterTheRouteDoesNotTakeIsRefused) {
+  absl::Status st = CheckRoute("j", {{"process", "1 OR 1=1"}}, {});
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "unknown parameter 'process' (this route takes: none)");
+  EXPECT_EQ(StepsQuery("j", {{"step", "1"}}).status().message(),
+            "unknown parameter 'step' (this route takes: process)");
+  EXPECT_FALSE(EventsQuery("j", {{"process", "1 OR 1=1"}}).ok());
+  EXPECT_FALSE(ParseTraceQuery({{"step", "1"}}).ok());
+  EXPECT_TRUE(CheckRoute("j", {{"process", "1"}}, {"process"}).ok());
+}
+
+// Invalid UTF-8 was echoed as '' in the 400, with a libprotobuf ERROR in the log.
+TEST(QueryParams, InvalidUtf8IsRefusedByName) {
+  EXPECT_EQ(ReportQuery("j", {{"process", "\xff"}}).status().message(),
+            "parameter process is not valid UTF-8");
+  EXPECT_EQ(StepsQuery("j\xc0\xaf", {}).status().message(), "the job id is not valid UTF-8");
+  EXPECT_FALSE(CheckRoute("", {{"\xfe", "1"}}, {}).ok());
+}
+
+TEST(QueryParams, Utf8ValidityFollowsRfc3629) {
+  for (const char* good : {"", "ascii", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"}) {
+    EXPECT_TRUE(IsValidUtf8(good)) << good;
+  }
+  for (const char* bad : {"\x80", "\xc0\xaf", "\xc3", "\xe0\x80\xaf", "\xed\xa0\x80",
+                          "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "a\xff" "b"}) {
+    EXPECT_FALSE(IsValidUtf8(bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace gpuspy::collector

@@ -34,6 +34,15 @@ TEST(ServerFlags, DefaultsAreAStandaloneLoopbackCollector) {
   EXPECT_FALSE(f.options.unix_socket.empty());
 }
 
+TEST(ServerFlags, RebuildIndexIsForTheEmbeddedStoreOnly) {
+  ServerFlags f = DefaultServerFlags();
+  ASSERT_EQ(Parse({"--rebuild-index", "--data-dir", "/d"}, &f), "");
+  EXPECT_TRUE(f.rebuild_index);
+  ServerFlags pg = DefaultServerFlags();
+  EXPECT_EQ(Parse({"--rebuild-index", "--postgres", "host=db"}, &pg),
+            "--rebuild-index applies to --data-dir, not --postgres");
+}
+
 TEST(ServerFlags, TextualFlagsBecomeOptions) {
   ServerFlags f = DefaultServerFlags();
   ASSERT_EQ(Parse({"--role", "node", "--forward-to", "hub:7070", "--retention-age", "12h",

@@ -1,0 +1,232 @@
+#include "collector/server/index_rebuild.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "collector/ingest/batch_ingestor.h"
+#include "collector/server/data_dir_lock.h"
+#include "collector/storage/dictionary_cache.h"
+#include "collector/storage/segment_file.h"
+#include "collector/storage/store.h"
+#include "spdlog/spdlog.h"
+
+namespace gpuspy::collector {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kSourceDir[] = "segments.rebuild-source";
+// Where a process's batches go when no identity record of it survived (data written before
+// identity records existed, or the record's segment was damaged).
+constexpr char kUnknownJob[] = "unknown";
+
+// Closes the data dir lock on every path out.
+struct LockGuard {
+  int fd;
+  ~LockGuard() { close(fd); }
+};
+
+// seg-NNNNNNNN.gseg files of `dir` by id (quarantine/ and anything else left alone).
+std::map<uint64_t, std::string> SegmentFiles(const std::string& dir) {
+  std::map<uint64_t, std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    unsigned long long id = 0;
+    char tail = 0;
+    const std::string name = entry.path().filename().string();
+    if (std::sscanf(name.c_str(), "seg-%llu.gse%c", &id, &tail) == 2 && tail == 'g') {
+      out[id] = entry.path().string();
+    }
+  }
+  return out;
+}
+
+// Moves the damaged index and the segments out of the way, once; an interrupted rebuild finds
+// the source already there and clears only its own half-made output.
+absl::Status SetAside(const std::string& data_dir, RebuildResult* result) {
+  const std::string source = data_dir + "/" + kSourceDir;
+  std::error_code ec;
+  if (fs::exists(source)) {
+    spdlog::warn("rebuild: {} exists (an interrupted rebuild); starting again from it", source);
+    for (const char* f : {"/index.sqlite", "/index.sqlite-wal", "/index.sqlite-shm"}) {
+      fs::remove(data_dir + f, ec);
+    }
+    fs::remove_all(data_dir + "/segments", ec);
+    return absl::OkStatus();
+  }
+  if (!fs::is_directory(data_dir + "/segments")) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(data_dir, " has no segments/ directory: nothing to rebuild the index from"));
+  }
+  if (fs::exists(data_dir + "/index.sqlite")) {
+    result->damaged_index =
+        absl::StrCat(data_dir, "/index.sqlite.damaged-", absl::ToUnixSeconds(absl::Now()));
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      const std::string from = absl::StrCat(data_dir, "/index.sqlite", suffix);
+      if (!fs::exists(from)) continue;
+      fs::rename(from, result->damaged_index + suffix, ec);
+      if (ec) return absl::UnavailableError(absl::StrCat("cannot move ", from, ": ", ec.message()));
+    }
+  }
+  fs::rename(data_dir + "/segments", source, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot move the segments to ", source, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+// The identities found in the segments: per old process id, the last record (later ones are
+// newer: a changed identity is written again, and eviction copies only the current one).
+std::map<uint64_t, v1::ProcessIdentity> ReadIdentities(const std::map<uint64_t, std::string>& files) {
+  std::map<uint64_t, v1::ProcessIdentity> out;
+  for (const auto& [id, path] : files) {
+    uint64_t unreadable = 0;
+    absl::StatusOr<std::vector<ScannedRecord>> records = ScanSegmentRecords(path, &unreadable);
+    if (!records.ok()) continue;  // reported by the batch pass
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    for (const ScannedRecord& r : *records) {
+      if (r.sequence != kIdentityRecordSequence) continue;
+      absl::StatusOr<std::string> bytes = ReadSegmentRecord(fd, path, r.offset, r.length, r.process_id, r.sequence);
+      v1::ProcessIdentity identity;
+      if (bytes.ok() && identity.ParseFromString(*bytes)) out[r.process_id] = std::move(identity);
+    }
+    close(fd);
+  }
+  return out;
+}
+
+class Reingest {
+ public:
+  Reingest(Store* store, const ServerOptions& options, std::map<uint64_t, v1::ProcessIdentity> identities,
+           RebuildResult* result)
+      : dictionaries_(store),
+        ingestor_(store, &dictionaries_, &counters_, analysis::StepSegmenter(options.step_pattern)),
+        identities_(std::move(identities)),
+        result_(result) {}
+
+  // Every batch record of the segment file at `path`, in file order.
+  absl::Status File(const std::string& path) {
+    uint64_t unreadable = 0;
+    absl::StatusOr<std::vector<ScannedRecord>> records = ScanSegmentRecords(path, &unreadable);
+    if (!records.ok()) return records.status();
+    if (unreadable > 0) {
+      spdlog::warn("rebuild: {}: the last {} bytes are not records (a torn tail or damage)", path, unreadable);
+      result_->unreadable_bytes += unreadable;
+    }
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot open ", path));
+    absl::Status st = absl::OkStatus();
+    for (const ScannedRecord& r : *records) {
+      if (r.sequence == kIdentityRecordSequence) continue;
+      st = Record(fd, path, r);
+      if (!st.ok()) break;
+    }
+    close(fd);
+    return st;
+  }
+
+ private:
+  absl::Status Record(int fd, const std::string& path, const ScannedRecord& r) {
+    absl::StatusOr<std::string> bytes = ReadSegmentRecord(fd, path, r.offset, r.length, r.process_id, r.sequence);
+    v1::EventBatch batch;
+    if (!bytes.ok() || !batch.ParseFromString(*bytes)) {
+      return Skip(r, bytes.ok() ? "not an EventBatch" : std::string(bytes.status().message()));
+    }
+    absl::StatusOr<uint64_t> process = NewProcessId(r.process_id);
+    if (!process.ok()) return process.status();  // the new store failed: stop
+    absl::StatusOr<v1::Ack> ack = ingestor_.Ingest(*process, batch);
+    if (absl::IsInvalidArgument(ack.status())) return Skip(r, std::string(ack.status().message()));
+    if (!ack.ok()) return ack.status();
+    if (!ack->duplicate()) {
+      ++result_->batches;
+      result_->events += counters_.events_stored.load() - events_seen_;
+    }
+    events_seen_ = counters_.events_stored.load();
+    return absl::OkStatus();
+  }
+
+  absl::Status Skip(const ScannedRecord& r, const std::string& why) {
+    ++result_->skipped_records;
+    spdlog::warn("rebuild: process {} batch {} skipped: {}", r.process_id, r.sequence, why);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<uint64_t> NewProcessId(uint64_t old_id) {
+    if (auto it = new_ids_.find(old_id); it != new_ids_.end()) return it->second;
+    v1::ProcessIdentity identity;
+    if (auto it = identities_.find(old_id); it != identities_.end()) {
+      identity = it->second;
+    } else {
+      ++result_->processes_without_identity;
+      identity.set_process_key(absl::StrCat("rebuilt-process-", old_id));
+      identity.set_job_id(kUnknownJob);
+      spdlog::warn("rebuild: process {} has no identity record; its batches go to job '{}'", old_id,
+                   kUnknownJob);
+    }
+    absl::StatusOr<v1::Welcome> welcome = ingestor_.Hello(identity, absl::ToUnixNanos(absl::Now()));
+    if (!welcome.ok()) return welcome.status();
+    ++result_->processes;
+    new_ids_[old_id] = welcome->process_id();
+    return welcome->process_id();
+  }
+
+  IngestCounters counters_;
+  DictionaryCache dictionaries_;
+  BatchIngestor ingestor_;
+  std::map<uint64_t, v1::ProcessIdentity> identities_;
+  std::map<uint64_t, uint64_t> new_ids_;  // old process id -> id in the rebuilt index
+  uint64_t events_seen_ = 0;
+  RebuildResult* result_;
+};
+
+}  // namespace
+
+absl::StatusOr<RebuildResult> RebuildIndex(const ServerOptions& options) {
+  if (!options.postgres.empty()) {
+    return absl::InvalidArgumentError("--rebuild-index applies to the embedded store (--data-dir), not --postgres");
+  }
+  const std::string& data_dir = options.data_dir;
+  absl::StatusOr<int> lock = LockDataDir(data_dir);
+  if (!lock.ok()) return lock.status();
+  LockGuard guard{*lock};
+  RebuildResult result;
+  if (absl::Status st = SetAside(data_dir, &result); !st.ok()) return st;
+  const std::string source = data_dir + "/" + kSourceDir;
+  const std::map<uint64_t, std::string> files = SegmentFiles(source);
+  result.segment_files = files.size();
+
+  EmbeddedStoreOptions store_options;
+  store_options.data_dir = data_dir;
+  store_options.segment_max_bytes = options.segment_bytes;
+  store_options.fsync_each_batch = options.fsync_each_batch;
+  store_options.compress = options.compress_segments;
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenEmbeddedStore(store_options);
+  if (!store.ok()) return store.status();
+  {
+    Reingest reingest(store->get(), options, ReadIdentities(files), &result);
+    for (const auto& [id, path] : files) {
+      if (absl::Status st = reingest.File(path); !st.ok()) return st;
+    }
+  }
+  if (absl::Status st = (*store)->Flush(); !st.ok()) return st;
+  store->reset();
+  std::error_code ec;
+  // Quarantined segments are evidence for whoever looks into the damage: they stay.
+  if (fs::exists(source + "/quarantine")) {
+    fs::rename(source + "/quarantine", data_dir + "/segments/quarantine", ec);
+  }
+  if (result.skipped_records == 0 && result.unreadable_bytes == 0) {
+    fs::remove_all(source, ec);
+  } else {
+    result.kept_source = source;
+  }
+  return result;
+}
+
+}  // namespace gpuspy::collector

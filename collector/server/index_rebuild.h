@@ -1,0 +1,36 @@
+// gpuspyd --rebuild-index: a new index.sqlite from the segment files, for an index that is
+// damaged (the daemon refuses to start on it, collector/storage/index_check.h) or lost.
+//
+// The segments hold every stored batch as it arrived (with its dictionary additions) and, since
+// identity records (segment_file.h: kIdentityRecordSequence), every process's identity. The
+// rebuild ingests them again, in arrival order, through the same BatchIngestor as live ingest into
+// a fresh store in the same data dir: processes, dictionaries, steps, batches and segments come
+// out as ingest makes them, with no second copy of that logic. The old segments move to
+// segments.rebuild-source/ first (an interrupted rebuild starts again from there) and are removed
+// once every record was taken; the damaged index is kept as index.sqlite.damaged-<unix time>.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "collector/server/server_options.h"
+
+namespace gpuspy::collector {
+
+struct RebuildResult {
+  uint64_t segment_files = 0;
+  uint64_t processes = 0;
+  uint64_t batches = 0;           // stored again
+  uint64_t events = 0;
+  uint64_t skipped_records = 0;   // unreadable or refused by ingest
+  uint64_t processes_without_identity = 0;  // recorded under job "unknown" (pre-identity data)
+  uint64_t unreadable_bytes = 0;  // segment tails that were not records
+  std::string damaged_index;      // where the old index went ("" when there was none)
+  std::string kept_source;        // the old segments, kept when anything was skipped ("" if not)
+};
+
+// Runs with the data dir locked; the daemon must not be running on it.
+absl::StatusOr<RebuildResult> RebuildIndex(const ServerOptions& options);
+
+}  // namespace gpuspy::collector

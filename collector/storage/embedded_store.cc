@@ -163,6 +163,9 @@ class EmbeddedStore final : public Store {
   // Copies the readable records of segment `id` to the active segment, forgets the others, and
   // moves the file to segments/quarantine/ (segment_quarantine.h). mu_ held (or opening).
   absl::Status QuarantineSegment(uint64_t id, const std::string& why);
+  // The index's records in segment `id`, by offset; only the identity records (sequence 0) when
+  // `identities_only`. mu_ held (or opening).
+  absl::StatusOr<std::vector<IndexedRecord>> RecordsOf(uint64_t id, bool identities_only);
   absl::Status EvictSegment(uint64_t id);
   absl::Status WriteIdentityRecord(uint64_t process_id, const std::string& blob);  // mu_ held
   absl::Status BackfillIdentityRecords();
@@ -388,21 +391,29 @@ absl::Status EmbeddedStore::QuarantineTruncatedSegments() {
   return absl::OkStatus();
 }
 
-absl::Status EmbeddedStore::QuarantineSegment(uint64_t id, const std::string& why) {
+absl::StatusOr<std::vector<IndexedRecord>> EmbeddedStore::RecordsOf(uint64_t id,
+                                                                     bool identities_only) {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+      identities_only ? "SELECT process_id, sequence, offset, length FROM batches "
+                        "WHERE segment_id = ? AND sequence = 0 ORDER BY offset"
+                      : "SELECT process_id, sequence, offset, length FROM batches "
+                        "WHERE segment_id = ? ORDER BY offset");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, static_cast<int64_t>(id));
   std::vector<IndexedRecord> records;
-  {
-    absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
-        "SELECT process_id, sequence, offset, length FROM batches WHERE segment_id = ? "
-        "ORDER BY offset");
-    if (!q.ok()) return q.status();
-    (*q)->Bind(1, static_cast<int64_t>(id));
-    absl::StatusOr<bool> row = (*q)->Step();
-    for (; row.ok() && *row; row = (*q)->Step()) {
-      records.push_back({static_cast<uint64_t>((*q)->Int(0)), static_cast<uint64_t>((*q)->Int(1)),
-                         static_cast<uint64_t>((*q)->Int(2)), static_cast<uint64_t>((*q)->Int(3))});
-    }
-    if (!row.ok()) return row.status();
+  absl::StatusOr<bool> row = (*q)->Step();
+  for (; row.ok() && *row; row = (*q)->Step()) {
+    records.push_back({static_cast<uint64_t>((*q)->Int(0)), static_cast<uint64_t>((*q)->Int(1)),
+                       static_cast<uint64_t>((*q)->Int(2)), static_cast<uint64_t>((*q)->Int(3))});
   }
+  if (!row.ok()) return row.status();
+  return records;
+}
+
+absl::Status EmbeddedStore::QuarantineSegment(uint64_t id, const std::string& why) {
+  absl::StatusOr<std::vector<IndexedRecord>> indexed = RecordsOf(id, /*identities_only=*/false);
+  if (!indexed.ok()) return indexed.status();
+  std::vector<IndexedRecord> records = std::move(*indexed);
   // Never copy into the file being quarantined.
   if (id == active_id_) RETURN_IF_ERROR(RollSegment());
   if (auto it = read_fds_.find(id); it != read_fds_.end()) {
@@ -847,20 +858,9 @@ absl::StatusOr<std::vector<StepRecord>> EmbeddedStore::ListSteps(uint64_t proces
 }
 
 absl::Status EmbeddedStore::CarryIdentityRecords(uint64_t id) {
-  std::vector<IndexedRecord> records;
-  {
-    absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
-        "SELECT process_id, sequence, offset, length FROM batches WHERE segment_id = ? AND "
-        "sequence = 0 ORDER BY offset");
-    if (!q.ok()) return q.status();
-    (*q)->Bind(1, static_cast<int64_t>(id));
-    absl::StatusOr<bool> row = (*q)->Step();
-    for (; row.ok() && *row; row = (*q)->Step()) {
-      records.push_back({static_cast<uint64_t>((*q)->Int(0)), static_cast<uint64_t>((*q)->Int(1)),
-                         static_cast<uint64_t>((*q)->Int(2)), static_cast<uint64_t>((*q)->Int(3))});
-    }
-    if (!row.ok()) return row.status();
-  }
+  absl::StatusOr<std::vector<IndexedRecord>> indexed = RecordsOf(id, /*identities_only=*/true);
+  if (!indexed.ok()) return indexed.status();
+  const std::vector<IndexedRecord> records = std::move(*indexed);
   if (records.empty() || id == active_id_) return absl::OkStatus();
   const uint64_t before = active_->size();
   absl::StatusOr<SalvageResult> copied = SalvageRecords(SegmentPath(id), records, active_.get());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "collector/analysis/saturating.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -33,8 +34,8 @@ std::vector<std::vector<int64_t>> JobStepKeys(const std::vector<RankSteps>& rank
   std::vector<Span> ref;
   for (const StepAnalysis& a : *ranks[reference].steps) {
     const auto& s = a.report.step();
-    ref.push_back({s.start_ns() + ranks[reference].unix_offset_ns,
-                   s.end_ns() + ranks[reference].unix_offset_ns, s.number()});
+    ref.push_back({SatAdd(s.start_ns(), ranks[reference].unix_offset_ns),
+                   SatAdd(s.end_ns(), ranks[reference].unix_offset_ns), s.number()});
   }
   std::sort(ref.begin(), ref.end(), [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
   // Keys no reference step has: below every real step number.
@@ -47,14 +48,14 @@ std::vector<std::vector<int64_t>> JobStepKeys(const std::vector<RankSteps>& rank
         keys[i].push_back(s.number());
         continue;
       }
-      const int64_t start = s.start_ns() + ranks[i].unix_offset_ns;
-      const int64_t end = s.end_ns() + ranks[i].unix_offset_ns;
+      const int64_t start = SatAdd(s.start_ns(), ranks[i].unix_offset_ns);
+      const int64_t end = SatAdd(s.end_ns(), ranks[i].unix_offset_ns);
       int64_t best = 0, key = unpaired++;
       auto it = std::lower_bound(ref.begin(), ref.end(), start,
                                  [](const Span& r, int64_t t) { return r.end_ns <= t; });
       for (; it != ref.end() && it->start_ns < end; ++it) {
-        const int64_t overlap = std::min(end, it->end_ns) - std::max(start, it->start_ns);
-        const int64_t shorter = std::min(end - start, it->end_ns - it->start_ns);
+        const int64_t overlap = SatSub(std::min(end, it->end_ns), std::max(start, it->start_ns));
+        const int64_t shorter = std::min(SatSub(end, start), SatSub(it->end_ns, it->start_ns));
         if (overlap > best && overlap >= kMinStepOverlapShare * shorter) {
           best = overlap;
           key = it->number;

@@ -2,6 +2,8 @@
 // and instances that do not end with the others left unmatched.
 #include "collector/analysis/comm/collective_matching.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 namespace gpuspy::analysis {
@@ -71,6 +73,28 @@ TEST(CollectiveMatching, TheReferenceClockIsTheFirstRankWithACollective) {
   const auto t = MatchStepCollectives({{0, &none}, {1, &r1}, {2, &r2}});
   EXPECT_EQ(t[2].clock_offset_ns, 50'000 * us);
   EXPECT_EQ(t[1].timings[0].wait_ns, 500 * us);
+}
+
+// A broken or hostile producer can send any timestamps: clocks that far apart must give an
+// answer, not an overflow (UBSan runs these tests).
+TEST(CollectiveMatching, TimestampsAtTheEndsOfTheRangeDoNotOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  StepCollectives r0 = Collectives({});
+  StepCollectives r1 = Collectives({});
+  StepCollective c;
+  c.op = CollectiveOp::kAllReduce;
+  c.start_ns = kMax - 10;
+  c.end_ns = kMax;
+  r0.ops.push_back(c);
+  c.start_ns = kMin;
+  c.end_ns = kMin + 10;
+  r1.ops.push_back(c);
+  const auto t = MatchStepCollectives({{0, &r0}, {1, &r1}});
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_GE(t[0].timings[0].wait_ns, 0);
+  EXPECT_LE(t[0].timings[0].wait_ns, 10);
+  EXPECT_EQ(t[0].timings[0].wait_ns + t[0].timings[0].transfer_ns, 10);
 }
 
 }  // namespace

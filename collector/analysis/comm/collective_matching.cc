@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "collector/analysis/saturating.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -55,7 +56,7 @@ std::vector<RankStepTiming> MatchStepCollectives(const std::vector<RankStepColle
                             [&](const Instance& x) { return x.rank_slot == reference; });
     if (ref == instances.end()) continue;
     for (const Instance& x : instances) {
-      end_deltas[x.rank_slot].push_back(op_of(x).end_ns - op_of(*ref).end_ns);
+      end_deltas[x.rank_slot].push_back(SatSub(op_of(x).end_ns, op_of(*ref).end_ns));
     }
   }
   for (size_t r = 0; r < ranks.size(); ++r) {
@@ -67,7 +68,7 @@ std::vector<RankStepTiming> MatchStepCollectives(const std::vector<RankStepColle
     // group's (live capture has no group names: two tensor-parallel groups both run "allreduce
     // #0") and is left unmatched rather than given a wait that never happened.
     std::vector<int64_t> ends;
-    for (const Instance& x : all) ends.push_back(op_of(x).end_ns - out[x.rank_slot].clock_offset_ns);
+    for (const Instance& x : all) ends.push_back(SatSub(op_of(x).end_ns, out[x.rank_slot].clock_offset_ns));
     const int64_t median_end = Median(&ends);
     std::vector<int64_t> durations;
     for (const Instance& x : all) durations.push_back(op_of(x).duration_ns());
@@ -75,15 +76,16 @@ std::vector<RankStepTiming> MatchStepCollectives(const std::vector<RankStepColle
         std::max<int64_t>(kEndToleranceNs, static_cast<int64_t>(kEndToleranceShare * Median(&durations)));
     std::vector<Instance> instances;
     for (const Instance& x : all) {
-      const int64_t end = op_of(x).end_ns - out[x.rank_slot].clock_offset_ns;
-      if (std::abs(end - median_end) <= tolerance) instances.push_back(x);
+      const int64_t end = SatSub(op_of(x).end_ns, out[x.rank_slot].clock_offset_ns);
+      const int64_t off = SatSub(end, median_end);
+      if (off >= -tolerance && off <= tolerance) instances.push_back(x);
     }
     if (instances.size() < 2) continue;
     int64_t last_arrival = 0;
     size_t last = instances.front().rank_slot;
     bool first = true;
     for (const Instance& x : instances) {
-      const int64_t arrival = op_of(x).start_ns - out[x.rank_slot].clock_offset_ns;
+      const int64_t arrival = SatSub(op_of(x).start_ns, out[x.rank_slot].clock_offset_ns);
       if (first || arrival > last_arrival) {
         last_arrival = arrival;
         last = x.rank_slot;
@@ -92,9 +94,9 @@ std::vector<RankStepTiming> MatchStepCollectives(const std::vector<RankStepColle
     }
     for (const Instance& x : instances) {
       const StepCollective& c = op_of(x);
-      const int64_t arrival = c.start_ns - out[x.rank_slot].clock_offset_ns;
+      const int64_t arrival = SatSub(c.start_ns, out[x.rank_slot].clock_offset_ns);
       CollectiveTiming& t = out[x.rank_slot].timings[x.op];
-      t.wait_ns = std::clamp<int64_t>(last_arrival - arrival, 0, c.duration_ns());
+      t.wait_ns = std::clamp<int64_t>(SatSub(last_arrival, arrival), 0, c.duration_ns());
       t.transfer_ns = c.duration_ns() - t.wait_ns;
       t.last_rank = ranks[last].rank;
       t.ranks_matched = static_cast<uint32_t>(instances.size());

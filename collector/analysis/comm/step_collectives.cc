@@ -29,6 +29,8 @@ int64_t StepCollectives::ExposedNs(int64_t start_ns, int64_t end_ns) const {
 
 namespace {
 
+constexpr int64_t kMaxCollectiveNs = 3600ll * 1'000'000'000;  // an hour
+
 // Kernel name -> is it communication, asked once per distinct name.
 class CommKernels {
  public:
@@ -76,6 +78,9 @@ StepCollectives ExtractStepCollectives(const EventColumns& ev, const StringTable
 
   for (const KernelEvent& k : ev.kernels) {
     if (k.start_ns < step.start_ns || k.start_ns >= step.end_ns || !comm_kernels.Is(k.name)) continue;
+    // A collective longer than any step could be is a broken record, not a wait.
+    int64_t duration = 0;
+    if (__builtin_sub_overflow(k.end_ns, k.start_ns, &duration) || duration > kMaxCollectiveNs) continue;
     auto [slot, fresh] = kernel_slot.try_emplace(k.name, static_cast<uint32_t>(out.kernels.size()));
     if (fresh) out.kernels.emplace_back(strings.Get(k.name));
     StepCollective c;

@@ -190,11 +190,12 @@ void NameTheLateRanksCause(const std::vector<Slot>& slots, const std::vector<int
       if (rank_of[j] != late) continue;
       const v1::Finding* straggler = FindingOf(&slots[j].step->report, "straggler");
       if (straggler == nullptr) break;
-      const std::string& title = straggler->title();
-      const size_t why = title.find("; ");
-      auto* e = wait->add_evidence();
-      e->set_key("why_rank_" + std::to_string(late) + "_is_late");
-      e->set_value(why == std::string::npos ? title : title.substr(why + 2));
+      for (const v1::Evidence& why : straggler->evidence()) {
+        if (why.key() != "why") continue;
+        auto* e = wait->add_evidence();
+        e->set_key("why_rank_" + std::to_string(late) + "_is_late");
+        e->set_value(why.value());
+      }
       break;
     }
   }

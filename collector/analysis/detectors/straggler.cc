@@ -130,6 +130,7 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
   f.set_lost_ns(caused);
   f.set_severity(SeverityFor(ctx.ShareOfWall(caused)));
   AddEvidence(&f, "cause", cause);
+  AddEvidence(&f, "why", why);
   AddEvidence(&f, "ranks_waiting", std::to_string(waiting));
   AddEvidence(&f, "max_wait_caused", FormatMs(caused));
   AddEvidence(&f, "compute_vs_median", (d_compute >= 0 ? "+" : "") + FormatMs(d_compute));

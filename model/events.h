@@ -115,6 +115,17 @@ struct ApiEvent {
   friend bool operator==(const ApiEvent&, const ApiEvent&) = default;
 };
 
+// A named host range on one thread: an NVTX push/pop range from live capture, or a profiler's
+// host event from an import, told apart by `domain` (the NVTX domain, or one of the names below).
+// Host ranges are what the idle attribution uses to say what the host did while the GPU waited.
+inline constexpr std::string_view kUserAnnotationDomain = "user_annotation";  // record_function
+inline constexpr std::string_view kCpuOpDomain = "cpu_op";                    // ATen / C++ ops
+inline constexpr std::string_view kPythonFunctionDomain = "python_function";  // with_stack frames
+// The profiler's own span (Kineto's "Trace" event): what the recording covers.
+inline constexpr std::string_view kCaptureDomain = "capture";
+// CUPTI range-profiler ranges: kernels were replayed to collect counters, so times are not real.
+inline constexpr std::string_view kRangeProfilerDomain = "cuda_profiler_range";
+
 struct NvtxRangeEvent {
   int64_t start_ns = 0;
   int64_t end_ns = 0;

@@ -8,6 +8,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "collector/analysis/api_classifier.h"
 #include "collector/analysis/blocking_calls.h"
+#include "collector/analysis/data_quality.h"
+#include "collector/analysis/idle_attribution.h"
 #include "collector/analysis/detectors/detectors.h"
 #include "collector/analysis/intervals.h"
 #include "collector/analysis/kernel_classifier.h"
@@ -80,8 +82,8 @@ int64_t ExposedTailNs(const IntervalSet& exposed) {
 constexpr double kUnexplainedIdleShare = 0.30;
 
 void RunDetectors(const EventColumns& ev, const StringTable& strings, const StepWindow& step,
-                  v1::StepReport* report) {
-  const StepContext ctx{ev, strings, step, report->breakdown()};
+                  const IdleAttribution& idle, v1::StepReport* report) {
+  const StepContext ctx{ev, strings, step, report->breakdown(), idle};
   std::vector<v1::Finding> findings;
   for (StepDetector detect : AllStepDetectors()) {
     if (std::optional<v1::Finding> f = detect(ctx)) findings.push_back(std::move(*f));
@@ -96,6 +98,7 @@ void RunDetectors(const EventColumns& ev, const StringTable& strings, const Step
     f.set_severity(SeverityFor(ctx.ShareOfWall(b.gpu_idle_ns())));
     AddEvidence(&f, "idle_sync_blocked", FormatMs(b.idle_sync_blocked_ns()));
     AddEvidence(&f, "idle_launch_bound", FormatMs(b.idle_launch_bound_ns()));
+    AddEvidence(&f, "idle_input", FormatMs(b.idle_input_ns()));
     AddEvidence(&f, "idle_host_other", FormatMs(b.idle_host_other_ns()));
     f.set_fix_hint("look at the step's timeline (gpuspy export) for what the host does between "
                    "GPU work");
@@ -104,6 +107,13 @@ void RunDetectors(const EventColumns& ev, const StringTable& strings, const Step
   std::stable_sort(findings.begin(), findings.end(),
                    [](const v1::Finding& a, const v1::Finding& b) { return a.lost_ns() > b.lost_ns(); });
   for (auto& f : findings) *report->add_findings() = std::move(f);
+  // A step whose recording cannot carry a verdict leads with saying so (data_quality.h).
+  *report->mutable_data_quality() = AssessDataQuality(ev, strings, step, report->breakdown());
+  if (report->data_quality().insufficient()) {
+    AddInsufficientDataFinding(report);
+    auto* all = report->mutable_findings();
+    std::rotate(all->begin(), all->end() - 1, all->end());
+  }
   if (report->findings().empty()) {
     report->set_primary_bottleneck("none");
   } else {
@@ -209,7 +219,6 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   for (const auto& o : ev.overheads) events_in_window += Overlaps(o.start_ns, o.end_ns, w);
   report.set_event_count(events_in_window);
 
-  for (const BlockingCall& c : FindBlockingCalls(ev, strings, w)) sync_blocked.push_back(c.span);
   all_gpu.insert(all_gpu.end(), kernels.begin(), kernels.end());
   all_gpu.insert(all_gpu.end(), copies.begin(), copies.end());
   all_gpu.insert(all_gpu.end(), sets.begin(), sets.end());
@@ -231,6 +240,8 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   const IntervalSet kernel_set = IntervalSet::Union(std::move(kernels)).Clip(w);
   const IntervalSet copy_set = IntervalSet::Union(std::move(copies)).Clip(w);
   const IntervalSet busy_set = IntervalSet::Union(std::move(all_gpu)).Clip(w);
+  const IdleAttribution idle = AttributeIdle(ev, strings, w, busy_set);
+  for (const BlockingCall& c : idle.blocking_calls) sync_blocked.push_back(c.span);
   const IntervalSet sync_set = IntervalSet::Union(std::move(sync_blocked)).Clip(w);
   const IntervalSet launch_set = IntervalSet::Union(std::move(launches)).Clip(w);
 
@@ -251,30 +262,17 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   b->set_kernel_median_ns(Percentile(kernel_durations, 0.5));
   b->set_kernel_p90_ns(Percentile(kernel_durations, 0.9));
 
-  // GPU idle, attributed (first match wins): host blocked in a sync; host launching (inside a
-  // launch call, or any gap shorter than kLaunchGapNs between GPU work: back-to-back launches
-  // that cannot keep up, HTA's "kernel wait"); else the host is doing something else.
-  const IntervalSet idle = busy_set.GapsWithin(w);
-  const IntervalSet idle_sync = idle.Intersect(sync_set);
-  const IntervalSet idle_rest = idle.Subtract(sync_set);
-  std::vector<Interval> short_gaps;
-  for (const Interval& g : idle_rest.intervals()) {
-    if (g.length() < kLaunchGapNs && g.start_ns > w.start_ns && g.end_ns < w.end_ns) {
-      short_gaps.push_back(g);
-    }
-  }
-  std::vector<Interval> launch_bound = idle_rest.Intersect(launch_set).intervals();
-  launch_bound.insert(launch_bound.end(), short_gaps.begin(), short_gaps.end());
-  const IntervalSet idle_launch = IntervalSet::Union(std::move(launch_bound));
-  b->set_idle_sync_blocked_ns(idle_sync.TotalLength());
-  b->set_idle_launch_bound_ns(idle_launch.TotalLength());
-  b->set_idle_host_other_ns(idle_rest.TotalLength() - idle_launch.TotalLength());
+  // GPU idle by cause (idle_attribution.h): the four parts sum to gpu_idle_ns.
+  b->set_idle_sync_blocked_ns(idle.sync_blocked.TotalLength());
+  b->set_idle_launch_bound_ns(idle.launch_bound.TotalLength());
+  b->set_idle_input_ns(idle.input.TotalLength());
+  b->set_idle_host_other_ns(idle.host_other.TotalLength());
 
   AddTopKernels(ev, strings, w, &report);
   for (v1::KernelClassTime& c : KernelComposition(ClassifiedKernels(ev, strings, w))) {
     *report.add_kernel_classes() = std::move(c);
   }
-  RunDetectors(ev, strings, step, &report);
+  RunDetectors(ev, strings, step, idle, &report);
   return report;
 }
 

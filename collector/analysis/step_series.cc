@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "collector/analysis/data_quality.h"
 #include "collector/analysis/detectors/step_context.h"
 #include "collector/analysis/step_report.h"
 
@@ -41,6 +42,7 @@ void RankFindings(v1::StepReport* report) {
   // steady state will look like. A straggler's is being late for the others: its own findings
   // (input, compute) say why, and it costs every waiting rank, not just itself.
   auto rank = [](const v1::Finding& f) {
+    if (f.detector() == kInsufficientData) return 3;  // no verdict on what the data can't show
     return f.detector() == "warmup" ? 2 : f.detector() == "straggler" ? 1 : 0;
   };
   std::stable_sort(findings->begin(), findings->end(), [&](const v1::Finding& a, const v1::Finding& b) {
@@ -51,6 +53,11 @@ void RankFindings(v1::StepReport* report) {
 }
 
 void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
+  if (!steps->empty()) {
+    v1::StepReport& first = steps->front().report;
+    MarkFirstWindow(&first);
+    RankFindings(&first);
+  }
   if (steps->size() < 3) return;  // too few steps to tell a steady state
   const int64_t median = MedianWall(*steps);
   if (median <= 0) return;

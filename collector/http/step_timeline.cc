@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codec/expanded_events.h"
-#include "collector/http/idle_attribution.h"
+#include "collector/analysis/idle_attribution.h"
 #include "collector/http/timeline_json.h"
 
 namespace gpuspy::collector {
@@ -36,7 +36,7 @@ absl::StatusOr<std::string> StepTimeline(QueryEngine* engine, const std::string&
     for (const v1::Event& e : p.events()) FromExpandedEvent(e, &strings, &columns);
   }
   const analysis::Interval window{found->start_ns(), found->end_ns()};
-  const IdleAttribution idle = AttributeIdle(columns, strings, window);
+  const analysis::IdleAttribution idle = analysis::AttributeIdle(columns, strings, window);
   return TimelineJson(columns, strings, window, idle, events->truncated());
 }
 

@@ -130,7 +130,7 @@ class Builder {
 }  // namespace
 
 std::string TimelineJson(const EventColumns& ev, const StringTable& strings,
-                         analysis::Interval window, const IdleAttribution& idle, bool truncated) {
+                         analysis::Interval window, const analysis::IdleAttribution& idle, bool truncated) {
   Builder b(window);
   // Host lanes first (the thread that launches is the one people read first), then streams.
   for (const auto& a : ev.apis) {
@@ -184,7 +184,8 @@ std::string TimelineJson(const EventColumns& ev, const StringTable& strings,
   }
 
   nlohmann::json idle_rows = nlohmann::json::array();
-  const analysis::IntervalSet* causes[] = {&idle.sync_blocked, &idle.launch_bound, &idle.host_other};
+  const analysis::IntervalSet* causes[] = {&idle.sync_blocked, &idle.launch_bound, &idle.input,
+                                            &idle.host_other};
   for (int c = 0; c < 3; ++c) {
     for (const auto& i : causes[c]->intervals()) idle_rows.push_back({b.Rel(i.start_ns), b.Rel(i.end_ns), c});
   }
@@ -199,7 +200,7 @@ std::string TimelineJson(const EventColumns& ev, const StringTable& strings,
   j["origin_ns"] = std::to_string(window.start_ns);
   j["wall_ns"] = window.length();
   j["idle"] = std::move(idle_rows);
-  j["idle_causes"] = {"sync_blocked", "launch_bound", "host_other"};
+  j["idle_causes"] = {"sync_blocked", "launch_bound", "input", "host_other"};
   j["blocking"] = std::move(blocking);
   j["truncated"] = truncated;
   // Kernel names come from the application: never let one bad byte fail the whole answer.

@@ -17,11 +17,11 @@
 
 #include <string>
 
-#include "collector/http/idle_attribution.h"
+#include "collector/analysis/idle_attribution.h"
 
 namespace gpuspy::collector {
 
 std::string TimelineJson(const EventColumns& events, const StringTable& strings,
-                         analysis::Interval window, const IdleAttribution& idle, bool truncated);
+                         analysis::Interval window, const analysis::IdleAttribution& idle, bool truncated);
 
 }  // namespace gpuspy::collector

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "model/dtypes.h"
+#include "model/events.h"
 #include "nlohmann/json.hpp"
 
 namespace gpuspy::exporters {
@@ -56,6 +57,17 @@ const char* SyncWord(v1::SyncKind k) {
     case v1::SYNC_KIND_CONTEXT: return "Context Sync";
     default: return "Stream Sync";
   }
+}
+
+// Kineto's category for a host range: imported host ops keep theirs (so that a re-import reads
+// them back as they were); live NVTX ranges are record_function-like annotations.
+std::string HostRangeCategory(const std::string& domain) {
+  if (domain == kCpuOpDomain || domain == kPythonFunctionDomain ||
+      domain == kRangeProfilerDomain) {
+    return domain;
+  }
+  if (domain == kCaptureDomain) return "Trace";
+  return std::string(kUserAnnotationDomain);
 }
 
 // A collective's args on its kernel, named as PyTorch's profiler names them (so that an import
@@ -232,7 +244,8 @@ void Writer::Process(const ExportedProcess& p) {
       }
       case v1::Event::kNvtxRange: {
         const auto& r = e.nvtx_range();
-        Emit(Span("user_annotation", r.message(), pid, r.thread_id(), r.start_ns(), r.end_ns()));
+        Emit(Span(HostRangeCategory(r.domain()), r.message(), pid, r.thread_id(), r.start_ns(),
+                  r.end_ns()));
         break;
       }
       case v1::Event::kNvtxMark: {

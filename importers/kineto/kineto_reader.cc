@@ -113,6 +113,72 @@ CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, StringTabl
   return c;
 }
 
+// "path/train.py(57): forward" (a with_stack=True python_function) -> "path/train.py:57 forward";
+// empty for frames that are not the user's code (the interpreter, torch and other libraries),
+// so that a call site names the line a user would change.
+std::string UserCallSite(const std::string& frame) {
+  static const char* const kNotUserCode[] = {
+      "torch/", "site-packages/", "dist-packages/", "<built-in", "<frozen", "/lib/python3",
+      "threading.py", "contextlib.py", "<string>"};
+  const size_t open = frame.find('(');
+  const size_t close = frame.find("): ");
+  if (open == std::string::npos || close == std::string::npos || close < open) return "";
+  const std::string file = frame.substr(0, open);
+  int64_t line = 0;
+  if (file.empty() || !absl::SimpleAtoi(frame.substr(open + 1, close - open - 1), &line) ||
+      line <= 0) {
+    return "";
+  }
+  for (const char* lib : kNotUserCode) {
+    if (absl::StrContains(file, lib)) return "";
+  }
+  return absl::StrCat(file, ":", line, " ", frame.substr(close + 3));
+}
+
+// Each CUDA call's call site: the innermost user-code Python frame open around it on its thread.
+// Needs `ev` sorted by start (python frames nest, so a per-thread stack sweep finds it).
+void AttachPythonCallSites(EventColumns* ev, StringTable* strings) {
+  const StringRef python = strings->Find(kPythonFunctionDomain);
+  if (python == 0) return;
+  absl::flat_hash_map<uint32_t, std::vector<const NvtxRangeEvent*>> frames_by_thread;
+  for (const NvtxRangeEvent& r : ev->nvtx_ranges) {
+    if (r.domain == python) frames_by_thread[r.thread_id].push_back(&r);
+  }
+  absl::flat_hash_map<StringRef, StringRef> site_of;  // frame name -> call site (0: not user code)
+  auto site = [&](StringRef frame) {
+    auto [it, fresh] = site_of.try_emplace(frame, 0);
+    if (fresh) {
+      const std::string s = UserCallSite(std::string(strings->Get(frame)));
+      if (!s.empty()) it->second = strings->Intern(s);
+    }
+    return it->second;
+  };
+  struct Sweep {
+    size_t next = 0;
+    std::vector<const NvtxRangeEvent*> open;
+  };
+  absl::flat_hash_map<uint32_t, Sweep> sweeps;
+  for (ApiEvent& a : ev->apis) {
+    auto frames = frames_by_thread.find(a.thread_id);
+    if (frames == frames_by_thread.end()) continue;
+    Sweep& sw = sweeps[a.thread_id];
+    const auto& f = frames->second;
+    while (sw.next < f.size() && f[sw.next]->start_ns <= a.start_ns) {
+      while (!sw.open.empty() && sw.open.back()->end_ns <= f[sw.next]->start_ns) sw.open.pop_back();
+      sw.open.push_back(f[sw.next++]);
+    }
+    // Frames that ended before this call began enclose no later call either.
+    while (!sw.open.empty() && sw.open.back()->end_ns <= a.start_ns) sw.open.pop_back();
+    for (auto it = sw.open.rbegin(); it != sw.open.rend(); ++it) {
+      if ((*it)->end_ns < a.end_ns) continue;  // a sibling that closed inside the call
+      if (StringRef s = site((*it)->message); s != 0) {
+        a.call_site = s;
+        break;
+      }
+    }
+  }
+}
+
 class Importer : public nlohmann::json_sax<nlohmann::json> {
  public:
   explicit Importer(KinetoTrace* out) : out_(out) {}
@@ -228,9 +294,10 @@ void Importer::Map() {
     Skip(e.ph.empty() ? "no phase" : "phase " + e.ph);
     return;
   }
-  static const std::set<std::string> kMapped = {"kernel",         "gpu_memcpy",  "gpu_memset",
-                                                "cuda_runtime",   "cuda_driver", "cuda_sync",
-                                                "user_annotation"};
+  static const std::set<std::string> kMapped = {
+      "kernel",          "gpu_memcpy", "gpu_memset",      "cuda_runtime", "cuda_driver",
+      "cuda_sync",       "user_annotation", "cpu_op",     "python_function", "Trace",
+      "cuda_profiler_range"};
   if (!kMapped.contains(e.cat)) {
     Skip(e.cat.empty() ? "no category" : e.cat);
     return;
@@ -327,8 +394,9 @@ void Importer::Map() {
     y.stream = key;
     y.sync_kind = SyncKindFrom(e.Arg("cuda_sync_kind").empty() ? e.name : e.Arg("cuda_sync_kind"));
     ev.syncs.push_back(y);
-  } else {  // user_annotation: record_function ranges, ProfilerStep#N among them
-    ev.nvtx_ranges.push_back({start, end, s.Intern("user_annotation"), s.Intern(e.name),
+  } else {  // host ranges: record_function (ProfilerStep#N among them), ATen ops, Python frames
+    const std::string_view domain = e.cat == "Trace" ? kCaptureDomain : std::string_view(e.cat);
+    ev.nvtx_ranges.push_back({start, end, s.Intern(domain), s.Intern(e.name),
                               static_cast<uint32_t>(tid), 0});
   }
   ++out_->stats.imported[e.cat];
@@ -372,6 +440,7 @@ void Importer::Finish() {
   by_start(ev.syncs);
   by_start(ev.apis);
   by_start(ev.nvtx_ranges);
+  AttachPythonCallSites(&ev, &out_->strings);
   // Collectives in their kernels' order, which is time order.
   if (!ev.collectives.empty()) {
     absl::flat_hash_map<uint64_t, size_t> position;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collector/analysis/detectors/step_context.h"
+#include "collector/analysis/idle_attribution.h"
 #include "collector/analysis/step_report.h"
 
 namespace gpuspy::analysis::testing {
@@ -58,7 +59,8 @@ class DetectorStep {
     const StepWindow w{1, 0, wall_ns < 0 ? cursor_ : wall_ns, "nvtx:test"};
     report_ = BuildStepReport(ev_, strings_, w, 1);
     window_ = w;
-    const StepContext ctx{ev_, strings_, window_, report_.breakdown()};
+    idle_ = AttributeIdle(ev_, strings_, {w.start_ns, w.end_ns});
+    const StepContext ctx{ev_, strings_, window_, report_.breakdown(), idle_};
     return detect(ctx);
   }
   const v1::StepReport& report() const { return report_; }
@@ -70,6 +72,7 @@ class DetectorStep {
   int64_t cursor_ = 0;
   StepWindow window_;
   v1::StepReport report_;
+  IdleAttribution idle_;
 };
 
 inline std::string Evidence(const v1::Finding& f, const std::string& key) {

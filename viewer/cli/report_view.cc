@@ -1,9 +1,12 @@
 #include "viewer/cli/report_view.h"
 
+#include "absl/strings/str_join.h"
+
 #include <algorithm>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "model/units.h"
 #include "viewer/cli/comm_view.h"
 #include "viewer/cli/composition_view.h"
@@ -69,8 +72,13 @@ void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepR
               << Percent(b.gpu_busy_ns(), b.wall_ns()) << " (kernels " << Ms(b.kernel_ns())
               << " ms, copies " << Ms(b.memcpy_ns()) << " ms), GPU idle " << Ms(b.gpu_idle_ns())
               << " ms = sync " << Ms(b.idle_sync_blocked_ns()) << " + launch "
-              << Ms(b.idle_launch_bound_ns()) << " + host " << Ms(b.idle_host_other_ns()) << "\n";
+              << Ms(b.idle_launch_bound_ns()) << " + input " << Ms(b.idle_input_ns())
+              << " + host " << Ms(b.idle_host_other_ns()) << "\n";
     if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
+    if (rep.data_quality().insufficient()) {
+      std::cout << "  ! insufficient data: " << absl::StrJoin(rep.data_quality().reasons(), "; ")
+                << "\n";
+    }
     if (!rep.kernel_classes().empty()) std::cout << "  " << GpuTimeLine(rep.kernel_classes()) << "\n";
     if (rep.has_comm()) {
       std::cout << "  " << CommLine(rep.comm()) << "\n";

@@ -1,46 +1,43 @@
-// Input / data-loader stall: the GPU sits idle while the host does no CUDA work at all (it is in
-// Python, the data loader, or I/O) — typically at the start of each step, waiting for a batch.
+// Input / data-loader stall: the GPU sits idle while the host is in the input pipeline — in a
+// DataLoader / data-loading range, or, at the step's start before its first CUDA call, in host
+// work no range explains (waiting for the batch). The idle attribution decides which idle time
+// that is (idle_attribution.h); this turns it into a finding.
 #include <algorithm>
-#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "collector/analysis/detectors/detectors.h"
+#include "collector/analysis/host_activity.h"
 
 namespace gpuspy::analysis {
 namespace {
 
-constexpr double kMinHostOtherIdleShare = 0.20;  // GPU idle with no CUDA call on the host
-constexpr double kMinLeadingGapShare = 0.10;     // of which at the step's start
+constexpr double kMinInputIdleShare = 0.10;  // GPU idle waiting for the input pipeline
+constexpr size_t kTopActivities = 2;
 
 }  // namespace
 
 std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
   const auto& b = ctx.breakdown;
-  if (ctx.ShareOfWall(b.idle_host_other_ns()) < kMinHostOtherIdleShare) return std::nullopt;
-  // First sign of CUDA work in the step: an API call or GPU activity.
-  int64_t first = ctx.step.end_ns;
-  for (const auto& a : ctx.events.apis) {
-    if (ctx.InWindow(a.start_ns, a.end_ns)) first = std::min(first, std::max(a.start_ns, ctx.step.start_ns));
-  }
-  for (const auto& k : ctx.events.kernels) {
-    if (ctx.InWindow(k.start_ns, k.end_ns)) first = std::min(first, std::max(k.start_ns, ctx.step.start_ns));
-  }
-  for (const auto& m : ctx.events.memcpys) {
-    if (ctx.InWindow(m.start_ns, m.end_ns)) first = std::min(first, std::max(m.start_ns, ctx.step.start_ns));
-  }
-  const int64_t leading = first - ctx.step.start_ns;
-  if (ctx.ShareOfWall(leading) < kMinLeadingGapShare) return std::nullopt;
+  const int64_t waited = b.idle_input_ns();
+  if (ctx.ShareOfWall(waited) < kMinInputIdleShare) return std::nullopt;
+  const auto& gaps = ctx.idle.input.intervals();
+  const int64_t leading = gaps.front().start_ns <= ctx.step.start_ns ? gaps.front().length() : 0;
 
   v1::Finding f;
   f.set_detector("input_stall");
-  f.set_title("GPU idle " + FormatMs(b.idle_host_other_ns()) +
-              " while the host does no CUDA work (waiting for input: " + FormatMs(leading) +
-              " before the step's first CUDA call)");
-  f.set_lost_ns(b.idle_host_other_ns());
-  f.set_severity(SeverityFor(ctx.ShareOfWall(b.idle_host_other_ns())));
-  AddEvidence(&f, "idle_without_cuda_work", FormatMs(b.idle_host_other_ns()) + " (" +
-                                                FormatPercent(ctx.ShareOfWall(b.idle_host_other_ns())) +
-                                                " of step)");
+  f.set_title(absl::StrCat("GPU idle ", FormatMs(waited), " (", FormatPercent(ctx.ShareOfWall(waited)),
+                           " of the step) waiting for input",
+                           leading > 0 ? absl::StrCat(": ", FormatMs(leading), " before the step's first CUDA call")
+                                       : std::string()));
+  f.set_lost_ns(waited);
+  f.set_severity(SeverityFor(ctx.ShareOfWall(waited)));
+  AddEvidence(&f, "idle_waiting_for_input",
+              absl::StrCat(FormatMs(waited), " (", FormatPercent(ctx.ShareOfWall(waited)), " of step)"));
   AddEvidence(&f, "leading_gap", FormatMs(leading));
+  for (const HostActivity& h :
+       HostActivityDuring(ctx.events, ctx.strings, ctx.window(), ctx.idle.input, kTopActivities)) {
+    AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = ", FormatMs(h.ns)));
+  }
   f.set_fix_hint(
       "the input pipeline does not keep up: raise DataLoader num_workers, set pin_memory=True, "
       "persistent_workers=True and prefetch_factor, move decoding/augmentation to the GPU, or "

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/analysis/idle_attribution.h"
 #include "collector/analysis/intervals.h"
 #include "collector/analysis/step_segmenter.h"
 #include "gpuspy/v1/report.pb.h"
@@ -21,6 +22,8 @@ struct StepContext {
   const StringTable& strings;
   const StepWindow& step;
   const v1::StepBreakdown& breakdown;
+  // The intervals behind breakdown.idle_* (which gap had which cause).
+  const IdleAttribution& idle;
 
   Interval window() const { return {step.start_ns, step.end_ns}; }
   // Spans must overlap the window; point events (start == end) must lie inside it. A span that

@@ -29,7 +29,9 @@ int64_t MedianOf(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
-int64_t HostIdle(const v1::StepBreakdown& b) { return b.idle_host_other_ns() + b.idle_launch_bound_ns(); }
+int64_t HostIdle(const v1::StepBreakdown& b) {
+  return b.idle_host_other_ns() + b.idle_input_ns() + b.idle_launch_bound_ns();
+}
 
 // Time-weighted ratio of this rank's median kernel durations to the peers', over the compute
 // kernels both list among their top kernels; 0 when none are shared.

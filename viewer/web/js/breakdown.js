@@ -33,8 +33,6 @@ export function hasFinding(report, detector) {
 
 export function categorize(report) {
   const b = report.breakdown || {};
-  const hostOther = num(b.idle_host_other_ns);
-  const inputStall = hasFinding(report, 'input_stall');
   const {wait, transfer} = exposedComm(report);
   return {
     compute: num(b.kernel_ns) - wait - transfer,
@@ -43,8 +41,9 @@ export function categorize(report) {
     copy: Math.max(0, num(b.gpu_busy_ns) - num(b.kernel_ns)),
     sync: num(b.idle_sync_blocked_ns),
     launch: num(b.idle_launch_bound_ns),
-    input: inputStall ? hostOther : 0,
-    other: inputStall ? 0 : hostOther,
+    // The report attributes idle time to input and other host work itself (idle_attribution.h).
+    input: num(b.idle_input_ns),
+    other: num(b.idle_host_other_ns),
   };
 }
 

@@ -46,4 +46,4 @@ export function colorOf(kind, name, depth) {
 }
 
 // GPU idle causes, in the order of the timeline JSON's idle_causes.
-export const IDLE_COLORS = {sync_blocked: '#e15759', launch_bound: '#b07aa1', host_other: '#edc948'};
+export const IDLE_COLORS = {sync_blocked: '#e15759', launch_bound: '#b07aa1', input: '#76b7b2', host_other: '#edc948'};

@@ -1,0 +1,38 @@
+// What the host was doing while the GPU waited for it, from the host ranges the producer
+// recorded (Kineto cpu_op / user_annotation / python_function events, live NVTX ranges).
+//
+// For each idle gap, the thread the GPU waited for is the one that issued the CUDA call ending
+// the gap (the last call starting before the gap ends); each instant of the gap goes to the
+// outermost ATen op open on that thread then (what the user's code called), or, outside ops, to
+// the innermost host range (a Python frame, an annotation), summed per name. Wrappers around the
+// whole step say nothing and are left out (IsActivityRange).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/intervals.h"
+#include "model/events.h"
+#include "model/string_table.h"
+
+namespace gpuspy::analysis {
+
+struct HostActivity {
+  std::string name;    // the host range ("aten::unflatten_dense_tensors", "train.py(57): f")
+  int64_t ns = 0;      // gap time it owned on the waited-for thread
+};
+
+// Most time first, at most `top` entries. `gaps` is a set of GPU-idle intervals of `window`.
+std::vector<HostActivity> HostActivityDuring(const EventColumns& events, const StringTable& strings,
+                                             Interval window, const IntervalSet& gaps, size_t top);
+
+// The CUDA calls around a gap: the last one ending at or before its start and the first one
+// starting at or after its end (nullptr when there is none in `events`).
+struct GapNeighbours {
+  const ApiEvent* before = nullptr;
+  const ApiEvent* after = nullptr;
+};
+GapNeighbours CallsAround(const EventColumns& events, Interval gap);
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,103 @@
+#include "collector/analysis/idle_attribution.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "collector/analysis/api_classifier.h"
+#include "collector/analysis/step_report.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+// Lower-case fragments of input-pipeline range names.
+constexpr const char* kInputRangeFragments[] = {"dataloader", "data_load", "dataset"};
+
+bool Overlaps(int64_t start, int64_t end, Interval w) {
+  return start < w.end_ns && end > w.start_ns;
+}
+
+// The step's first sign of CUDA work: a CUDA call or GPU activity (window end when none).
+int64_t FirstCudaActivity(const EventColumns& ev, const IntervalSet& busy, Interval w) {
+  int64_t first = busy.empty() ? w.end_ns : busy.intervals().front().start_ns;
+  for (const ApiEvent& a : ev.apis) {
+    if (a.start_ns < w.end_ns && a.end_ns >= w.start_ns) first = std::min(first, a.start_ns);
+  }
+  return std::max(first, w.start_ns);
+}
+
+}  // namespace
+
+bool IsInputRange(std::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(std::string(name));
+  for (const char* f : kInputRangeFragments) {
+    if (absl::StrContains(lower, f)) return true;
+  }
+  return false;
+}
+
+bool IsActivityRange(const NvtxRangeEvent& r, const StringTable& strings, Interval w) {
+  const std::string_view domain = strings.Get(r.domain);
+  if (domain == kCaptureDomain || domain == kRangeProfilerDomain) return false;
+  if (r.start_ns <= w.start_ns && r.end_ns >= w.end_ns) return false;
+  return r.end_ns > r.start_ns && Overlaps(r.start_ns, r.end_ns, w);
+}
+
+IntervalSet GpuBusy(const EventColumns& ev, Interval w) {
+  std::vector<Interval> busy;
+  for (const auto& k : ev.kernels) busy.push_back({k.start_ns, k.end_ns});
+  for (const auto& g : ev.graph_launches) busy.push_back({g.start_ns, g.end_ns});
+  for (const auto& m : ev.memcpys) busy.push_back({m.start_ns, m.end_ns});
+  for (const auto& m : ev.memsets) busy.push_back({m.start_ns, m.end_ns});
+  return IntervalSet::Union(std::move(busy)).Clip(w);
+}
+
+IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings, Interval w) {
+  return AttributeIdle(ev, strings, w, GpuBusy(ev, w));
+}
+
+IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings, Interval w,
+                              const IntervalSet& busy) {
+  IdleAttribution out;
+  out.idle = busy.GapsWithin(w);
+  out.blocking_calls = FindBlockingCalls(ev, strings, w);
+  std::vector<Interval> sync, launches;
+  for (const BlockingCall& c : out.blocking_calls) sync.push_back(c.span);
+  for (const ApiEvent& a : ev.apis) {
+    if (Overlaps(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) {
+      launches.push_back({a.start_ns, a.end_ns});
+    }
+  }
+  const IntervalSet sync_set = IntervalSet::Union(std::move(sync)).Clip(w);
+  out.sync_blocked = out.idle.Intersect(sync_set);
+  const IntervalSet rest = out.idle.Subtract(sync_set);
+
+  std::vector<Interval> launch_bound =
+      rest.Intersect(IntervalSet::Union(std::move(launches)).Clip(w)).intervals();
+  for (const Interval& g : rest.intervals()) {
+    if (g.length() < kLaunchGapNs && g.start_ns > w.start_ns && g.end_ns < w.end_ns) {
+      launch_bound.push_back(g);
+    }
+  }
+  out.launch_bound = IntervalSet::Union(std::move(launch_bound));
+  const IntervalSet host = rest.Subtract(out.launch_bound);
+
+  // Input: data-loading ranges, and the unexplained host time before the first CUDA call.
+  std::vector<Interval> input, explained;
+  for (const NvtxRangeEvent& r : ev.nvtx_ranges) {
+    if (!IsActivityRange(r, strings, w)) continue;
+    explained.push_back({r.start_ns, r.end_ns});
+    if (IsInputRange(strings.Get(r.message))) input.push_back({r.start_ns, r.end_ns});
+  }
+  const IntervalSet leading =
+      IntervalSet::Union({{w.start_ns, FirstCudaActivity(ev, busy, w)}})
+          .Subtract(IntervalSet::Union(std::move(explained)));
+  IntervalSet input_set = IntervalSet::Union(std::move(input)).Clip(w);
+  std::vector<Interval> all_input = input_set.intervals();
+  all_input.insert(all_input.end(), leading.intervals().begin(), leading.intervals().end());
+  out.input = host.Intersect(IntervalSet::Union(std::move(all_input)));
+  out.host_other = host.Subtract(out.input);
+  return out;
+}
+
+}  // namespace gpuspy::analysis

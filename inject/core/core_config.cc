@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "inject/core/spill_file.h"
 
 namespace gpuspy::inject {
@@ -41,7 +42,7 @@ void ReadCallSites(const EnvLookup& env, CallSiteConfig* c, std::string* warning
     c->frames.skip.clear();
     if (v != "none") {
       for (absl::string_view s : absl::StrSplit(v, ',', absl::SkipWhitespace())) {
-        c->frames.skip.emplace_back(s);
+        c->frames.skip.emplace_back(absl::StripAsciiWhitespace(s));
       }
     }
   }

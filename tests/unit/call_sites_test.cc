@@ -22,12 +22,12 @@ CallSiteOptions Native(bool native) {
 }
 
 // Two distinct call instructions, never merged.
-__attribute__((noinline)) uint32_t CaptureHere(CallSiteRegistry* r) {
+__attribute__((noinline, noipa)) uint32_t CaptureHere(CallSiteRegistry* r) {
   const uint32_t site = r->Capture();
   asm volatile("" ::: "memory");
   return site;
 }
-__attribute__((noinline)) uint32_t CaptureThere(CallSiteRegistry* r) {
+__attribute__((noinline, noipa)) uint32_t CaptureThere(CallSiteRegistry* r) {
   const uint32_t site = r->Capture();
   asm volatile("" ::: "memory");
   return site;

@@ -49,8 +49,8 @@ extern "C" int RunBody() {
   return 0;
 }
 
-bool InPython() {
 #ifdef LIBPYTHON
+bool InPython() {
   static int (*run)(const char*) = [] {
     void* lib = dlopen(LIBPYTHON, RTLD_NOW | RTLD_GLOBAL);
     if (lib == nullptr) return static_cast<int (*)(const char*)>(nullptr);
@@ -58,10 +58,8 @@ bool InPython() {
     return reinterpret_cast<int (*)(const char*)>(dlsym(lib, "PyRun_SimpleString"));
   }();
   return run != nullptr;
-#else
-  return false;
-#endif
 }
+#endif
 
 // Runs `body` from Python: train() -> step() -> forward() -> ctypes (GIL held) -> body.
 void FromPython(benchmark::State& state, void (*body)(benchmark::State&)) {

@@ -8,10 +8,45 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "inject/core/spill_file.h"
 
 namespace gpuspy::inject {
 namespace {
+
+void ReadFlag(const EnvLookup& env, const char* name, bool* out, std::string* warnings) {
+  const std::string v = env(name);
+  if (v.empty()) return;
+  if (v != "0" && v != "1") {
+    absl::StrAppend(warnings, name, "='", v, "' is not 0 or 1; using ", *out ? 1 : 0, "\n");
+    return;
+  }
+  *out = v == "1";
+}
+
+void ReadCallSites(const EnvLookup& env, CallSiteConfig* c, std::string* warnings) {
+  ReadFlag(env, "GPUSPY_CALLSITES", &c->enabled, warnings);
+  ReadFlag(env, "GPUSPY_CALLSITE_NATIVE", &c->frames.native, warnings);
+  if (const std::string v = env("GPUSPY_CALLSITE_LAUNCHES"); !v.empty() && v != "auto") {
+    uint32_t period = 0;
+    if (absl::SimpleAtoi(v, &period) && period <= (1u << 24)) {
+      c->launch_auto = false;
+      c->launch_period = period;
+    } else {
+      absl::StrAppend(warnings, "GPUSPY_CALLSITE_LAUNCHES='", v,
+                      "' is not 'auto' or a number in [0, 16777216]; using auto\n");
+    }
+  }
+  // Set but empty cannot be told from unset here: "none" walks past nothing.
+  if (const std::string v = env("GPUSPY_CALLSITE_SKIP"); !v.empty()) {
+    c->frames.skip.clear();
+    if (v != "none") {
+      for (absl::string_view s : absl::StrSplit(v, ',', absl::SkipWhitespace())) {
+        c->frames.skip.emplace_back(absl::StripAsciiWhitespace(s));
+      }
+    }
+  }
+}
 
 template <typename T>
 void ReadNumber(const EnvLookup& env, const char* name, T min, T max, T* out, std::string* warnings) {
@@ -95,6 +130,7 @@ CoreConfig ConfigFromLookup(const EnvLookup& env, std::string* warnings) {
       absl::StrAppend(warnings, "GPUSPY_ADOPT_SPILLS='", adopt, "' is not 0 or 1; using 1\n");
     }
   }
+  ReadCallSites(env, &c.call_sites, warnings);
   c.spill_dir = env("GPUSPY_SPILL_DIR");
   if (c.spill_dir.empty()) c.spill_dir = DefaultSpillDir();
   return c;

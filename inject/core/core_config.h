@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "inject/core/call_sites.h"
 #include "inject/core/core_log.h"
 #include "inject/core/env_lookup.h"
 
@@ -46,6 +47,8 @@ struct CoreConfig {
   uint32_t ack_timeout_ms = 5000;         // GPUSPY_ACK_TIMEOUT_MS
   uint32_t heartbeat_ms = 1000;           // GPUSPY_HEARTBEAT_MS: liveness while not sending
   LogLevel log_level = LogLevel::kWarn;   // GPUSPY_LOG
+  // GPUSPY_CALLSITES, GPUSPY_CALLSITE_LAUNCHES, GPUSPY_CALLSITE_SKIP, GPUSPY_CALLSITE_NATIVE.
+  CallSiteConfig call_sites;
 };
 
 // "kernel,memcpy,..." (or "all" / empty = everything) -> kinds; unknown names are warned about.

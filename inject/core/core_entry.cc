@@ -29,14 +29,33 @@ void OnExit() {
   const PipelineStats& s = g_pipeline->stats();
   Log(LogLevel::kInfo,
       "exit: %llu events, %llu batches delivered, %llu spilled, %llu spill-dropped events, "
-      "%llu CUPTI-dropped records, %llu untimed GPU records, %llu unreadable buffers",
+      "%llu CUPTI-dropped records, %llu untimed GPU records, %llu unreadable buffers, "
+      "%llu call sites joined (%llu expired)",
       static_cast<unsigned long long>(s.events.load()),
       static_cast<unsigned long long>(s.batches_delivered.load()),
       static_cast<unsigned long long>(s.batches_spilled.load()),
       static_cast<unsigned long long>(s.spill_dropped_events.load()),
       static_cast<unsigned long long>(CuptiCapture::Instance().DroppedRecords()),
       static_cast<unsigned long long>(s.untimed_records.load()),
-      static_cast<unsigned long long>(s.unreadable_buffers.load()));
+      static_cast<unsigned long long>(s.unreadable_buffers.load()),
+      static_cast<unsigned long long>(s.call_sites_joined.load()),
+      static_cast<unsigned long long>(s.call_sites_expired.load()));
+  if (CallSites* sites = CuptiCapture::Instance().call_sites(); sites != nullptr) {
+    const CallSiteCounters& c = sites->counters();
+    const CallSiteStats& r = sites->registry()->stats();
+    Log(LogLevel::kInfo,
+        "call sites: %u distinct; %llu blocking calls, %llu launches (%llu sampled, 1 in %u now); "
+        "%llu python, %llu native, %llu none, %llu busy, %llu full, %llu queue-dropped",
+        sites->registry()->sites(), static_cast<unsigned long long>(c.blocking.load()),
+        static_cast<unsigned long long>(c.launches.load()),
+        static_cast<unsigned long long>(c.launches_sampled.load()), sites->launch_period(),
+        static_cast<unsigned long long>(r.python.load()),
+        static_cast<unsigned long long>(r.native.load()),
+        static_cast<unsigned long long>(r.none.load()),
+        static_cast<unsigned long long>(r.busy.load()),
+        static_cast<unsigned long long>(r.full.load()),
+        static_cast<unsigned long long>(sites->queue()->dropped()));
+  }
 }
 
 // The child of a fork() inherits our memory but none of our threads, and gRPC is not fork-safe:
@@ -86,6 +105,9 @@ int Start(const char* cupti_path) {
   g_pipeline->EnableSpillAdoption([collector = config.collector] {
     return std::make_unique<GrpcBatchSink>(collector, v1::CAPTURE_MODE_CONTINUOUS);
   });
+  if (CallSites* sites = capture.call_sites(); sites != nullptr) {
+    g_pipeline->EnableCallSites(sites->queue(), sites->registry());
+  }
   g_pipeline->Start();
   std::atexit(OnExit);
   pthread_atfork(nullptr, nullptr, OnForkChild);

@@ -1,6 +1,10 @@
 #include "inject/core/cupti_capture.h"
 
+#include <execinfo.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "inject/core/core_log.h"
@@ -28,6 +32,96 @@ constexpr KindSwitch kKinds[] = {
     {&CaptureKinds::nvtx, CUPTI_ACTIVITY_KIND_MARKER},
     {&CaptureKinds::overhead, CUPTI_ACTIVITY_KIND_OVERHEAD},
 };
+
+// The calls that get a call site. Blocking: explicit synchronizations; copies that can wait for
+// the GPU or stage through pageable memory (synchronous copies, and async ones, which CUDA makes
+// synchronous when the host side is pageable); implicit synchronizations (cudaFree,
+// cudaFreeHost). Launch: kernel and graph launches, sampled (call_sites.h).
+struct CallSiteCall {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+  CallSiteKind kind;
+};
+#define GPUSPY_RT(name, k) {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##name, CallSiteKind::k}
+#define GPUSPY_DRV(name, k) {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##name, CallSiteKind::k}
+constexpr CallSiteCall kCallSiteCalls[] = {
+    GPUSPY_RT(cudaDeviceSynchronize_v3020, kBlocking),
+    GPUSPY_RT(cudaThreadSynchronize_v3020, kBlocking),
+    GPUSPY_RT(cudaStreamSynchronize_v3020, kBlocking),
+    GPUSPY_RT(cudaStreamSynchronize_ptsz_v7000, kBlocking),
+    GPUSPY_RT(cudaEventSynchronize_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpy_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpy_ptds_v7000, kBlocking),
+    GPUSPY_RT(cudaMemcpyAsync_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpyAsync_ptsz_v7000, kBlocking),
+    GPUSPY_RT(cudaMemcpy2D_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpy2DAsync_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpy2DToArray_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpy2DFromArray_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpy3D_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpyToSymbol_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpyFromSymbol_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpyToSymbolAsync_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpyFromSymbolAsync_v3020, kBlocking),
+    GPUSPY_RT(cudaMemcpyPeer_v4000, kBlocking),
+    GPUSPY_RT(cudaMemset_v3020, kBlocking),
+    GPUSPY_RT(cudaFree_v3020, kBlocking),
+    GPUSPY_RT(cudaFreeHost_v3020, kBlocking),
+    GPUSPY_RT(cudaFreeArray_v3020, kBlocking),
+    GPUSPY_RT(cudaLaunchKernel_v7000, kLaunch),
+    GPUSPY_RT(cudaLaunchKernel_ptsz_v7000, kLaunch),
+    GPUSPY_RT(cudaLaunchKernelExC_v11060, kLaunch),
+    GPUSPY_RT(cudaLaunchKernelExC_ptsz_v11060, kLaunch),
+    GPUSPY_RT(__cudaLaunchKernel_v13000, kLaunch),
+    GPUSPY_RT(cudaLaunchCooperativeKernel_v9000, kLaunch),
+    GPUSPY_RT(cudaGraphLaunch_v10000, kLaunch),
+    GPUSPY_RT(cudaGraphLaunch_ptsz_v10000, kLaunch),
+    GPUSPY_DRV(cuCtxSynchronize, kBlocking),
+    GPUSPY_DRV(cuStreamSynchronize, kBlocking),
+    GPUSPY_DRV(cuStreamSynchronize_ptsz, kBlocking),
+    GPUSPY_DRV(cuEventSynchronize, kBlocking),
+    GPUSPY_DRV(cuMemcpy, kBlocking),
+    GPUSPY_DRV(cuMemcpy_ptds, kBlocking),
+    GPUSPY_DRV(cuMemcpyAsync, kBlocking),
+    GPUSPY_DRV(cuMemcpyAsync_ptsz, kBlocking),
+    GPUSPY_DRV(cuMemcpyDtoH_v2, kBlocking),
+    GPUSPY_DRV(cuMemcpyDtoH_v2_ptds, kBlocking),
+    GPUSPY_DRV(cuMemcpyHtoD_v2, kBlocking),
+    GPUSPY_DRV(cuMemcpyHtoD_v2_ptds, kBlocking),
+    GPUSPY_DRV(cuMemcpyDtoHAsync_v2, kBlocking),
+    GPUSPY_DRV(cuMemcpyDtoHAsync_v2_ptsz, kBlocking),
+    GPUSPY_DRV(cuMemcpyHtoDAsync_v2, kBlocking),
+    GPUSPY_DRV(cuMemcpyHtoDAsync_v2_ptsz, kBlocking),
+    GPUSPY_DRV(cuMemFree_v2, kBlocking),
+    GPUSPY_DRV(cuMemFreeHost, kBlocking),
+    GPUSPY_DRV(cuLaunchKernel, kLaunch),
+    GPUSPY_DRV(cuLaunchKernel_ptsz, kLaunch),
+    GPUSPY_DRV(cuLaunchKernelEx, kLaunch),
+    GPUSPY_DRV(cuLaunchKernelEx_ptsz, kLaunch),
+    GPUSPY_DRV(cuLaunchCooperativeKernel, kLaunch),
+    GPUSPY_DRV(cuGraphLaunch, kLaunch),
+    GPUSPY_DRV(cuGraphLaunch_ptsz, kLaunch),
+};
+#undef GPUSPY_RT
+#undef GPUSPY_DRV
+
+// cbid -> kind, per API domain, for the callback's one lookup.
+struct CallSiteKinds {
+  std::vector<CallSiteKind> runtime, driver;
+  CallSiteKinds() : runtime(CUPTI_RUNTIME_TRACE_CBID_SIZE), driver(CUPTI_DRIVER_TRACE_CBID_SIZE) {
+    for (const CallSiteCall& c : kCallSiteCalls) {
+      (c.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime : driver)[c.cbid] = c.kind;
+    }
+  }
+  CallSiteKind Of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const {
+    const std::vector<CallSiteKind>& v = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime : driver;
+    return cbid < v.size() ? v[cbid] : CallSiteKind::kNone;
+  }
+};
+const CallSiteKinds& CallSiteKindTable() {
+  static const CallSiteKinds* table = new CallSiteKinds();
+  return *table;
+}
 
 }  // namespace
 
@@ -84,6 +178,19 @@ absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cu
       Log(LogLevel::kDebug, "activity kind %d not available", static_cast<int>(k));
     }
   }
+  if (config.call_sites.enabled) {
+    CallSiteConfig sites = config.call_sites;
+    if (char cwd[4096]; sites.frames.base_dir.empty() && getcwd(cwd, sizeof(cwd)) != nullptr) {
+      sites.frames.base_dir = cwd;
+    }
+    (void)CallSiteKindTable();
+    if (sites.frames.native) {
+      // glibc loads libgcc_s on the first backtrace(): here, not inside an application's call.
+      void* frames[2];
+      (void)backtrace(frames, 2);
+    }
+    call_sites_ = new CallSites(std::move(sites));
+  }
   if (config.mode == CaptureMode::kAlways) EnableKinds(config.kinds);
   return absl::OkStatus();
 }
@@ -101,7 +208,26 @@ void CuptiCapture::EnableKinds(const CaptureKinds& kinds) {
           api_.ResultString(r).c_str());
     }
   }
+  EnableCallSiteCallbacks(kinds_, true);
   collecting_.store(true);
+}
+
+void CuptiCapture::EnableCallSiteCallbacks(const CaptureKinds& kinds, bool enable) {
+  if (call_sites_ == nullptr || call_site_callbacks_ == enable) return;
+  call_site_callbacks_ = enable;
+  for (const CallSiteCall& c : kCallSiteCalls) {
+    // A call site joins its API record: without the domain's records there is nothing to join.
+    if (!(c.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kinds.runtime : kinds.driver)) continue;
+    if (c.kind == CallSiteKind::kLaunch && !call_sites_->config().launch_auto &&
+        call_sites_->config().launch_period == 0) {
+      continue;
+    }
+    const CUptiResult r = api_.EnableCallback(enable ? 1 : 0, subscriber_, c.domain, c.cbid);
+    if (r != CUPTI_SUCCESS) {
+      Log(LogLevel::kDebug, "cannot switch the callback of cbid %u: %s", static_cast<unsigned>(c.cbid),
+          api_.ResultString(r).c_str());
+    }
+  }
 }
 
 int64_t CuptiCapture::Now() const {
@@ -117,6 +243,7 @@ int64_t CuptiCapture::Now() const {
 void CuptiCapture::StopCollection() {
   std::lock_guard lock(kinds_mu_);
   if (!collecting_.exchange(false)) return;
+  EnableCallSiteCallbacks(kinds_, false);
   for (const KindSwitch& s : kKinds) {
     if (kinds_.*s.enabled) (void)api_.ActivityDisable(s.kind);
   }
@@ -153,9 +280,21 @@ void CUPTIAPI CuptiCapture::OnBufferCompleted(CUcontext context, uint32_t stream
 }
 
 void CUPTIAPI CuptiCapture::OnCallback(void* userdata, CUpti_CallbackDomain domain,
-                                       CUpti_CallbackId cbid, const void* /*data*/) {
+                                       CUpti_CallbackId cbid, const void* data) {
   auto* self = static_cast<CuptiCapture*>(userdata);
-  if (self->inert_.load()) return;
+  if (self->inert_.load(std::memory_order_relaxed)) return;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    CallSites* sites = self->call_sites_;
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    if (sites == nullptr || call == nullptr) return;
+    const CallSiteKind kind = CallSiteKindTable().Of(domain, cbid);
+    if (call->callbackSite == CUPTI_API_ENTER) {
+      sites->OnEnter(kind, call->correlationId);
+    } else {
+      sites->OnExit(kind);
+    }
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     self->Flush(true);
   }

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "inject/core/buffer_pool.h"
+#include "inject/core/call_sites.h"
 #include "inject/core/core_config.h"
 #include "inject/core/cupti_api.h"
 #include "inject/core/event_pipeline.h"
@@ -41,6 +42,8 @@ class CuptiCapture {
   void MarkInertAfterFork() { inert_.store(true); }
 
   const CuptiApi* api() const { return &api_; }
+  // The call-site capture; nullptr when call sites are off (GPUSPY_CALLSITES=0).
+  CallSites* call_sites() { return call_sites_; }
   BufferPool* pool() { return pool_; }
   CompletedBuffers* completed() { return &completed_; }
 
@@ -51,6 +54,8 @@ class CuptiCapture {
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                   CUpti_CallbackId cbid, const void* data);
   absl::Status Check(CUptiResult result, const char* what) const;
+  // Switches the API callbacks of the calls that get a call site (those of `kinds`' domains).
+  void EnableCallSiteCallbacks(const CaptureKinds& kinds, bool enable);
 
   CuptiApi api_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
@@ -61,6 +66,8 @@ class CuptiCapture {
   std::atomic<bool> collecting_{false};
   std::mutex kinds_mu_;  // the sender thread switches kinds; the exit handler turns them off
   CaptureKinds kinds_;
+  CallSites* call_sites_ = nullptr;  // leaked on purpose, like pool_
+  bool call_site_callbacks_ = false;  // under kinds_mu_
 };
 
 }  // namespace gpuspy::inject

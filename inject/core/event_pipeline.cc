@@ -172,10 +172,21 @@ void EventPipeline::Run() {
   done_cv_.notify_all();
 }
 
+void EventPipeline::EnableCallSites(CallSiteQueue* queue, const CallSiteRegistry* registry) {
+  call_sites_ = std::make_unique<CallSiteJoiner>(queue, registry, &strings_);
+}
+
 void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
+  const size_t apis_before = pending_.apis.size();
   for (const CompletedBuffer& b : completed_->PopAll(wait)) {
     parser_.ParseBuffer(b.data, b.valid_bytes, &pending_);
     pool_->Release(b.data);
+  }
+  if (call_sites_ != nullptr) {
+    // The marks were pushed at the calls' ENTER, before CUPTI wrote these records.
+    call_sites_->Join(&pending_.apis, apis_before);
+    stats_.call_sites_joined.store(call_sites_->stats().joined, std::memory_order_relaxed);
+    stats_.call_sites_expired.store(call_sites_->stats().expired, std::memory_order_relaxed);
   }
   stats_.untimed_records.store(parser_.stats().untimed_records, std::memory_order_relaxed);
   stats_.unreadable_buffers.store(parser_.stats().unreadable_buffers, std::memory_order_relaxed);

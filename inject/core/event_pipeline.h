@@ -16,6 +16,7 @@
 #include "inject/core/activity_parser.h"
 #include "inject/core/batch_sink.h"
 #include "inject/core/buffer_pool.h"
+#include "inject/core/call_site_queue.h"
 #include "inject/core/capture_window.h"
 #include "inject/core/core_config.h"
 #include "inject/core/spill_adoption.h"
@@ -66,6 +67,9 @@ struct PipelineStats {
   // CUPTI abandoned. Published after each parse, for the exit line and tests.
   std::atomic<uint64_t> untimed_records{0};
   std::atomic<uint64_t> unreadable_buffers{0};
+  // API events given a call site, and call-site marks whose API record never came.
+  std::atomic<uint64_t> call_sites_joined{0};
+  std::atomic<uint64_t> call_sites_expired{0};
 };
 
 class EventPipeline {
@@ -82,6 +86,9 @@ class EventPipeline {
   // (spill_adoption.h), each on a session of its own from `make_sink`. Call before Start; a no-op
   // when the configuration says not to (GPUSPY_ADOPT_SPILLS=0).
   void EnableSpillAdoption(std::function<std::unique_ptr<BatchSink>()> make_sink);
+  // Gives parsed API events the call sites captured in CUPTI's callbacks (call_site_queue.h).
+  // Call before Start; both must outlive the pipeline.
+  void EnableCallSites(CallSiteQueue* queue, const CallSiteRegistry* registry);
   void Start();
   // Flushes, delivers what is pending (spilling what cannot be delivered within `timeout`), and
   // stops the thread. Safe to call more than once.
@@ -144,6 +151,7 @@ class EventPipeline {
   std::chrono::milliseconds backoff_{100};
   bool overloaded_ = false;  // the last refusal was RESOURCE_EXHAUSTED (next_connect_attempt_ is its hint)
   std::unique_ptr<BackgroundAdoption> adoption_;
+  std::unique_ptr<CallSiteJoiner> call_sites_;
   std::chrono::steady_clock::time_point next_adoption_{};
   size_t devices_reported_ = 0;
 

@@ -76,5 +76,40 @@ TEST(CoreConfig, EmptyValueCountsAsUnset) {
   EXPECT_EQ(c.batch_events, 4096u);
 }
 
+TEST(CoreConfig, CallSitesDefaultToOnWithAdaptiveLaunchSamplingAndTorchSkipped) {
+  std::string warnings;
+  const CoreConfig c = Config({}, &warnings);
+  EXPECT_TRUE(c.call_sites.enabled);
+  EXPECT_TRUE(c.call_sites.launch_auto);
+  EXPECT_TRUE(c.call_sites.frames.native);
+  EXPECT_EQ(c.call_sites.frames.skip, (std::vector<std::string>{"/torch/", "<frozen "}));
+}
+
+TEST(CoreConfig, CallSiteVariablesAreTakenAndBadOnesWarned) {
+  std::string warnings;
+  CoreConfig c = Config({{"GPUSPY_CALLSITES", "0"},
+                         {"GPUSPY_CALLSITE_LAUNCHES", "100"},
+                         {"GPUSPY_CALLSITE_NATIVE", "0"},
+                         {"GPUSPY_CALLSITE_SKIP", "/torch/, /lightning/"}},
+                        &warnings);
+  EXPECT_EQ(warnings, "");
+  EXPECT_FALSE(c.call_sites.enabled);
+  EXPECT_FALSE(c.call_sites.launch_auto);
+  EXPECT_EQ(c.call_sites.launch_period, 100u);
+  EXPECT_FALSE(c.call_sites.frames.native);
+  EXPECT_EQ(c.call_sites.frames.skip, (std::vector<std::string>{"/torch/", "/lightning/"}));
+
+  c = Config({{"GPUSPY_CALLSITE_SKIP", "none"}, {"GPUSPY_CALLSITE_LAUNCHES", "0"}}, &warnings);
+  EXPECT_TRUE(c.call_sites.frames.skip.empty());
+  EXPECT_EQ(c.call_sites.launch_period, 0u);
+  EXPECT_FALSE(c.call_sites.launch_auto);
+
+  c = Config({{"GPUSPY_CALLSITES", "yes"}, {"GPUSPY_CALLSITE_LAUNCHES", "often"}}, &warnings);
+  EXPECT_TRUE(c.call_sites.enabled);
+  EXPECT_TRUE(c.call_sites.launch_auto);
+  EXPECT_NE(warnings.find("GPUSPY_CALLSITES='yes'"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("GPUSPY_CALLSITE_LAUNCHES='often'"), std::string::npos) << warnings;
+}
+
 }  // namespace
 }  // namespace gpuspy::inject

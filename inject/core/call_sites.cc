@@ -1,0 +1,87 @@
+#include "inject/core/call_sites.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+namespace gpuspy::inject {
+namespace {
+
+// Per application thread. `depth` counts our calls open on this thread (ENTER seen, EXIT not).
+struct ThreadState {
+  uint32_t depth = 0;
+  uint32_t outer_site = 0;
+  uint32_t launch_countdown = 0;  // 0: the next launch is sampled (a thread's first one is)
+};
+thread_local ThreadState t_state;
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+CallSites::CallSites(CallSiteConfig config)
+    : config_(std::move(config)),
+      registry_(config_.frames),
+      launch_period_(config_.launch_auto ? kInitialAutoPeriod : config_.launch_period) {}
+
+void CallSites::OnEnter(CallSiteKind kind, uint64_t correlation_id) {
+  if (kind == CallSiteKind::kNone) return;
+  ThreadState& t = t_state;
+  if (t.depth++ > 0) {
+    counters_.nested.fetch_add(1, std::memory_order_relaxed);
+    if (t.outer_site != 0) (void)queue_.Push(correlation_id, t.outer_site);
+    return;
+  }
+  uint32_t site = 0;
+  if (kind == CallSiteKind::kBlocking) {
+    counters_.blocking.fetch_add(1, std::memory_order_relaxed);
+    site = registry_.Capture();
+  } else {
+    site = CaptureLaunch();
+  }
+  t.outer_site = site;
+  if (site != 0) (void)queue_.Push(correlation_id, site);
+}
+
+void CallSites::OnExit(CallSiteKind kind) {
+  if (kind == CallSiteKind::kNone) return;
+  ThreadState& t = t_state;
+  if (t.depth > 0 && --t.depth == 0) t.outer_site = 0;
+}
+
+uint32_t CallSites::CaptureLaunch() {
+  counters_.launches.fetch_add(1, std::memory_order_relaxed);
+  const uint32_t period = launch_period_.load(std::memory_order_relaxed);
+  if (period == 0) return 0;
+  ThreadState& t = t_state;
+  if (t.launch_countdown > 0) {
+    --t.launch_countdown;
+    return 0;
+  }
+  t.launch_countdown = period - 1;
+  counters_.launches_sampled.fetch_add(1, std::memory_order_relaxed);
+  if (!config_.launch_auto) return registry_.Capture();
+  const uint64_t start = MonotonicNs();
+  const uint32_t site = registry_.Capture();
+  Adapt(MonotonicNs() - start);
+  return site;
+}
+
+void CallSites::Adapt(uint64_t cost_ns) {
+  counters_.capture_ns.fetch_add(cost_ns, std::memory_order_relaxed);
+  // An EWMA over 1/8: one slow first sight (a new code object, a dladdr) moves the period a
+  // little, a steady cost moves it all the way. Racy read-modify-write on purpose: a lost
+  // update between two threads only delays the adaptation by a sample.
+  const uint64_t old = cost_ewma_ns_.load(std::memory_order_relaxed);
+  const uint64_t ewma = old == 0 ? cost_ns : old - old / 8 + cost_ns / 8;
+  cost_ewma_ns_.store(ewma, std::memory_order_relaxed);
+  const uint64_t period = std::clamp<uint64_t>((ewma + kLaunchBudgetNs - 1) / kLaunchBudgetNs,
+                                               kMinAutoPeriod, kMaxAutoPeriod);
+  launch_period_.store(static_cast<uint32_t>(period), std::memory_order_relaxed);
+}
+
+}  // namespace gpuspy::inject

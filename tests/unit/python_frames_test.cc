@@ -1,0 +1,175 @@
+// The CPython frame walker against a real interpreter: libpython (LIBPYTHON, one binary per
+// installed CPython version) is dlopen'ed RTLD_GLOBAL and runs scripts with known lines that
+// call back into C through ctypes, as a CUDA call from Python would reach CUPTI's callback.
+#include "inject/core/python_frames.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "inject/core/call_site_registry.h"
+
+namespace gpuspy::inject {
+namespace {
+
+CallSiteRegistry* g_registry = nullptr;
+uint32_t g_site = 0;
+bool g_had_gil = false;
+
+// What CUPTI's callback does inside a CUDA call: is the GIL ours, and where are we.
+extern "C" int Probe() {
+  g_had_gil = PythonFrames::Instance().ThreadHoldsGil();
+  g_site = g_registry->Capture();
+  return 0;
+}
+
+class PythonFramesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    void* lib = dlopen(LIBPYTHON, RTLD_NOW | RTLD_GLOBAL);
+    ASSERT_NE(lib, nullptr) << dlerror();
+    auto init = reinterpret_cast<void (*)(int)>(dlsym(lib, "Py_InitializeEx"));
+    run_ = reinterpret_cast<int (*)(const char*)>(dlsym(lib, "PyRun_SimpleString"));
+    ASSERT_NE(init, nullptr);
+    ASSERT_NE(run_, nullptr);
+    init(0);
+    CallSiteOptions options;
+    options.native = false;
+    options.base_dir = "/proj";
+    // RunAs's wrapper runs as "<string>": never the user's line here.
+    options.skip.push_back("<string>");
+    g_registry = new CallSiteRegistry(options);
+  }
+
+  // Runs `source` as the file `file` with `probe` (a ctypes function calling Probe) in scope.
+  // PYFUNCTYPE keeps the GIL during the call (a C extension that does not release it);
+  // CFUNCTYPE releases it (what PyTorch's bindings do around most ops).
+  void RunAs(const std::string& file, const std::string& source, bool keep_gil = true) {
+    g_site = 0;
+    g_had_gil = false;
+    char address[32];
+    std::snprintf(address, sizeof(address), "%llu",
+                  static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(&Probe)));
+    const std::string script =
+        "import ctypes\n"
+        "probe = ctypes." + std::string(keep_gil ? "PYFUNCTYPE" : "CFUNCTYPE") +
+        "(ctypes.c_int)(" + address + ")\n"
+        "exec(compile(" + Quote(source) + ", " + Quote(file) +
+        ", 'exec'), {'probe': probe, '__name__': '__main__'})\n";
+    ASSERT_EQ(run_(script.c_str()), 0) << script;
+  }
+  static std::string Quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) {
+      if (c == '\n') out += "\\n";
+      else if (c == '\'' || c == '\\') out += std::string("\\") + c;
+      else out += c;
+    }
+    return out + "'";
+  }
+  std::string Site() const { return std::string(g_registry->Text(g_site)); }
+
+  static inline int (*run_)(const char*) = nullptr;
+};
+
+TEST_F(PythonFramesTest, CallFromPythonNamesFileLineAndFunction) {
+  RunAs("/proj/train.py",
+        "def train_step():\n"
+        "    x = 1\n"
+        "    probe()\n"
+        "train_step()\n");
+  EXPECT_TRUE(g_had_gil);
+  EXPECT_EQ(Site(), "train.py:3 train_step");
+}
+
+TEST_F(PythonFramesTest, MethodsAreNamedByQualifiedNameWhereCPythonHasIt) {
+  RunAs("/proj/model.py",
+        "class Trainer:\n"
+        "    def step(self):\n"
+        "        probe()\n"
+        "Trainer().step()\n");
+  // co_qualname is 3.11+; co_name before.
+  EXPECT_TRUE(Site() == "model.py:3 Trainer.step" || Site() == "model.py:3 step") << Site();
+}
+
+TEST_F(PythonFramesTest, TorchInternalsAreWalkedPastToTheUserLine) {
+  // A "torch" module's function, called from user code at a known line.
+  const std::string torch_file = "/venv/lib/python3.11/site-packages/torch/cuda/__init__.py";
+  RunAs("/proj/loop.py",
+        "ns = {'probe': probe}\n"
+        "exec(compile(" + Quote("def synchronize():\n    probe()\n") + ", " + Quote(torch_file) +
+            ", 'exec'), ns)\n"
+        "def main():\n"
+        "    for i in range(2):\n"
+        "        ns['synchronize']()\n"
+        "main()\n");
+  EXPECT_EQ(Site(), "loop.py:5 main");
+}
+
+TEST_F(PythonFramesTest, OnlyLibraryFramesGiveTheInnermostOne) {
+  RunAs("/venv/lib/python3.11/site-packages/torch/utils/data.py",
+        "def fetch():\n"
+        "    probe()\n"
+        "fetch()\n");
+  EXPECT_EQ(Site(), "torch/utils/data.py:2 fetch");
+}
+
+TEST_F(PythonFramesTest, ARepeatedSiteIsTheSameIdAndNoNewText) {
+  RunAs("/proj/again.py",
+        "def f():\n"
+        "    for i in range(3):\n"
+        "        probe()\n"
+        "f()\n");
+  const uint32_t first = g_site;
+  const uint32_t sites = g_registry->sites();
+  RunAs("/proj/again.py",
+        "def f():\n"
+        "    for i in range(3):\n"
+        "        probe()\n"
+        "f()\n");
+  // A fresh compile is a new code object with the same file:line: same text, possibly a new id.
+  EXPECT_EQ(Site(), "again.py:3 f");
+  EXPECT_LE(g_registry->sites(), sites + 1);
+  EXPECT_NE(first, 0u);
+}
+
+TEST_F(PythonFramesTest, HandledExceptionAndPendingStateSurviveTheWalk) {
+  RunAs("/proj/exc.py",
+        "import sys\n"
+        "def f():\n"
+        "    try:\n"
+        "        raise ValueError('kept')\n"
+        "    except ValueError:\n"
+        "        probe()\n"
+        "        assert sys.exc_info()[0] is ValueError\n"
+        "        assert str(sys.exc_info()[1]) == 'kept'\n"
+        "f()\n");
+  EXPECT_EQ(Site(), "exc.py:6 f");
+}
+
+TEST_F(PythonFramesTest, CallWithoutTheGilGetsNoPythonFrame) {
+  RunAs("/proj/nogil.py",
+        "def f():\n"
+        "    probe()\n"
+        "f()\n",
+        /*keep_gil=*/false);
+  EXPECT_FALSE(g_had_gil);
+  EXPECT_EQ(g_site, 0u);
+}
+
+TEST_F(PythonFramesTest, ThreadWithoutPythonStateGetsNothingAndDoesNotCrash) {
+  bool holds = true;
+  uint32_t site = 1;
+  std::thread([&] {
+    holds = PythonFrames::Instance().ThreadHoldsGil();
+    site = g_registry->Capture();
+  }).join();
+  EXPECT_FALSE(holds);
+  EXPECT_EQ(site, 0u);
+}
+
+}  // namespace
+}  // namespace gpuspy::inject

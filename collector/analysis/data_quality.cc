@@ -109,6 +109,10 @@ v1::DataQuality AssessDataQuality(const EventColumns& ev, const StringTable& str
 }
 
 void MarkFirstWindow(v1::StepReport* first) {
+  // A marker-delimited step (ProfilerStep#N, an NVTX range) starts where the program says a step
+  // starts: the GPU work still running from before is the same overlap every step has. A window
+  // found by period or time starts wherever the recording did.
+  if (first->step().source().starts_with("nvtx:")) return;
   const int64_t unlaunched = first->data_quality().unlaunched_gpu_ns();
   const int64_t wall = first->breakdown().wall_ns();
   if (wall <= 0 || unlaunched < kMinUnlaunchedShare * wall) return;
@@ -120,13 +124,19 @@ int64_t UnlaunchedGpuNs(const EventColumns& ev, Interval w) {
   absl::flat_hash_set<uint64_t> launched;
   for (const ApiEvent& a : ev.apis) launched.insert(a.correlation_id);
   std::vector<Interval> orphans;
+  uint64_t matched = 0;  // a producer that records no launch calls at all proves nothing here
   auto add = [&](uint64_t correlation, int64_t start, int64_t end) {
-    if (correlation != 0 && !launched.contains(correlation)) orphans.push_back({start, end});
+    if (correlation == 0 || !Overlaps(start, end, w)) return;
+    if (launched.contains(correlation)) {
+      ++matched;
+    } else {
+      orphans.push_back({start, end});
+    }
   };
   for (const KernelEvent& k : ev.kernels) add(k.correlation_id, k.start_ns, k.end_ns);
   for (const MemcpyEvent& m : ev.memcpys) add(m.correlation_id, m.start_ns, m.end_ns);
   for (const MemsetEvent& m : ev.memsets) add(m.correlation_id, m.start_ns, m.end_ns);
-  return IntervalSet::Union(std::move(orphans)).Clip(w).TotalLength();
+  return matched == 0 ? 0 : IntervalSet::Union(std::move(orphans)).Clip(w).TotalLength();
 }
 
 }  // namespace gpuspy::analysis

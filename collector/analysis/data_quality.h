@@ -33,8 +33,9 @@ v1::DataQuality AssessDataQuality(const EventColumns& events, const StringTable&
 // recording, when the window is the recording's first).
 int64_t UnlaunchedGpuNs(const EventColumns& events, Interval window);
 
-// The first step of a process's recording: insufficient when work launched before the recording
-// began (unlaunched_gpu_ns) runs for kMinUnlaunchedShare of it or more.
+// The first step of a process's recording, when found without step markers: insufficient when
+// work launched before the recording began (unlaunched_gpu_ns) runs for kMinUnlaunchedShare of
+// it or more.
 void MarkFirstWindow(v1::StepReport* first);
 
 // The finding an insufficient step leads with, instead of a bottleneck.

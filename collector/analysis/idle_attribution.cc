@@ -21,7 +21,8 @@ bool Overlaps(int64_t start, int64_t end, Interval w) {
 int64_t FirstCudaActivity(const EventColumns& ev, const IntervalSet& busy, Interval w) {
   int64_t first = busy.empty() ? w.end_ns : busy.intervals().front().start_ns;
   for (const ApiEvent& a : ev.apis) {
-    if (a.start_ns < w.end_ns && a.end_ns >= w.start_ns) first = std::min(first, a.start_ns);
+    // A call that ended as the step began (the last step's final sync) is not this step's.
+    if (a.start_ns < w.end_ns && a.end_ns > w.start_ns) first = std::min(first, a.start_ns);
   }
   return std::max(first, w.start_ns);
 }
@@ -97,6 +98,16 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   all_input.insert(all_input.end(), leading.intervals().begin(), leading.intervals().end());
   out.input = host.Intersect(IntervalSet::Union(std::move(all_input)));
   out.host_other = host.Subtract(out.input);
+
+  std::vector<Interval> drain;
+  const auto& gpu = busy.intervals();  // sorted, disjoint
+  for (const Interval& b : sync_set.intervals()) {
+    auto next = std::upper_bound(gpu.begin(), gpu.end(), b.end_ns,
+                                 [](int64_t t, const Interval& g) { return t < g.end_ns; });
+    const int64_t next_gpu = next == gpu.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);
+    if (next_gpu > b.end_ns) drain.push_back({b.end_ns, next_gpu});
+  }
+  out.sync_drain = IntervalSet::Union(std::move(drain)).Intersect(out.idle);
   return out;
 }
 

@@ -9,6 +9,7 @@
 //                 at the step's start before its first CUDA call, host work no range explains
 //                 (waiting for the batch: the classic input-stall signature of live capture);
 //   host_other    anything else the host does without CUDA (Python, logging, metrics, CPU ops).
+// A gap that starts as a data-loader stall stays input even right after a sync (input first).
 #pragma once
 
 #include <string_view>
@@ -30,6 +31,10 @@ struct IdleAttribution {
   IntervalSet host_other;
   // The host calls that block on the GPU, for highlighting on their thread's lane.
   std::vector<BlockingCall> blocking_calls;
+  // Not a cause of its own (it overlaps the causes above): the GPU idle after each blocking call
+  // until the next GPU work. The call emptied the launch queue, so whatever the host does next is
+  // exposed; sync_stall counts it as lost to the sync and host_bound leaves it to sync_stall.
+  IntervalSet sync_drain;
 };
 
 // Union of everything that keeps the GPU busy (kernels, graph launches, copies, memsets).

@@ -202,6 +202,18 @@ void Writer::Process(const ExportedProcess& p) {
               {"pid", pid}, {"tid", StreamTid(k.stream())}, {"ts", Us(k.start_ns())}});
         break;
       }
+      case v1::Event::kGraphLaunch: {
+        // A whole-graph record (no per-node kernels): a kernel-like span, marked so that an
+        // import reads it back as the graph launch it is.
+        const auto& g = e.graph_launch();
+        json j = Span("kernel", "CUDA graph " + std::to_string(g.graph_id()), pid,
+                      stream_track(g.stream()), g.start_ns(), g.end_ns());
+        j["args"] = stream_args(g.stream(), g.correlation_id());
+        j["args"]["graph id"] = g.graph_id();
+        j["args"]["whole graph"] = 1;
+        Emit(j);
+        break;
+      }
       case v1::Event::kMemcpy: {
         const auto& m = e.memcpy();
         json j = Span("gpu_memcpy",

@@ -322,7 +322,12 @@ void Importer::Map() {
                       static_cast<uint32_t>(stream)};
   EventColumns& ev = out_->events;
   StringTable& s = out_->strings;
-  if (e.cat == "kernel") {
+  if (e.cat == "kernel" && e.args.contains("whole graph")) {  // gpuspy's export of a graph record
+    int64_t graph = 0;
+    ToInt(e.Arg("graph id"), &graph);
+    ev.graph_launches.push_back({start, end, static_cast<uint64_t>(corr), key,
+                                 static_cast<uint32_t>(graph)});
+  } else if (e.cat == "kernel") {
     KernelEvent k;
     k.start_ns = start;
     k.end_ns = end;
@@ -433,6 +438,7 @@ void Importer::Finish() {
     shift(ev.syncs);
     shift(ev.apis);
     shift(ev.nvtx_ranges);
+    shift(ev.graph_launches);
   }
   by_start(ev.kernels);
   by_start(ev.memcpys);
@@ -440,6 +446,7 @@ void Importer::Finish() {
   by_start(ev.syncs);
   by_start(ev.apis);
   by_start(ev.nvtx_ranges);
+  by_start(ev.graph_launches);
   AttachPythonCallSites(&ev, &out_->strings);
   // Collectives in their kernels' order, which is time order.
   if (!ev.collectives.empty()) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "collector/analysis/detectors/step_context.h"
 #include "collector/analysis/idle_attribution.h"
@@ -52,6 +53,21 @@ class DetectorStep {
     return *this;
   }
   int64_t end_ns() const { return cursor_; }
+  // A CUDA call on the host's main thread (kernels get no launch of their own otherwise).
+  DetectorStep& Call(const std::string& name, int64_t start_ns, int64_t end_ns,
+                     const std::string& call_site = "") {
+    ev_.apis.push_back({start_ns, end_ns, ++corr_, ApiDomain::kRuntime, 0, strings_.Intern(name),
+                        kMainThread, strings_.Intern(call_site)});
+    return *this;
+  }
+  // A host range (Kineto cpu_op / user_annotation / python_function, or NVTX) on the main thread.
+  DetectorStep& Range(std::string_view domain, const std::string& name, int64_t start_ns,
+                      int64_t end_ns) {
+    ev_.nvtx_ranges.push_back({start_ns, end_ns, strings_.Intern(domain), strings_.Intern(name),
+                               kMainThread, 0});
+    return *this;
+  }
+  static constexpr uint32_t kMainThread = 4242;
 
   // Runs `detect` on the window [0, end_ns() or wall_ns).
   template <typename Detector>

@@ -84,9 +84,14 @@ TEST(KinetoReader, MapsEveryGpuCategoryWithExactTimes) {
   ASSERT_EQ(ev.syncs.size(), 1u);
   EXPECT_EQ(ev.syncs[0].sync_kind, SyncKind::kStream);
   // CPU-side ProfilerStep ranges become step ranges; their GPU-side copies are not duplicated.
-  ASSERT_EQ(ev.nvtx_ranges.size(), 1u);
-  EXPECT_EQ(t->strings.Get(ev.nvtx_ranges[0].message), "ProfilerStep#7");
-  EXPECT_EQ(ev.nvtx_ranges[0].start_ns, 1'000'500);
+  // ATen ops are host ranges too (domain cpu_op): they say what the host did in idle gaps.
+  ASSERT_EQ(ev.nvtx_ranges.size(), 2u);
+  EXPECT_EQ(t->strings.Get(ev.nvtx_ranges[0].message), "aten::mm");
+  EXPECT_EQ(t->strings.Get(ev.nvtx_ranges[0].domain), kCpuOpDomain);
+  EXPECT_EQ(ev.nvtx_ranges[0].thread_id, 12u);
+  EXPECT_EQ(t->strings.Get(ev.nvtx_ranges[1].message), "ProfilerStep#7");
+  EXPECT_EQ(t->strings.Get(ev.nvtx_ranges[1].domain), kUserAnnotationDomain);
+  EXPECT_EQ(ev.nvtx_ranges[1].start_ns, 1'000'500);
 }
 
 TEST(KinetoReader, IdentityFromDistributedInfoAndDeviceProperties) {
@@ -107,7 +112,7 @@ TEST(KinetoReader, BadEventsAreSkippedAndCountedNotFatal) {
   EXPECT_EQ(t->stats.trace_events, 12u);
   EXPECT_EQ(t->stats.skipped.at("negative duration"), 1u);
   EXPECT_EQ(t->stats.skipped.at("bad timestamp"), 1u);
-  EXPECT_EQ(t->stats.skipped.at("cpu_op"), 1u);
+  EXPECT_EQ(t->stats.imported.at("cpu_op"), 1u);
   EXPECT_EQ(t->stats.skipped.at("phase s"), 1u);
   EXPECT_EQ(t->stats.skipped.at("gpu_user_annotation"), 1u);
   EXPECT_EQ(t->stats.imported.at("kernel"), 1u);
@@ -335,6 +340,39 @@ TEST(KinetoReader, MicrosToNanosIsExact) {
   EXPECT_EQ(ns, 0);
   EXPECT_FALSE(MicrosToNanos("", &ns));
   EXPECT_FALSE(MicrosToNanos("abc", &ns));
+}
+
+}  // namespace
+}  // namespace gpuspy::importers
+
+namespace gpuspy::importers {
+namespace {
+
+// with_stack=True traces: each CUDA call gets the innermost user-code Python frame around it on
+// its thread as its call site; torch's own frames are walked past.
+TEST(KinetoReader, CallSitesComeFromTheInnermostUserPythonFrame) {
+  auto t = ParseKinetoTrace(R"json({"traceEvents": [
+    {"ph": "X", "cat": "python_function", "name": "train.py(57): <module>", "pid": 1, "tid": 2, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "python_function", "name": "model.py(12): forward", "pid": 1, "tid": 2, "ts": 110, "dur": 40},
+    {"ph": "X", "cat": "python_function", "name": "/usr/lib/python3/dist-packages/torch/nn/modules/module.py(1501): _call_impl", "pid": 1, "tid": 2, "ts": 115, "dur": 30},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 120, "dur": 5, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 2, "ts": 160, "dur": 20, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 1, "tid": 9, "ts": 160, "dur": 20, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaMalloc", "pid": 1, "tid": 2, "ts": 300, "dur": 5, "args": {"correlation": 4}}
+  ]})json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const auto& apis = t->events.apis;
+  ASSERT_EQ(apis.size(), 4u);
+  auto site = [&](const char* name) {
+    for (const ApiEvent& a : apis) {
+      if (t->strings.Get(a.name) == name) return std::string(t->strings.Get(a.call_site));
+    }
+    return std::string("?");
+  };
+  EXPECT_EQ(site("cudaLaunchKernel"), "model.py:12 forward");  // past torch's _call_impl
+  EXPECT_EQ(site("cudaStreamSynchronize"), "train.py:57 <module>");  // forward had returned
+  EXPECT_EQ(site("cudaFree"), "");    // another thread, no frames
+  EXPECT_EQ(site("cudaMalloc"), "");  // after every frame closed
 }
 
 }  // namespace

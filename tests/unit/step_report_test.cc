@@ -49,7 +49,8 @@ class StepReportTest : public ::testing::Test {
 //   host     cudaStreamSynchronize [500,900)                   -> idle_sync_blocked 400us
 //            cudaLaunchKernel [410,430), [440,460) (GPU idle)  -> idle_launch_bound 40us
 //            cudaLaunchKernel [90,95) (GPU busy: no idle)
-//            idle_host_other = 650 - 400 - 40 = 210us
+//            idle_input [0,50): before the step's first CUDA activity = 50us
+//            idle_host_other = 650 - 400 - 40 - 50 = 160us
 //   memory   alloc 1MiB@20, alloc 2MiB@600, free 512KiB@950; alloc@1000 and @-5 are outside
 //   outside  kernel [1200,1500), memcpy [-300,-100), cudaDeviceSynchronize [1100,1200)
 class HandBuiltStep : public StepReportTest {
@@ -131,8 +132,10 @@ TEST_F(HandBuiltStep, IdleIsAttributedToSyncLaunchAndOther) {
   EXPECT_EQ(b.idle_sync_blocked_ns(), 400 * us);
   EXPECT_EQ(b.launch_api_ns(), 45 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 40 * us);
-  EXPECT_EQ(b.idle_host_other_ns(), 210 * us);
-  EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_host_other_ns(),
+  EXPECT_EQ(b.idle_input_ns(), 50 * us);
+  EXPECT_EQ(b.idle_host_other_ns(), 160 * us);
+  EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
+                b.idle_host_other_ns(),
             b.gpu_idle_ns());
 }
 
@@ -224,7 +227,9 @@ TEST_F(StepReportTest, ShortGapsBetweenGpuWorkAreLaunchBound) {
   EXPECT_EQ(b.gpu_idle_ns(), 1'000 * us - 370 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 30 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns(), 0);
-  EXPECT_EQ(b.idle_host_other_ns(), b.gpu_idle_ns() - 30 * us);
+  // Before the first GPU work, with no CUDA call and no host range: waiting for input.
+  EXPECT_EQ(b.idle_input_ns(), 100 * us);
+  EXPECT_EQ(b.idle_host_other_ns(), b.gpu_idle_ns() - 30 * us - 100 * us);
 }
 
 TEST_F(StepReportTest, GapAtTheWindowEdgeIsNotLaunchBoundEvenWhenShort) {
@@ -233,7 +238,8 @@ TEST_F(StepReportTest, GapAtTheWindowEdgeIsNotLaunchBoundEvenWhenShort) {
   const auto& b = report.breakdown();
   EXPECT_EQ(b.gpu_idle_ns(), 20 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 0);
-  EXPECT_EQ(b.idle_host_other_ns(), 20 * us);
+  EXPECT_EQ(b.idle_input_ns(), 10 * us);  // the leading edge, before any CUDA work
+  EXPECT_EQ(b.idle_host_other_ns(), 10 * us);
 }
 
 TEST_F(StepReportTest, SyncTakesPrecedenceOverLaunchForTheSameIdleTime) {
@@ -245,7 +251,8 @@ TEST_F(StepReportTest, SyncTakesPrecedenceOverLaunchForTheSameIdleTime) {
   const auto& b = report.breakdown();
   EXPECT_EQ(b.idle_sync_blocked_ns(), 200 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 50 * us);
-  EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_host_other_ns(),
+  EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
+                b.idle_host_other_ns(),
             b.gpu_idle_ns());
 }
 
@@ -280,7 +287,11 @@ TEST_F(StepReportTest, EmptyStepIsAllIdle) {
   const v1::StepReport r = Build();
   const auto& b = r.breakdown();
   EXPECT_EQ(b.gpu_idle_ns(), 1'000 * us);
-  EXPECT_EQ(b.idle_host_other_ns(), 1'000 * us);
+  EXPECT_EQ(b.idle_input_ns(), 1'000 * us);  // no CUDA work at all: all "before the first"
+  EXPECT_EQ(b.idle_host_other_ns(), 0);
+  // ...and no verdict: nothing ran on the GPU.
+  EXPECT_TRUE(r.data_quality().insufficient());
+  EXPECT_EQ(r.primary_bottleneck(), "insufficient_data");
   EXPECT_EQ(b.kernel_median_ns(), 0);
   EXPECT_EQ(b.kernel_p90_ns(), 0);
   EXPECT_EQ(r.event_count(), 0u);

@@ -32,16 +32,17 @@ bool LooksLikeOptimizer(const std::string& name) {
 }  // namespace
 
 std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
-  const auto& b = ctx.breakdown;
-  const int64_t waited = b.idle_host_other_ns();
+  // The drain after a blocking call is exposed because of the call: sync_stall's lost time.
+  const IntervalSet waiting = ctx.idle.host_other.Subtract(ctx.idle.sync_drain);
+  const int64_t waited = waiting.TotalLength();
   if (ctx.ShareOfWall(waited) < kMinHostBoundShare) return std::nullopt;
-  const auto& gaps = ctx.idle.host_other.intervals();
+  const auto& gaps = waiting.intervals();
   const Interval longest = *std::max_element(gaps.begin(), gaps.end(), [](const Interval& x, const Interval& y) {
     return x.length() < y.length();
   });
   const GapNeighbours around = CallsAround(ctx.events, longest);
   const std::vector<HostActivity> doing =
-      HostActivityDuring(ctx.events, ctx.strings, ctx.window(), ctx.idle.host_other, kTopActivities);
+      HostActivityDuring(ctx.events, ctx.strings, ctx.window(), waiting, kTopActivities);
 
   v1::Finding f;
   f.set_detector("host_bound");
@@ -52,7 +53,8 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   f.set_title(title);
   f.set_lost_ns(waited);
   f.set_severity(SeverityFor(ctx.ShareOfWall(waited)));
-  AddEvidence(&f, "idle_host_other", FormatMs(waited));
+  AddEvidence(&f, "idle_host_other", FormatMs(ctx.breakdown.idle_host_other_ns()));
+  AddEvidence(&f, "waited_for_host", FormatMs(waited));
   AddEvidence(&f, "gaps", std::to_string(gaps.size()));
   AddEvidence(&f, "longest_gap",
               absl::StrCat(FormatMs(longest.length()), " at +", FormatMs(longest.start_ns - ctx.step.start_ns),

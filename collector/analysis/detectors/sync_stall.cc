@@ -57,7 +57,7 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   std::map<std::string, ApiStat> by_api;
   absl::flat_hash_map<uint32_t, int> by_thread;
   std::map<std::string, int> call_sites;
-  for (const BlockingCall& c : FindBlockingCalls(ctx.events, ctx.strings, w)) {
+  for (const BlockingCall& c : ctx.idle.blocking_calls) {
     // Allocator calls block too, but they are alloc_churn's evidence, not a sync pattern.
     if (c.allocator) continue;
     blocked.push_back(c.span);
@@ -77,25 +77,14 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   }
   if (blocked.empty()) return std::nullopt;
 
-  // GPU activity, to measure the idle time each blocking call leaves behind.
-  std::vector<Interval> gpu;
-  for (const auto& k : ctx.events.kernels) gpu.push_back({k.start_ns, k.end_ns});
-  for (const auto& m : ctx.events.memcpys) gpu.push_back({m.start_ns, m.end_ns});
-  for (const auto& m : ctx.events.memsets) gpu.push_back({m.start_ns, m.end_ns});
-  const IntervalSet busy = IntervalSet::Union(std::move(gpu)).Clip(w);
-  const IntervalSet blocked_set = IntervalSet::Union(blocked).Clip(w);
-
   // Lost: GPU idle while the host is blocked, plus the drain after each blocking call (from its
-  // end to the next GPU work in the step).
-  std::vector<Interval> lost_spans = busy.GapsWithin(w).Intersect(blocked_set).intervals();
-  const auto& gpu_spans = busy.intervals();  // sorted, disjoint
-  for (const Interval& b : blocked_set.intervals()) {
-    auto next = std::upper_bound(gpu_spans.begin(), gpu_spans.end(), b.end_ns,
-                                 [](int64_t t, const Interval& g) { return t < g.end_ns; });
-    const int64_t next_gpu = next == gpu_spans.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);
-    if (next_gpu > b.end_ns) lost_spans.push_back({b.end_ns, next_gpu});
-  }
-  const int64_t lost = IntervalSet::Union(std::move(lost_spans)).TotalLength();
+  // end to the next GPU work), except where the host is in the input pipeline (input_stall's).
+  const IntervalSet blocked_set = IntervalSet::Union(blocked).Clip(w);
+  std::vector<Interval> lost_spans = ctx.idle.sync_blocked.intervals();
+  lost_spans.insert(lost_spans.end(), ctx.idle.sync_drain.intervals().begin(),
+                    ctx.idle.sync_drain.intervals().end());
+  const int64_t lost =
+      IntervalSet::Union(std::move(lost_spans)).Subtract(ctx.idle.input).TotalLength();
   const int64_t blocked_ns = blocked_set.TotalLength();
   int calls = 0;
   for (const auto& [name, s] : by_api) calls += s.count;

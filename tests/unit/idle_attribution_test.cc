@@ -1,0 +1,91 @@
+// The one idle-attribution rule (collector/analysis/idle_attribution.h): every idle nanosecond
+// gets exactly one cause, and input is told from other host work by what the host was in.
+#include "collector/analysis/idle_attribution.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "collector/analysis/detectors/detectors.h"
+#include "tests/unit/detector_test_steps.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+using testing::DetectorStep;
+constexpr int64_t us = 1'000;
+
+TEST(IdleAttribution, CausesAreDisjointAndSumToTheIdleTimeOnRandomSteps) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int64_t> len(1, 200);
+  const char* calls[] = {"cudaLaunchKernel", "cudaStreamSynchronize", "cudaMemcpyAsync",
+                         "cudaEventRecord"};
+  for (int trial = 0; trial < 50; ++trial) {
+    DetectorStep s;
+    for (int i = 0; i < 20; ++i) {
+      if (rng() % 2) s.Idle(len(rng) * us);
+      const int64_t t = s.end_ns();
+      s.Call(calls[rng() % 4], t - len(rng) * us / 2, t + len(rng) * us / 2);
+      if (rng() % 3 == 0) s.Range(kCpuOpDomain, "aten::op", t - len(rng) * us, t + len(rng) * us);
+      if (rng() % 7 == 0) s.Range(kUserAnnotationDomain, "## data_load ##", t, t + len(rng) * us);
+      s.Then(testing::kAdd, len(rng) * us);
+    }
+    s.Run(&DetectHostBound);
+    const v1::StepBreakdown& b = s.report().breakdown();
+    EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
+                  b.idle_host_other_ns(),
+              b.gpu_idle_ns())
+        << "trial " << trial;
+  }
+}
+
+TEST(IdleAttribution, UnexplainedHostTimeBeforeTheFirstCudaCallIsInput) {
+  DetectorStep s;
+  s.Idle(300 * us);
+  s.Call("cudaLaunchKernel", 300 * us, 305 * us);
+  s.Then(testing::kTcGemm, 700 * us);
+  s.Run(&DetectInputStall);
+  EXPECT_EQ(s.report().breakdown().idle_input_ns(), 300 * us);
+  EXPECT_EQ(s.report().breakdown().idle_host_other_ns(), 0);
+}
+
+TEST(IdleAttribution, AnOpRunningBeforeTheFirstCudaCallIsHostWorkNotInput) {
+  DetectorStep s;
+  s.Idle(300 * us);
+  s.Range(kCpuOpDomain, "aten::empty", 50 * us, 300 * us);
+  s.Call("cudaLaunchKernel", 300 * us, 305 * us);
+  s.Then(testing::kTcGemm, 700 * us);
+  s.Run(&DetectInputStall);
+  EXPECT_EQ(s.report().breakdown().idle_input_ns(), 50 * us);  // [0,50): nothing recorded
+  EXPECT_EQ(s.report().breakdown().idle_host_other_ns(), 250 * us);
+}
+
+TEST(IdleAttribution, ACallEndingExactlyAtTheStepStartIsThePreviousSteps) {
+  DetectorStep s;
+  s.Call("cudaStreamSynchronize", -100 * us, 0);  // the last step's final .item()
+  s.Idle(300 * us);
+  s.Call("cudaLaunchKernel", 300 * us, 305 * us);
+  s.Then(testing::kTcGemm, 700 * us);
+  s.Run(&DetectInputStall);
+  EXPECT_EQ(s.report().breakdown().idle_input_ns(), 300 * us);
+}
+
+TEST(IdleAttribution, TheStepsOwnRangeExplainsNothing) {
+  DetectorStep s;
+  s.Range(kUserAnnotationDomain, "ProfilerStep#3", 0, 1'000 * us);  // encloses the window
+  s.Idle(300 * us);
+  s.Call("cudaLaunchKernel", 300 * us, 305 * us);
+  s.Then(testing::kTcGemm, 700 * us);
+  s.Run(&DetectInputStall);
+  EXPECT_EQ(s.report().breakdown().idle_input_ns(), 300 * us);
+}
+
+TEST(IdleAttribution, InputRangesAreRecognisedByName) {
+  EXPECT_TRUE(IsInputRange("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
+  EXPECT_TRUE(IsInputRange("## data_load ##"));
+  EXPECT_FALSE(IsInputRange("aten::copy_"));
+  EXPECT_FALSE(IsInputRange("Optimizer.step#AdamW.step"));
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

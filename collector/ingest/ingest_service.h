@@ -48,7 +48,7 @@ class IngestService final : public v1::Ingest::Service {
 };
 
 // Trailing metadata of a RESOURCE_EXHAUSTED refusal: milliseconds the producer should wait before
-// it tries again (it adds jitter). inject/transport/ingest_client.h reads the same key.
+// it tries again (it adds jitter). client/transport/ingest_client.h reads the same key.
 inline constexpr char kRetryAfterMetadataKey[] = "gpuspy-retry-after-ms";
 
 // absl::Status -> grpc::Status with the same code and message.

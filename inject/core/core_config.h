@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "inject/core/core_log.h"
+#include "client/log/log_line.h"
 #include "inject/core/env_lookup.h"
 
 namespace gpuspy::inject {

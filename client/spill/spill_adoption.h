@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "client/spill/batch_sink.h"
 #include "gpuspy/v1/identity.pb.h"
-#include "inject/core/batch_sink.h"
 
 namespace gpuspy::inject {
 

@@ -1,6 +1,6 @@
-// Forwarding header: this moved to client/spill/spill_file.h (issue 17, item 2). Kept only while
-// inject/core/event_pipeline.* and cupti_capture.cc, reworked in parallel under item 3, still name
-// the old path; delete it once they include client/spill/spill_file.h.
+// Forwarding header: moved to client/spill/spill_file.h (issue 17, item 2). Kept only
+// while event_pipeline.h, reworked in parallel (item 3), name the old path; delete
+// it once they include the new one.
 #pragma once
 
 #include "client/spill/spill_file.h"

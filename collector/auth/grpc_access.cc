@@ -7,6 +7,7 @@
 #include "client/transport/unix_peer_name.h"
 #include "collector/auth/loopback_uid.h"
 #include "collector/ingest/batch_ingestor.h"
+#include "collector/rpc/grpc_status.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {

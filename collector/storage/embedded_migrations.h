@@ -7,15 +7,12 @@
 #include <span>
 
 #include "absl/status/statusor.h"
+#include "collector/storage/sql_migration.h"
 #include "collector/storage/sqlite_db.h"
 
 namespace gpuspy::collector {
 
-struct EmbeddedMigration {
-  int version;       // NNN of the file name: 1, 2, ... without gaps
-  const char* name;  // the file name without .sql, e.g. "001_initial"
-  const char* sql;
-};
+using EmbeddedMigration = SqlMigration;
 
 // Every migration, by version (generated).
 std::span<const EmbeddedMigration> EmbeddedMigrations();

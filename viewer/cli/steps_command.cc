@@ -4,8 +4,10 @@
 #include <iostream>
 #include <string>
 
+#include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
+#include "viewer/cli/report_view.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {

@@ -3,7 +3,7 @@
 // OpenEmbeddedStore (store.h); declared here so that its parts can live one idea per file:
 //   embedded_store.cc            opening, the active segment, stats
 //   embedded_migrations.*        the index schema (embedded/migrations/NNN_name.sql)
-//   embedded_store_recovery.cc   crash recovery, orphan removal, segment quarantine, identity backfill
+//   embedded_store_recovery.cc   crash recovery, orphans, segment quarantine, identity backfill
 //   embedded_store_records.cc    processes, dictionaries, batches and steps (the Store calls)
 //   embedded_store_retention.cc  evicting whole segments, oldest first
 //

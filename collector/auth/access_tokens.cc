@@ -4,7 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "inject/transport/channel_security.h"
+#include "client/transport/channel_security.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "collector/ingest/ingest_service.h"
+#include "collector/rpc/grpc_status.h"
 
 namespace gpuspy::collector {
 namespace {

@@ -3,10 +3,11 @@
 #include <sys/socket.h>
 
 #include "absl/strings/str_cat.h"
+#include "client/transport/socket_hook.h"
+#include "client/transport/unix_peer_name.h"
 #include "collector/auth/loopback_uid.h"
 #include "collector/ingest/batch_ingestor.h"
-#include "inject/transport/socket_hook.h"
-#include "inject/transport/unix_peer_name.h"
+#include "collector/rpc/grpc_status.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {

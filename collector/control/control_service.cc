@@ -1,23 +1,17 @@
 #include "collector/control/control_service.h"
 
-#include "collector/ingest/ingest_service.h"
+#include "collector/rpc/grpc_status.h"
 
 namespace gpuspy::collector {
 
 grpc::Status ControlService::Attach(grpc::ServerContext*, const v1::AttachRequest* request,
                                     v1::AttachResponse* response) {
-  absl::StatusOr<v1::AttachResponse> r = captures_->Attach(*request);
-  if (!r.ok()) return ToGrpc(r.status());
-  *response = *std::move(r);
-  return grpc::Status::OK;
+  return Reply(captures_->Attach(*request), response);
 }
 
 grpc::Status ControlService::Detach(grpc::ServerContext*, const v1::DetachRequest* request,
                                     v1::DetachResponse* response) {
-  absl::StatusOr<v1::DetachResponse> r = captures_->Detach(*request);
-  if (!r.ok()) return ToGrpc(r.status());
-  *response = *std::move(r);
-  return grpc::Status::OK;
+  return Reply(captures_->Detach(*request), response);
 }
 
 grpc::Status ControlService::GetCapture(grpc::ServerContext*, const v1::GetCaptureRequest* request,

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "absl/time/clock.h"
+#include "client/transport/ingest_client.h"
 #include "gpuspy/v1/services.pb.h"
-#include "inject/transport/ingest_client.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {

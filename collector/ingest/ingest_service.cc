@@ -7,16 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "collector/rpc/grpc_status.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/method_handler.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {
-
-grpc::Status ToGrpc(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
 
 namespace {
 
@@ -96,11 +92,10 @@ class StreamScope {
 
 // RESOURCE_EXHAUSTED with the retry hint: the producer keeps what was not acknowledged (its spill)
 // and comes back after the hint, with jitter.
-grpc::Status Refuse(grpc::ServerContext* context, absl::Duration retry_after,
-                    const std::string& why) {
+grpc::Status Refuse(grpc::ServerContext* context, const StreamAdmission::Refusal& refusal) {
   context->AddTrailingMetadata(kRetryAfterMetadataKey,
-                               std::to_string(absl::ToInt64Milliseconds(retry_after)));
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, why);
+                               std::to_string(absl::ToInt64Milliseconds(refusal.retry_after)));
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, refusal.message);
 }
 
 }  // namespace
@@ -148,22 +143,9 @@ grpc::Status IngestService::RawStream(grpc::ServerContext* context, ServerStream
     return ToGrpc(welcome.status());
   }
   const uint64_t process_id = welcome->process_id();
-  auto note = [&](OverloadReason reason) {
-    if (ledger_ != nullptr) ledger_->Note(process_id, reason, absl::ToUnixNanos(absl::Now()));
-  };
-  // Taken after Hello so the refusal is counted against the process; a refused stream costs one
-  // small message and a process upsert.
-  std::optional<IngestAdmission::StreamSlot> slot;
-  if (admission_ != nullptr) {
-    slot = admission_->OpenStream();
-    if (!slot.has_value()) {
-      note(OverloadReason::kStreamRefused);
-      spdlog::debug("ingest {}: process {} refused: {} streams open", peer, process_id,
-                    admission_->options().max_streams);
-      return Refuse(context, admission_->options().stream_retry_after,
-                    absl::StrCat("gpuspyd is overloaded: ", admission_->options().max_streams,
-                                 " ingest streams are open (--max-ingest-streams)"));
-    }
+  StreamAdmission admission(admission_, ledger_, peer, process_id);
+  if (std::optional<StreamAdmission::Refusal> refused = admission.OpenStream()) {
+    return Refuse(context, *refused);
   }
   spdlog::info("ingest {}: process {} ({} pid {} job {}{}) connected", peer, process_id,
                hello.identity().host(), hello.identity().pid(), hello.identity().job_id(),
@@ -175,36 +157,21 @@ grpc::Status IngestService::RawStream(grpc::ServerContext* context, ServerStream
   scope.Register(process_id, hello);
 
   for (;;) {
-    // Read the next message only once the budget has room: until then HTTP/2 flow control keeps
-    // the producer's bytes on its side. Bounded; Reserve below makes the decision.
-    if (admission_ != nullptr) (void)admission_->AwaitRoom();
+    admission.AwaitRoom();
     const ReadResult read = ReadClientMessage(stream, &in);
     if (read == ReadResult::kClosed) break;
     if (read == ReadResult::kUnparsable) return Unparsable(peer, messages_read);
     ++messages_read;
     switch (in.body_case()) {
       case v1::ClientMessage::kBatch: {
-        std::optional<IngestAdmission::Reservation> reservation;
-        if (admission_ != nullptr) {
-          bool waited = false;
-          reservation = admission_->Reserve(BatchCost(in.batch()), &waited);
-          if (waited) note(reservation.has_value() ? OverloadReason::kBatchDeferred
-                                                   : OverloadReason::kBatchRefused);
-          if (!reservation.has_value()) {
-            spdlog::debug("ingest {}: process {} batch {} refused: memory budget full", peer,
-                          process_id, in.batch().sequence());
-            // The batch is not acknowledged: the producer keeps it and sends it again.
-            return Refuse(context, admission_->options().memory_retry_after,
-                          absl::StrCat("gpuspyd is overloaded: its ingest memory budget of ",
-                                       admission_->options().memory_bytes >> 20,
-                                       " MiB is in use (--ingest-memory-mb)"));
-          }
+        if (std::optional<StreamAdmission::Refusal> refused = admission.ReserveBatch(in.batch())) {
+          return Refuse(context, *refused);
         }
         const uint64_t sequence = in.batch().sequence();
         absl::StatusOr<v1::Ack> ack = ingestor_->Ingest(process_id, in.batch());
         // The batch's memory goes with its reservation (Clear would keep its capacity).
         v1::ClientMessage().Swap(&in);
-        reservation.reset();
+        admission.ReleaseBatch();
         if (!ack.ok()) {
           spdlog::warn("ingest {}: process {} batch {} refused: {}", peer, process_id,
                        sequence, ack.status().ToString());

@@ -6,6 +6,7 @@
 #include "collector/ingest/connection_registry.h"
 #include "collector/ingest/ingest_admission.h"
 #include "collector/ingest/overload_ledger.h"
+#include "collector/ingest/stream_admission.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 
 namespace gpuspy::collector {
@@ -48,10 +49,7 @@ class IngestService final : public v1::Ingest::Service {
 };
 
 // Trailing metadata of a RESOURCE_EXHAUSTED refusal: milliseconds the producer should wait before
-// it tries again (it adds jitter). inject/transport/ingest_client.h reads the same key.
+// it tries again (it adds jitter). client/transport/ingest_client.h reads the same key.
 inline constexpr char kRetryAfterMetadataKey[] = "gpuspy-retry-after-ms";
-
-// absl::Status -> grpc::Status with the same code and message.
-grpc::Status ToGrpc(const absl::Status& status);
 
 }  // namespace gpuspy::collector

@@ -173,13 +173,8 @@ absl::StatusOr<analysis::StepAnalysis> QueryEngine::ReportStep(const ProcessReco
 absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord& process) {
   absl::StatusOr<std::vector<StepRecord>> stored = store_->ListSteps(process.process_id);
   if (!stored.ok() || !stored->empty()) return stored;
-  {
-    std::lock_guard lock(cache_mu_);
-    auto it = detected_steps_.find(process.process_id);
-    if (it != detected_steps_.end() && it->second.max_sequence == process.max_sequence &&
-        it->second.batch_count == process.batch_count) {
-      return it->second.steps;
-    }
+  if (std::optional<std::vector<StepRecord>> detected = cache_.FindDetectedSteps(process)) {
+    return *std::move(detected);
   }
   // Batch by batch: a process without NVTX steps may have tens of millions of events.
   analysis::StepDetectionInput input;
@@ -195,8 +190,7 @@ absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord
   for (const auto& w : windows) {
     steps.push_back({process.process_id, w.number, w.start_ns, w.end_ns, w.source});
   }
-  std::lock_guard lock(cache_mu_);
-  detected_steps_[process.process_id] = {process.max_sequence, process.batch_count, steps};
+  cache_.PutDetectedSteps(process, steps);
   return steps;
 }
 
@@ -208,15 +202,9 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   absl::StatusOr<std::vector<StepRecord>> steps = StepsOf(process);
   if (!steps.ok()) return steps.status();
   CachedAnalyses previous;
-  {
-    std::lock_guard lock(cache_mu_);
-    auto it = cache_.find(process.process_id);
-    if (it != cache_.end() && it->second.max_sequence == process.max_sequence &&
-        it->second.batch_count == process.batch_count && it->second.step_count == steps->size()) {
-      it->second.last_used = ++cache_tick_;
-      return it->second.steps;
-    }
-    if (it != cache_.end()) previous = it->second;
+  if (std::optional<std::vector<analysis::StepAnalysis>> cached =
+          cache_.Find(process, steps->size(), &previous)) {
+    return *std::move(cached);
   }
   // Steps that end before everything stored since the cached analyses keep them.
   const int64_t changed_from = versions_ != nullptr && !previous.steps.empty()
@@ -255,39 +243,8 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   }
   CachedAnalyses entry{process.max_sequence, process.batch_count, steps->size(), out, version,
                        std::move(window_notes)};
-  // Estimated outside the lock (reflection walks every report).
-  entry.bytes = sizeof(CachedAnalyses);
-  for (const analysis::StepAnalysis& a : entry.steps) {
-    entry.bytes += sizeof(a) + a.report.SpaceUsedLong();
-    for (const std::string& k : a.kernel_names) entry.bytes += sizeof(k) + k.capacity();
-    entry.bytes += a.collectives->ApproxBytes();
-  }
-  for (const auto& [n, note] : entry.window_notes) entry.bytes += 64 + note.capacity();
-  std::lock_guard lock(cache_mu_);
-  PutInCacheLocked(process.process_id, std::move(entry));
+  cache_.Put(process.process_id, std::move(entry));
   return out;
-}
-
-void QueryEngine::PutInCacheLocked(uint64_t process_id, CachedAnalyses entry) {
-  entry.last_used = ++cache_tick_;
-  CachedAnalyses& slot = cache_[process_id];
-  cache_bytes_ = cache_bytes_ - slot.bytes + entry.bytes;
-  slot = std::move(entry);
-  while (cache_budget_ > 0 && cache_bytes_ > cache_budget_ && cache_.size() > 1) {
-    auto lru = cache_.end();
-    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->first == process_id) continue;
-      if (lru == cache_.end() || it->second.last_used < lru->second.last_used) lru = it;
-    }
-    cache_bytes_ -= lru->second.bytes;
-    cache_.erase(lru);
-    cache_evictions_.fetch_add(1);
-  }
-}
-
-uint64_t QueryEngine::cache_bytes() const {
-  std::lock_guard lock(cache_mu_);
-  return cache_bytes_;
 }
 
 absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEngine::AnalyzeJob(
@@ -414,7 +371,7 @@ v1::GetStatsResponse QueryEngine::GetStats() {
   out.mutable_stats()->set_segments_quarantined(s.segments_quarantined);
   out.mutable_stats()->set_records_lost(s.records_lost);
   out.mutable_stats()->set_analysis_cache_bytes(cache_bytes());
-  out.mutable_stats()->set_analysis_cache_budget_bytes(cache_budget_);
+  out.mutable_stats()->set_analysis_cache_budget_bytes(cache_.budget());
   out.mutable_stats()->set_analysis_cache_evictions(cache_evictions());
   if (stats_source_) stats_source_(out.mutable_stats());
   return out;

@@ -5,13 +5,13 @@
 #include <atomic>
 #include <functional>
 #include <map>
-#include <mutex>
 
 #include "absl/status/statusor.h"
 #include "collector/analysis/step_series.h"
 #include "collector/ingest/connection_registry.h"
 #include "collector/ingest/ingest_counters.h"
 #include "collector/ingest/overload_ledger.h"
+#include "collector/query/analysis_cache.h"
 #include "collector/query/event_reader.h"
 #include "collector/storage/data_versions.h"
 #include "collector/storage/store.h"
@@ -50,9 +50,9 @@ class QueryEngine {
   // Bounds the memory the per-process analysis cache may hold (estimated). Past it, the processes
   // queried least recently are dropped from the cache (their next query analyses them again).
   // Set before serving; 0 = unbounded.
-  void set_cache_budget(uint64_t bytes) { cache_budget_ = bytes; }
-  uint64_t cache_bytes() const;
-  uint64_t cache_evictions() const { return cache_evictions_.load(); }
+  void set_cache_budget(uint64_t bytes) { cache_.set_budget(bytes); }
+  uint64_t cache_bytes() const { return cache_.bytes(); }
+  uint64_t cache_evictions() const { return cache_.evictions(); }
   // gpuspyd is stopping: analyses in progress end after their current step (CANCELLED) and new
   // ones do not start, so a stop never waits for a large backlog to be analysed. For good.
   void Cancel() { cancelled_.store(true); }
@@ -75,33 +75,9 @@ class QueryEngine {
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
       const std::vector<ProcessRecord>& processes);
 
-  struct CachedAnalyses {
-    uint64_t max_sequence = 0;
-    uint64_t batch_count = 0;
-    size_t step_count = 0;
-    std::vector<analysis::StepAnalysis> steps;
-    uint64_t version = 0;  // DataVersions version the analyses reflect
-    std::map<int64_t, std::string> window_notes;  // step number -> its own part of the note
-    uint64_t bytes = 0;      // estimated memory held
-    uint64_t last_used = 0;  // cache_tick_ when last read or written
-  };
-  // Stores `entry` for `process_id` and evicts least recently used processes (never that one)
-  // until the cache is within its budget. cache_mu_ held.
-  void PutInCacheLocked(uint64_t process_id, CachedAnalyses entry);
-  struct CachedSteps {
-    uint64_t max_sequence = 0;
-    uint64_t batch_count = 0;
-    std::vector<StepRecord> steps;
-  };
   std::atomic<bool> cancelled_{false};
   std::function<void(v1::CollectorStats*)> stats_source_;
-  mutable std::mutex cache_mu_;
-  std::map<uint64_t, CachedAnalyses> cache_;
-  uint64_t cache_budget_ = 0;
-  uint64_t cache_bytes_ = 0;  // cache_mu_
-  uint64_t cache_tick_ = 0;   // cache_mu_
-  std::atomic<uint64_t> cache_evictions_{0};
-  std::map<uint64_t, CachedSteps> detected_steps_;
+  AnalysisCache cache_;
 
   Store* store_;
   EventReader reader_;

@@ -1,18 +1,8 @@
 #include "collector/query/query_service.h"
 
-#include "collector/ingest/ingest_service.h"
+#include "collector/rpc/grpc_status.h"
 
 namespace gpuspy::collector {
-namespace {
-
-template <typename Response>
-grpc::Status Reply(absl::StatusOr<Response> result, Response* response) {
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
-}
-
-}  // namespace
 
 grpc::Status QueryService::ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*,
                                     v1::ListJobsResponse* response) {

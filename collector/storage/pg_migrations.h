@@ -7,14 +7,11 @@
 
 #include "absl/status/status.h"
 #include "collector/storage/pg_connection.h"
+#include "collector/storage/sql_migration.h"
 
 namespace gpuspy::collector {
 
-struct PgMigration {
-  int version;       // NNN of the file name: 1, 2, ... without gaps
-  const char* name;  // the file name without .sql, e.g. "001_initial"
-  const char* sql;
-};
+using PgMigration = SqlMigration;
 
 // Every migration, by version (generated).
 std::span<const PgMigration> PgMigrations();

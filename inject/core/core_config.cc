@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
-#include "inject/core/spill_file.h"
+#include "client/spill/spill_file.h"
 
 namespace gpuspy::inject {
 namespace {

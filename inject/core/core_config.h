@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "client/log/log_line.h"
 #include "inject/core/call_sites.h"
-#include "inject/core/core_log.h"
 #include "inject/core/env_lookup.h"
 
 namespace gpuspy::inject {

@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "client/log/log_line.h"
+#include "client/spill/grpc_batch_sink.h"
 #include "inject/core/core_config.h"
-#include "inject/core/core_log.h"
 #include "inject/core/cupti_capture.h"
 #include "inject/core/event_pipeline.h"
-#include "inject/core/grpc_batch_sink.h"
 #include "inject/core/process_identity.h"
 #include "inject/stub/core_entry.h"
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "inject/core/core_log.h"
-#include "inject/core/spill_adoption.h"
-#include "inject/core/spill_file.h"
+#include "client/log/log_line.h"
+#include "client/spill/spill_adoption.h"
+#include "client/spill/spill_file.h"
 #include "tests/fuzz/quiet_protobuf.h"
 
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "client/spill/spill_file.h"
 #include "codec/batch_encoder.h"
-#include "inject/core/spill_file.h"
 #include "gpuspy/v1/services.pb.h"
 #include "tools/replay/synthetic_workload.h"
 

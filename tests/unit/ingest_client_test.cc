@@ -16,10 +16,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "client/transport/ingest_client.h"
 #include "codec/batch_encoder.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "inject/transport/ingest_client.h"
 #include "model/events.h"
 #include "model/string_table.h"
 

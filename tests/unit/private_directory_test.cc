@@ -1,4 +1,4 @@
-#include "inject/core/private_directory.h"
+#include "client/spill/private_directory.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "inject/core/spill_file.h"
+#include "client/spill/spill_file.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::inject {

@@ -1,6 +1,6 @@
 // Spill files outliving their process: the owner's lock, claiming an orphan, and delivering it
 // under its owner's identity.
-#include "inject/core/spill_adoption.h"
+#include "client/spill/spill_adoption.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "inject/core/spill_file.h"
+#include "client/spill/spill_file.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::inject {

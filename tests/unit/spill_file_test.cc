@@ -1,4 +1,4 @@
-#include "inject/core/spill_file.h"
+#include "client/spill/spill_file.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Unix-socket peer names: what gpuspy's clients bind to, and what the collector believes.
-#include "inject/transport/unix_peer_name.h"
+#include "client/transport/unix_peer_name.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

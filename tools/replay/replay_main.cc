@@ -11,8 +11,8 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "CLI/CLI.hpp"
+#include "client/transport/event_upload.h"
 #include "codec/expanded_events.h"
-#include "inject/transport/event_upload.h"
 #include "tools/replay/synthetic_workload.h"
 
 namespace {

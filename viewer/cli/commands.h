@@ -1,5 +1,7 @@
-// The gpuspy CLI's commands. Each returns the process exit code and prints either a human view
-// or (with --json) the Query response as JSON.
+// The gpuspy CLI's query commands and `run`, each defined in its own <name>_command.cc (the
+// commands with more options have their own header too: attach, export, import, report, spill).
+// Each returns the process exit code and prints either a human view or (with --json) the Query
+// response as JSON.
 #pragma once
 
 #include <cstdint>

@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "client/transport/event_upload.h"
 #include "importers/kineto/kineto_reader.h"
-#include "inject/transport/event_upload.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "inject/transport/channel_security.h"
+#include "client/transport/channel_security.h"
 
 namespace gpuspy::cli {
 

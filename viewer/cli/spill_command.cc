@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "inject/core/grpc_batch_sink.h"
-#include "inject/core/spill_adoption.h"
-#include "inject/core/spill_file.h"
+#include "client/spill/grpc_batch_sink.h"
+#include "client/spill/spill_adoption.h"
+#include "client/spill/spill_file.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {

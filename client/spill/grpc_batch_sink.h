@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "inject/core/batch_sink.h"
-#include "inject/transport/ingest_client.h"
+#include "client/spill/batch_sink.h"
+#include "client/transport/ingest_client.h"
 
 namespace gpuspy::inject {
 

@@ -1,4 +1,4 @@
-#include "inject/core/grpc_batch_sink.h"
+#include "client/spill/grpc_batch_sink.h"
 
 namespace gpuspy::inject {
 

@@ -1,4 +1,4 @@
-#include "inject/core/spill_adoption.h"
+#include "client/spill/spill_adoption.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -14,10 +14,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "client/log/log_line.h"
+#include "client/spill/private_directory.h"
+#include "client/spill/spill_file.h"
 #include "codec/batch_decoder.h"
-#include "inject/core/core_log.h"
-#include "inject/core/private_directory.h"
-#include "inject/core/spill_file.h"
 
 namespace gpuspy::inject {
 namespace {

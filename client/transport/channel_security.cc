@@ -1,4 +1,4 @@
-#include "inject/transport/channel_security.h"
+#include "client/transport/channel_security.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -8,11 +8,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "client/transport/socket_hook.h"
+#include "client/transport/unix_peer_name.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/client_interceptor.h"
-#include "inject/transport/socket_hook.h"
-#include "inject/transport/unix_peer_name.h"
 
 namespace gpuspy {
 namespace {

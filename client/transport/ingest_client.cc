@@ -1,4 +1,4 @@
-#include "inject/transport/ingest_client.h"
+#include "client/transport/ingest_client.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,8 +11,8 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "client/transport/channel_security.h"
 #include "grpcpp/create_channel.h"
-#include "inject/transport/channel_security.h"
 
 namespace gpuspy {
 namespace {

@@ -1,10 +1,10 @@
-#include "inject/transport/event_upload.h"
+#include "client/transport/event_upload.h"
 
 #include <algorithm>
 
 #include "absl/time/clock.h"
+#include "client/transport/ingest_client.h"
 #include "codec/batch_encoder.h"
-#include "inject/transport/ingest_client.h"
 
 namespace gpuspy {
 namespace {

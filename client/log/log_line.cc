@@ -1,4 +1,4 @@
-#include "inject/core/core_log.h"
+#include "client/log/log_line.h"
 
 #include <unistd.h>
 

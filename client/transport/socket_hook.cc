@@ -1,4 +1,4 @@
-#include "inject/transport/socket_hook.h"
+#include "client/transport/socket_hook.h"
 
 #include <grpc/support/sync.h>
 

@@ -1,4 +1,4 @@
-#include "inject/transport/unix_peer_name.h"
+#include "client/transport/unix_peer_name.h"
 
 #include <sys/random.h>
 #include <sys/socket.h>

@@ -1,4 +1,4 @@
-#include "inject/core/spill_file.h"
+#include "client/spill/spill_file.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "inject/core/private_directory.h"
+#include "client/spill/private_directory.h"
 
 namespace gpuspy::inject {
 namespace {

@@ -1,4 +1,4 @@
-#include "inject/core/private_directory.h"
+#include "client/spill/private_directory.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,0 +1,67 @@
+#include "collector/query/analysis_cache.h"
+
+namespace gpuspy::collector {
+
+std::optional<std::vector<analysis::StepAnalysis>> AnalysisCache::Find(
+    const ProcessRecord& process, size_t step_count, CachedAnalyses* previous) {
+  std::lock_guard lock(mu_);
+  auto it = analyses_.find(process.process_id);
+  if (it == analyses_.end()) return std::nullopt;
+  if (it->second.max_sequence == process.max_sequence &&
+      it->second.batch_count == process.batch_count && it->second.step_count == step_count) {
+    it->second.last_used = ++tick_;
+    return it->second.steps;
+  }
+  if (previous != nullptr) *previous = it->second;
+  return std::nullopt;
+}
+
+void AnalysisCache::Put(uint64_t process_id, CachedAnalyses entry) {
+  // Estimated outside the lock (reflection walks every report).
+  entry.bytes = sizeof(CachedAnalyses);
+  for (const analysis::StepAnalysis& a : entry.steps) {
+    entry.bytes += sizeof(a) + a.report.SpaceUsedLong();
+    for (const std::string& k : a.kernel_names) entry.bytes += sizeof(k) + k.capacity();
+    entry.bytes += a.collectives->ApproxBytes();
+  }
+  for (const auto& [n, note] : entry.window_notes) entry.bytes += 64 + note.capacity();
+  std::lock_guard lock(mu_);
+  entry.last_used = ++tick_;
+  CachedAnalyses& slot = analyses_[process_id];
+  bytes_ = bytes_ - slot.bytes + entry.bytes;
+  slot = std::move(entry);
+  while (budget_ > 0 && bytes_ > budget_ && analyses_.size() > 1) {
+    auto lru = analyses_.end();
+    for (auto it = analyses_.begin(); it != analyses_.end(); ++it) {
+      if (it->first == process_id) continue;
+      if (lru == analyses_.end() || it->second.last_used < lru->second.last_used) lru = it;
+    }
+    bytes_ -= lru->second.bytes;
+    analyses_.erase(lru);
+    evictions_.fetch_add(1);
+  }
+}
+
+std::optional<std::vector<StepRecord>> AnalysisCache::FindDetectedSteps(
+    const ProcessRecord& process) const {
+  std::lock_guard lock(mu_);
+  auto it = detected_steps_.find(process.process_id);
+  if (it != detected_steps_.end() && it->second.max_sequence == process.max_sequence &&
+      it->second.batch_count == process.batch_count) {
+    return it->second.steps;
+  }
+  return std::nullopt;
+}
+
+void AnalysisCache::PutDetectedSteps(const ProcessRecord& process, std::vector<StepRecord> steps) {
+  std::lock_guard lock(mu_);
+  detected_steps_[process.process_id] = {process.max_sequence, process.batch_count,
+                                         std::move(steps)};
+}
+
+uint64_t AnalysisCache::bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+}  // namespace gpuspy::collector

@@ -1,0 +1,3 @@
+-- v4: identity records (segment_file.h): rows with sequence 0 in `batches`. No table changes;
+-- the version is what matters: an older gpuspyd would read those rows as batches, and now refuses
+-- the data dir as written by a newer one instead.

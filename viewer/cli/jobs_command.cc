@@ -1,0 +1,118 @@
+// `gpuspy jobs`: every job one line each, or (--processes) one line per process, with each
+// one's state, mode, heartbeat, clock skew and, under overload, refusals.
+#include "viewer/cli/commands.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "viewer/cli/format.h"
+#include "viewer/cli/json_output.h"
+#include "viewer/cli/query_client.h"
+#include "viewer/cli/table.h"
+
+namespace gpuspy::cli {
+namespace {
+
+uint64_t Refusals(const v1::ProcessInfo& p) {
+  return p.overload().streams_refused() + p.overload().batches_refused();
+}
+
+void PrintProcesses(const v1::ListJobsResponse& resp, const std::string& job, int64_t now) {
+  // Only when the collector turned someone away (overload): the usual table stays as it was.
+  bool any_refused = false;
+  for (const auto& j : resp.jobs()) {
+    for (const auto& p : j.processes()) any_refused |= Refusals(p) > 0;
+  }
+  std::vector<std::string> header = {"JOB",  ">RANK", "HOST",    ">PID",      "GPUS",
+                                     "STATE", "MODE", ">EVENTS", "HEARTBEAT", ">CLOCK SKEW"};
+  if (any_refused) header.push_back(">REFUSED");
+  Table t(header);
+  for (const auto& j : resp.jobs()) {
+    if (!job.empty() && j.job_id() != job) continue;
+    for (const auto& p : j.processes()) {
+      const auto& id = p.identity();
+      std::set<std::string> gpus;
+      for (const auto& d : id.devices()) gpus.insert(d.name());
+      std::string gpu_text = gpus.empty() ? "-" : *gpus.begin();
+      if (id.devices_size() > 1) gpu_text = absl::StrCat(id.devices_size(), "x ", gpu_text);
+      const bool live = p.state() != "disconnected";
+      std::vector<std::string> row = {
+          j.job_id(), id.rank() >= 0 ? std::to_string(id.rank()) : "-", id.host(),
+          std::to_string(id.pid()), gpu_text, p.state(),
+          p.mode() == v1::CAPTURE_MODE_DORMANT ? "ondemand" : "always",
+          std::to_string(p.event_count()),
+          live ? Ago(p.last_heartbeat_unix_ns(), now) : "-",
+          live ? FormatDuration(p.clock_skew_ns()) : "-"};
+      if (any_refused) row.push_back(std::to_string(Refusals(p)));
+      t.Add(std::move(row));
+    }
+  }
+  t.Print(std::cout);
+}
+
+}  // namespace
+
+int Jobs(const GlobalOptions& g, const std::string& job, bool per_process) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::ListJobsResponse resp;
+  if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &resp)) return 1;
+  if (!job.empty()) {
+    const bool known = std::any_of(resp.jobs().begin(), resp.jobs().end(),
+                                   [&](const auto& j) { return j.job_id() == job; });
+    if (!known) {
+      std::fprintf(stderr, "gpuspy: no job '%s'\n", job.c_str());
+      return 1;
+    }
+  }
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  if (resp.jobs().empty()) {
+    std::cout << "no jobs yet: run a program under gpuspy (gpuspy run -- python train.py)\n";
+    return 0;
+  }
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  if (per_process) {
+    PrintProcesses(resp, job, now);
+    return 0;
+  }
+  Table t({"JOB", ">PROCESSES", "RANKS", "HOSTS", "GPUS", ">EVENTS", ">STEPS", "STATE", "LAST SEEN"});
+  for (const auto& j : resp.jobs()) {
+    std::set<int> ranks;
+    std::set<std::string> hosts, gpus;
+    std::map<std::string, int> states;  // live processes by state
+    for (const auto& p : j.processes()) {
+      if (p.identity().rank() >= 0) ranks.insert(p.identity().rank());
+      hosts.insert(p.identity().host());
+      for (const auto& d : p.identity().devices()) gpus.insert(d.name());
+      if (p.state() != "disconnected") ++states[p.state()];
+    }
+    std::string state_text;
+    for (const auto& [state, n] : states) {
+      absl::StrAppend(&state_text, state_text.empty() ? "" : ", ", state, " (", n, ")");
+    }
+    std::string rank_text = ranks.empty() ? "-"
+                            : ranks.size() == 1
+                                ? std::to_string(*ranks.begin())
+                                : std::to_string(*ranks.begin()) + "-" + std::to_string(*ranks.rbegin());
+    std::string gpu_text = gpus.empty() ? "-" : *gpus.begin();
+    if (gpus.size() > 1) gpu_text += " +" + std::to_string(gpus.size() - 1);
+    t.Add({j.job_id(), std::to_string(j.processes_size()), rank_text,
+           std::to_string(hosts.size()), gpu_text, std::to_string(j.event_count()),
+           std::to_string(j.step_count()),
+           state_text.empty() ? "finished" : state_text,
+           Ago(j.last_seen_unix_ns(), now)});
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+}  // namespace gpuspy::cli

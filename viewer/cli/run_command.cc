@@ -1,0 +1,70 @@
+// `gpuspy run`: replaces this process with the command under gpuspy (LD_PRELOAD of the shim).
+#include "viewer/cli/commands.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gpuspy::cli {
+namespace {
+
+// libgpuspy.so: $GPUSPY_LIB, else next to this binary's install or build location. The path is
+// made absolute: the command may change directory before the loader of a child reads it.
+std::string FindShim() {
+  std::error_code ec;
+  if (const char* env = std::getenv("GPUSPY_LIB"); env != nullptr && *env != '\0') {
+    return std::filesystem::weakly_canonical(env, ec).string();
+  }
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const std::filesystem::path dir = exe.parent_path();
+  for (const auto& candidate : {dir / "../lib/libgpuspy.so", dir / "../../lib/libgpuspy.so",
+                                dir / "libgpuspy.so", dir / "../lib/gpuspy/libgpuspy.so"}) {
+    if (std::filesystem::exists(candidate, ec)) {
+      return std::filesystem::weakly_canonical(candidate, ec).string();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& command) {
+  if (command.empty()) {
+    std::fprintf(stderr, "gpuspy run: nothing to run (usage: gpuspy run -- CMD ARGS...)\n");
+    return 2;
+  }
+  const std::string shim = FindShim();
+  if (shim.empty()) {
+    std::fprintf(stderr,
+                 "gpuspy run: cannot find libgpuspy.so next to the gpuspy binary; set GPUSPY_LIB "
+                 "to its path\n");
+    return 1;
+  }
+  // The loader only warns about a missing LD_PRELOAD library and runs the job unprofiled.
+  if (std::error_code ec; !std::filesystem::is_regular_file(shim, ec)) {
+    std::fprintf(stderr, "gpuspy run: %s (from GPUSPY_LIB) does not exist\n", shim.c_str());
+    return 1;
+  }
+  std::string preload = shim;
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
+    preload += std::string(":") + existing;
+  }
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  setenv("GPUSPY_COLLECTOR", g.collector.c_str(), 1);
+  if (!job.empty()) setenv("GPUSPY_JOB", job.c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "gpuspy run: cannot run %s: %s\n", argv[0], std::strerror(errno));
+  return 127;
+}
+
+}  // namespace gpuspy::cli

@@ -1,0 +1,41 @@
+// `gpuspy steps`: the steps of a job (or one process) with their windows and source.
+#include "viewer/cli/commands.h"
+
+#include <iostream>
+#include <string>
+
+#include "viewer/cli/format.h"
+#include "viewer/cli/json_output.h"
+#include "viewer/cli/query_client.h"
+#include "viewer/cli/report_view.h"
+#include "viewer/cli/table.h"
+
+namespace gpuspy::cli {
+
+int Steps(const GlobalOptions& g, const std::string& job, uint64_t process) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::ListStepsRequest req;
+  req.set_job_id(job);
+  req.set_process_id(process);
+  v1::ListStepsResponse resp;
+  if (!q.Call(&v1::Query::Stub::ListSteps, req, &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  const auto labels = ProcessLabels(q, job);
+  Table t({">RANK", ">STEP", ">START (ns)", ">WALL ms", "SOURCE"});
+  for (const auto& s : resp.steps()) {
+    t.Add({Label(labels, s.process_id()), std::to_string(s.number()), std::to_string(s.start_ns()),
+           Ms(s.end_ns() - s.start_ns()), s.source()});
+  }
+  if (t.empty()) {
+    std::cout << "no steps found for job '" << job
+              << "' (no NVTX ranges matched the collector's --step-pattern)\n";
+    return 0;
+  }
+  t.Print(std::cout);
+  return 0;
+}
+
+}  // namespace gpuspy::cli

@@ -1,0 +1,60 @@
+// `gpuspy summary`: a job's summary across its steps.
+#include "viewer/cli/commands.h"
+
+#include <iostream>
+#include <string>
+
+#include "viewer/cli/composition_view.h"
+#include "viewer/cli/format.h"
+#include "viewer/cli/json_output.h"
+#include "viewer/cli/query_client.h"
+#include "viewer/cli/table.h"
+
+namespace gpuspy::cli {
+
+int Summary(const GlobalOptions& g, const std::string& job) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::GetJobSummaryRequest req;
+  req.set_job_id(job);
+  v1::GetJobSummaryResponse resp;
+  if (!q.Call(&v1::Query::Stub::GetJobSummary, req, &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+    return 0;
+  }
+  const auto& s = resp.summary();
+  std::cout << "job " << s.job_id() << ": " << s.process_count() << " processes, " << s.step_count()
+            << " steps (" << s.steady_step_count() << " steady), " << s.event_count() << " events\n"
+            << "median step " << Ms(s.median_step_wall_ns()) << " ms, GPU busy "
+            << static_cast<int>(s.median_gpu_busy_fraction() * 100 + 0.5) << "%\n";
+  if (!s.bottlenecks().empty()) {
+    std::cout << "\n";
+    Table t({"PRIMARY BOTTLENECK", ">STEPS", ">MEDIAN LOST ms"});
+    for (const auto& b : s.bottlenecks()) {
+      t.Add({b.detector(), std::to_string(b.steps()), Ms(b.median_lost_ns())});
+    }
+    t.Print(std::cout);
+  }
+  if (s.has_largest_gain()) {
+    const v1::ExpectedGain& g = s.largest_gain();
+    std::cout << "\nlargest expected gain: " << g.detector() << ", ~" << Ms(g.median_lost_ns())
+              << " ms per step (median over " << g.steps() << " steady steps)\n";
+    if (!g.fix_hint().empty()) std::cout << "  fix: " << g.fix_hint() << "\n";
+  }
+  if (!s.kernel_classes().empty()) {
+    std::cout << "\n";
+    PrintGpuTimeTable(s.kernel_classes(), std::cout);
+  }
+  if (!s.top_kernels().empty()) {
+    std::cout << "\n";
+    Table t({"TOP KERNEL", ">COUNT", ">TOTAL ms", ">MEDIAN", "TENSOR CORES"});
+    for (const auto& k : s.top_kernels()) {
+      t.Add({k.name().substr(0, 80), std::to_string(k.count()), Ms(k.total_ns()),
+             FormatDuration(k.median_ns()), k.tensor_cores() ? "yes" : "no"});
+    }
+    t.Print(std::cout);
+  }
+  return 0;
+}
+
+}  // namespace gpuspy::cli

@@ -8,6 +8,7 @@
 #include "viewer/cli/comm_view.h"
 #include "viewer/cli/composition_view.h"
 #include "viewer/cli/format.h"
+#include "viewer/cli/memory_view.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
@@ -72,6 +73,7 @@ void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepR
               << Ms(b.idle_launch_bound_ns()) << " + host " << Ms(b.idle_host_other_ns()) << "\n";
     if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
     if (!rep.kernel_classes().empty()) std::cout << "  " << GpuTimeLine(rep.kernel_classes()) << "\n";
+    if (rep.has_memory()) std::cout << "  " << MemoryLine(rep.memory()) << "\n";
     if (rep.has_comm()) {
       std::cout << "  " << CommLine(rep.comm()) << "\n";
       for (const std::string& c : WaitedCollectives(rep.comm())) std::cout << "    " << c << "\n";

@@ -10,6 +10,8 @@
 
 #include "collector/analysis/step_segmenter.h"
 #include "collector/analysis/step_series.h"
+#include "importers/kineto/kineto_reader.h"
+#include "nlohmann/json.hpp"
 #include "tools/replay/synthetic_workload.h"
 
 namespace gpuspy::analysis {
@@ -186,6 +188,15 @@ TEST(DetectMemoryGrowth, SteadyMemoryOrNoneIsNotAccused) {
 }
 
 // End to end on synthetic processes, analysed as the collector does.
+std::vector<StepAnalysis> AnalyzeEvents(const EventColumns& all, const StringTable& strings) {
+  std::vector<StepAnalysis> out;
+  for (const StepWindow& w : StepSegmenter().FindSteps(all, strings)) {
+    out.push_back(AnalyzeStep(all, strings, w, 1));
+  }
+  AnalyzeStepSeries(&out);
+  return out;
+}
+
 std::vector<StepAnalysis> AnalyzeScenario(synthetic::Scenario scenario) {
   synthetic::SyntheticOptions o;
   o.scenario = scenario;
@@ -194,12 +205,7 @@ std::vector<StepAnalysis> AnalyzeScenario(synthetic::Scenario scenario) {
   const synthetic::SyntheticRank rank = synthetic::GenerateRank(o, 0);
   EventColumns all;
   for (const auto& s : rank.steps) all.Append(s);
-  std::vector<StepAnalysis> out;
-  for (const StepWindow& w : StepSegmenter().FindSteps(all, rank.strings)) {
-    out.push_back(AnalyzeStep(all, rank.strings, w, 1));
-  }
-  AnalyzeStepSeries(&out);
-  return out;
+  return AnalyzeEvents(all, rank.strings);
 }
 
 TEST(MemoryGrowthScenario, LeakFixtureIsCalledMemoryGrowthFromItsFirstSteadyStep) {
@@ -234,6 +240,68 @@ TEST(MemoryGrowthScenario, SteadyControlsHaveNoMemoryGrowth) {
     }
     EXPECT_EQ(steps.back().report.memory().reserved_growth_bytes(), 0);
   }
+}
+
+// A PyTorch profiler trace recorded with profile_memory=True: `steps` ProfilerSteps of 10 ms, each
+// allocating 512 MiB of activations that are freed before it ends, and keeping `kept_bytes` more
+// (0: a steady control). The caching allocator reserves in 20 MiB-rounded segments and never
+// gives back, as it does without empty_cache().
+std::string ProfileMemoryTrace(int steps, int64_t kept_bytes) {
+  constexpr int64_t kStepUs = 10'000;
+  constexpr int64_t kRound = 20 * kMiB;
+  int64_t allocated = 1024 * kMiB, reserved = 1040 * kMiB;
+  nlohmann::json events = nlohmann::json::array();
+  auto memory = [&](int64_t ts_us, int64_t bytes) {
+    allocated += bytes;
+    reserved = std::max(reserved, (allocated + kRound - 1) / kRound * kRound);
+    events.push_back({{"ph", "i"}, {"cat", "cpu_instant_event"}, {"s", "t"}, {"name", "[memory]"},
+                      {"pid", 7}, {"tid", 7}, {"ts", ts_us},
+                      {"args", {{"Device Type", 1}, {"Device Id", 0}, {"Addr", 4096}, {"Bytes", bytes},
+                                {"Total Allocated", allocated}, {"Total Reserved", reserved}}}});
+  };
+  for (int s = 0; s < steps; ++s) {
+    const int64_t t0 = 1'000 + s * kStepUs;
+    events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"pid", 7}, {"tid", 7},
+                      {"name", "ProfilerStep#" + std::to_string(s)}, {"ts", t0}, {"dur", kStepUs}});
+    events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"}, {"pid", 7},
+                      {"tid", 7}, {"ts", t0 + 10}, {"dur", 5}, {"args", {{"correlation", s + 1}}}});
+    memory(t0 + 100, 512 * kMiB);
+    if (kept_bytes > 0) memory(t0 + 200, kept_bytes);
+    memory(t0 + 9'000, -512 * kMiB);
+  }
+  return nlohmann::json{{"traceEvents", events}}.dump();
+}
+
+TEST(MemoryGrowthKineto, AllocatorTotalsOfALeakingTraceAreCalledALeak) {
+  auto trace = importers::ParseKinetoTrace(ProfileMemoryTrace(8, 100 * kMiB));
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const auto steps = AnalyzeEvents(trace->events, trace->strings);
+  ASSERT_EQ(steps.size(), 8u);
+  const v1::StepReport& last = steps.back().report;
+  ASSERT_TRUE(last.has_memory());
+  EXPECT_EQ(last.memory().source(), "allocator");
+  EXPECT_EQ(last.memory().allocated_growth_bytes(), 100 * kMiB);
+  EXPECT_EQ(last.memory().allocated_peak_bytes(), last.memory().allocated_end_bytes() + 512 * kMiB);
+  EXPECT_EQ(last.primary_bottleneck(), "memory_growth");
+  const v1::Finding* f = GrowthFinding(last);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->title().find("(allocated)"), std::string::npos) << f->title();
+  EXPECT_NE(f->fix_hint().find("live tensors accumulate"), std::string::npos);
+}
+
+TEST(MemoryGrowthKineto, ActivationsFreedEveryStepAreNotGrowth) {
+  auto trace = importers::ParseKinetoTrace(ProfileMemoryTrace(8, 0));
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const auto steps = AnalyzeEvents(trace->events, trace->strings);
+  ASSERT_EQ(steps.size(), 8u);
+  for (const StepAnalysis& s : steps) {
+    ASSERT_TRUE(s.report.has_memory());
+    EXPECT_EQ(GrowthFinding(s.report), nullptr) << "step " << s.report.step().number();
+  }
+  // The peak inside each step is the activations on top of what stays.
+  const v1::StepMemory& m = steps.back().report.memory();
+  EXPECT_EQ(m.allocated_peak_bytes() - m.allocated_end_bytes(), 512 * kMiB);
+  EXPECT_EQ(m.reserved_growth_bytes(), 0);
 }
 
 }  // namespace

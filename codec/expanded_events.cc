@@ -329,4 +329,5 @@ static_assert(static_cast<int>(SyncKind::kStreamWaitEvent) == v1::SYNC_KIND_STRE
 static_assert(static_cast<int>(MemoryOpKind::kFree) == v1::MEMORY_OP_FREE);
 static_assert(static_cast<int>(ApiDomain::kDriver) == v1::API_DOMAIN_DRIVER);
 static_assert(static_cast<int>(PoolOpKind::kTrimmed) == v1::MEMORY_POOL_OP_TRIMMED);
+static_assert(static_cast<int>(PoolOpKind::kUsage) == v1::MEMORY_POOL_OP_USAGE);
 }  // namespace gpuspy

@@ -13,7 +13,7 @@ inline constexpr uint32_t kMaxMemoryKind = static_cast<uint32_t>(MemoryKind::kAr
 inline constexpr uint32_t kMaxSyncKind = static_cast<uint32_t>(SyncKind::kContext);
 inline constexpr uint32_t kMaxMemoryOpKind = static_cast<uint32_t>(MemoryOpKind::kFree);
 inline constexpr uint32_t kMaxApiDomain = static_cast<uint32_t>(ApiDomain::kDriver);
-inline constexpr uint32_t kMaxPoolOpKind = static_cast<uint32_t>(PoolOpKind::kTrimmed);
+inline constexpr uint32_t kMaxPoolOpKind = static_cast<uint32_t>(PoolOpKind::kUsage);
 
 // copy_kind | src_kind << 3 | dst_kind << 6 | async << 9
 inline uint32_t PackMemcpyKinds(const MemcpyEvent& e) {
@@ -58,13 +58,15 @@ inline bool UnpackMemoryKinds(uint32_t packed, MemoryEvent* e) {
   return true;
 }
 
-// op | managed << 2
+// op's low 2 bits | managed << 2 | op's bit 2 << 3: kUsage (4) came after the layout was fixed at
+// two op bits, so its high bit goes above `managed`; every earlier packed value is unchanged.
 inline uint32_t PackPoolKinds(const MemoryPoolEvent& e) {
-  return static_cast<uint32_t>(e.op) | static_cast<uint32_t>(e.managed) << 2;
+  const auto op = static_cast<uint32_t>(e.op);
+  return (op & 3) | static_cast<uint32_t>(e.managed) << 2 | (op >> 2) << 3;
 }
 inline bool UnpackPoolKinds(uint32_t packed, MemoryPoolEvent* e) {
-  const uint32_t op = packed & 3;
-  if (packed >> 3 || op > kMaxPoolOpKind) return false;
+  const uint32_t op = (packed & 3) | ((packed >> 3) & 1) << 2;
+  if (packed >> 4 || op > kMaxPoolOpKind) return false;
   e->op = static_cast<PoolOpKind>(op);
   e->managed = (packed >> 2) & 1;
   return true;

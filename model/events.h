@@ -22,7 +22,11 @@ enum class SyncKind : uint8_t {
 };
 enum class MemoryOpKind : uint8_t { kUnknown = 0, kAlloc = 1, kFree = 2 };
 enum class ApiDomain : uint8_t { kUnknown = 0, kRuntime = 1, kDriver = 2 };
-enum class PoolOpKind : uint8_t { kUnknown = 0, kCreated = 1, kDestroyed = 2, kTrimmed = 3 };
+// kUsage: a caching allocator's usage sample (size = reserved, utilized_bytes = allocated), from
+// PyTorch profiler [memory] events; the others are CUDA pool (cudaMallocAsync) operations.
+enum class PoolOpKind : uint8_t {
+  kUnknown = 0, kCreated = 1, kDestroyed = 2, kTrimmed = 3, kUsage = 4
+};
 
 // Refs index the process dictionary (Dictionary below). 0 means "none".
 using StringRef = uint32_t;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "collector/analysis/data_quality.h"
+#include "collector/analysis/detectors/memory_growth.h"
 #include "collector/analysis/detectors/step_context.h"
 #include "collector/analysis/step_report.h"
 
@@ -33,6 +34,7 @@ StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
   a.report = BuildStepReport(events, strings, step, process_id);
   a.kernel_names = DistinctKernelNames(events, strings, step);
   a.collectives = std::make_shared<const StepCollectives>(ExtractStepCollectives(events, strings, step));
+  a.memory.step = MeasureWindowMemory(events, strings, step.start_ns, step.end_ns);
   return a;
 }
 
@@ -40,10 +42,13 @@ void RankFindings(v1::StepReport* report) {
   auto* findings = report->mutable_findings();
   // A warm-up step's bottleneck is being a warm-up step: whatever else it shows is not what the
   // steady state will look like. A straggler's is being late for the others: its own findings
-  // (input, compute) say why, and it costs every waiting rank, not just itself.
+  // (input, compute) say why, and it costs every waiting rank, not just itself. Memory growing
+  // step after step costs no time yet but ends the run in an out-of-memory error, which no
+  // speed-up is worth having first.
   auto rank = [](const v1::Finding& f) {
-    if (f.detector() == kInsufficientData) return 3;  // no verdict on what the data can't show
-    return f.detector() == "warmup" ? 2 : f.detector() == "straggler" ? 1 : 0;
+    const std::string& d = f.detector();
+    if (d == kInsufficientData) return 4;  // no verdict on what the data can't show
+    return d == "warmup" ? 3 : d == "straggler" ? 2 : d == "memory_growth" ? 1 : 0;
   };
   std::stable_sort(findings->begin(), findings->end(), [&](const v1::Finding& a, const v1::Finding& b) {
     if (rank(a) != rank(b)) return rank(a) > rank(b);
@@ -57,6 +62,12 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
     v1::StepReport& first = steps->front().report;
     MarkFirstWindow(&first);
     RankFindings(&first);
+  }
+  std::vector<StepMemoryInput> memory;
+  for (const StepAnalysis& s : *steps) memory.push_back(s.memory);
+  std::vector<std::optional<v1::StepMemory>> levels = MemoryLevels(memory);
+  for (size_t i = 0; i < steps->size(); ++i) {
+    if (levels[i]) *(*steps)[i].report.mutable_memory() = std::move(*levels[i]);
   }
   if (steps->size() < 3) return;  // too few steps to tell a steady state
   const int64_t median = MedianWall(*steps);
@@ -112,36 +123,12 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
                       "something different (evaluation, checkpoint)");
     }
     seen.insert(fresh.begin(), fresh.end());
-    RankFindings(&r);
   }
 
-  // Memory growth over steady steps: net allocation that is never given back.
-  std::vector<StepAnalysis*> steady;
-  for (auto& s : *steps) {
-    if (s.report.steady_state()) steady.push_back(&s);
-  }
-  if (steady.size() < kMinStepsForGrowth) return;
-  size_t growing = 0;
-  int64_t net = 0;
-  for (StepAnalysis* s : steady) {
-    const auto& b = s->report.breakdown();
-    const int64_t d = static_cast<int64_t>(b.alloc_bytes()) - static_cast<int64_t>(b.free_bytes());
-    net += d;
-    if (d > 0) ++growing;
-  }
-  if (growing < kGrowthStepShare * steady.size() || net < static_cast<int64_t>(kMinGrowthBytes)) {
-    return;
-  }
-  v1::StepReport& last = steady.back()->report;
-  v1::Finding* f = AddFinding(&last, "memory_growth");
-  f->set_title("device memory grows " + FormatBytes(net / steady.size()) + " per step (" +
-               FormatBytes(net) + " over " + std::to_string(steady.size()) + " steps)");
-  f->set_lost_ns(0);
-  f->set_severity("warning");
-  AddEvidence(f, "growing_steps", std::to_string(growing) + "/" + std::to_string(steady.size()));
-  f->set_fix_hint("something keeps references to GPU tensors across steps (e.g. appending loss "
-                  "instead of loss.item() to a list, caches keyed by step); an OOM will follow");
-  RankFindings(&last);
+  std::vector<v1::StepReport*> reports;
+  for (StepAnalysis& s : *steps) reports.push_back(&s.report);
+  DetectMemoryGrowth(reports);
+  for (v1::StepReport* r : reports) RankFindings(r);
 }
 
 }  // namespace gpuspy::analysis

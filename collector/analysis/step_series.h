@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collector/analysis/comm/step_collectives.h"
+#include "collector/analysis/memory_usage.h"
 #include "collector/analysis/step_segmenter.h"
 #include "gpuspy/v1/report.pb.h"
 
@@ -19,6 +20,9 @@ struct StepAnalysis {
   // For the cross-rank analysis; shared, not copied, when cached analyses are handed out (a big
   // job holds thousands of collectives per step).
   std::shared_ptr<const StepCollectives> collectives = std::make_shared<const StepCollectives>();
+  // Device memory in the step and since the previous one (`memory.before`: the caller measures
+  // it, as only it can read outside the step); AnalyzeStepSeries turns it into report.memory.
+  StepMemoryInput memory;
 };
 
 // One step of one process analysed on its own: report (breakdown, per-step findings), kernel
@@ -30,14 +34,9 @@ StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
 inline constexpr double kOutlierFactor = 1.5;
 // Leading steps are warm-up until the first one within this factor of the median.
 inline constexpr double kWarmupFactor = 1.25;
-// Memory growth: net allocated bytes rise in at least this share of steady steps...
-inline constexpr double kGrowthStepShare = 0.8;
-// ...adding up to at least this much.
-inline constexpr uint64_t kMinGrowthBytes = 64ull << 20;
-inline constexpr size_t kMinStepsForGrowth = 5;
-
-// Marks warm-up/outlier steps (steady_state = false, with a finding), flags steps where new
-// kernel names appear after warm-up, and adds a memory-growth finding. `steps` is one
+// Sets each step's device memory levels (report.memory), marks warm-up/outlier steps
+// (steady_state = false, with a finding), flags steps where new kernel names appear after
+// warm-up, and adds memory_growth findings (detectors/memory_growth.h). `steps` is one
 // process's steps in step order.
 void AnalyzeStepSeries(std::vector<StepAnalysis>* steps);
 

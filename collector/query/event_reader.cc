@@ -46,6 +46,28 @@ absl::StatusOr<WindowEvents> EventReader::Read(uint64_t process_id, int64_t from
   return out;
 }
 
+absl::StatusOr<uint64_t> EventReader::ForEachBatchIn(
+    uint64_t process_id, int64_t from_ns, int64_t to_ns,
+    const std::function<void(const EventColumns&, const StringTable&)>& visit) {
+  absl::StatusOr<std::shared_ptr<DictionaryCache::Entry>> entry = dictionaries_->Get(process_id);
+  if (!entry.ok()) return entry.status();
+  absl::StatusOr<std::vector<StoredBatch>> batches = store_->ReadBatches(process_id, from_ns, to_ns);
+  if (!batches.ok()) return batches.status();
+  uint64_t undecodable = 0;
+  std::shared_lock lock((*entry)->mu);
+  v1::EventBatch batch;
+  EventColumns events;
+  for (const StoredBatch& stored : *batches) {
+    events.clear();
+    if (!DecodeStored(process_id, stored, (*entry)->dict, &batch, &events)) {
+      ++undecodable;
+      continue;
+    }
+    visit(events, (*entry)->dict.strings());
+  }
+  return undecodable;
+}
+
 absl::StatusOr<uint64_t> EventReader::ForEachBatch(
     uint64_t process_id,
     const std::function<void(const EventColumns&, const StringTable&)>& visit) {

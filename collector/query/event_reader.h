@@ -28,6 +28,13 @@ class EventReader {
   // outside the window are kept: callers clip to what they need.
   absl::StatusOr<WindowEvents> Read(uint64_t process_id, int64_t from_ns, int64_t to_ns);
 
+  // The batches Read(process_id, from_ns, to_ns) would decode, one at a time and handed to
+  // `visit` as ForEachBatch does: for long stretches (a process's start-up) of which the caller
+  // keeps a summary only. Returns how many batches could not be decoded (counted, skipped).
+  absl::StatusOr<uint64_t> ForEachBatchIn(
+      uint64_t process_id, int64_t from_ns, int64_t to_ns,
+      const std::function<void(const EventColumns& events, const StringTable& strings)>& visit);
+
   // Every stored batch of the process, in sequence order, decoded one at a time and handed to
   // `visit` with the strings its refs resolve against (the dictionary is held shared meanwhile).
   // Memory: one page of stored payloads and one decoded batch, whatever the process's size.

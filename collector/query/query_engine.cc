@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <shared_mutex>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "codec/expanded_events.h"
@@ -170,6 +172,19 @@ absl::StatusOr<analysis::StepAnalysis> QueryEngine::ReportStep(const ProcessReco
   return analysed;
 }
 
+absl::StatusOr<analysis::WindowMemory> QueryEngine::MemoryBetween(const ProcessRecord& process,
+                                                                  int64_t from_ns, int64_t to_ns) {
+  analysis::WindowMemory out;
+  if (from_ns >= to_ns) return out;
+  // Batch by batch: the stretch before the first step is the whole start-up.
+  absl::StatusOr<uint64_t> read = reader_.ForEachBatchIn(
+      process.process_id, from_ns, to_ns, [&](const EventColumns& events, const StringTable& strings) {
+        analysis::AppendStretch(analysis::MeasureWindowMemory(events, strings, from_ns, to_ns), &out);
+      });
+  if (!read.ok()) return read.status();
+  return out;
+}
+
 absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord& process) {
   absl::StatusOr<std::vector<StepRecord>> stored = store_->ListSteps(process.process_id);
   if (!stored.ok() || !stored->empty()) return stored;
@@ -220,7 +235,11 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   out.reserve(steps->size());
   std::map<int64_t, std::string> window_notes;
   const auto loss_note = LossNotesFor(store_, process, *steps);
+  // Where the stretch before each step begins: the previous step's end; the first step's
+  // stretch is everything the process did before it.
+  int64_t previous_end = std::numeric_limits<int64_t>::min();
   for (const StepRecord& s : *steps) {
+    const int64_t before_from = std::exchange(previous_end, std::max(previous_end, s.end_ns));
     if (cancelled_.load()) return absl::CancelledError("gpuspyd is shutting down");
     auto kept = reusable.find(s.number);
     if (kept != reusable.end() && kept->second->report.step().start_ns() == s.start_ns &&
@@ -236,6 +255,9 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
     absl::StatusOr<analysis::StepAnalysis> analysed = ReportStep(process, s, &window_note);
     if (!analysed.ok()) return analysed.status();
     analysis::StepAnalysis a = std::move(*analysed);
+    absl::StatusOr<analysis::WindowMemory> before = MemoryBetween(process, before_from, s.start_ns);
+    if (!before.ok()) return before.status();
+    a.memory.before = std::move(*before);
     a.report.set_capture_note(JoinNotes(loss_note(s), window_note));
     out.push_back(std::move(a));
     window_notes[s.number] = std::move(window_note);

@@ -66,6 +66,10 @@ class QueryEngine {
   // from what the process lost (loss_notes.h), which BaseAnalyses adds.
   absl::StatusOr<analysis::StepAnalysis> ReportStep(const ProcessRecord& process,
                                                     const StepRecord& step, std::string* window_note);
+  // Device memory of the process in [from_ns, to_ns): the stretch before a step (start-up, the
+  // gap since the previous step), from which the step's memory level carries over.
+  absl::StatusOr<analysis::WindowMemory> MemoryBetween(const ProcessRecord& process,
+                                                       int64_t from_ns, int64_t to_ns);
   // The process's steps: its NVTX steps when it has any, else steps detected from the kernel
   // sequence's period, else fixed windows. Detected steps are cached until new batches arrive.
   absl::StatusOr<std::vector<StepRecord>> StepsOf(const ProcessRecord& process);

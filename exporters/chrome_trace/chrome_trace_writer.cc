@@ -266,8 +266,19 @@ void Writer::Process(const ExportedProcess& p) {
               {"tid", m.thread_id()}, {"ts", Us(m.timestamp_ns())}});
         break;
       }
+      case v1::Event::kMemoryPool: {
+        // Allocator usage samples go back out as the profiler's [memory] events they came from
+        // (the host thread is not kept: thread 0). CUDA pool operations have no counterpart.
+        const auto& m = e.memory_pool();
+        if (m.op() != v1::MEMORY_POOL_OP_USAGE) break;
+        Emit({{"ph", "i"}, {"s", "t"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"},
+              {"pid", pid}, {"tid", 0}, {"ts", Us(m.timestamp_ns())},
+              {"args", {{"Device Type", 1}, {"Device Id", m.device_id()},
+                        {"Total Reserved", m.size()}, {"Total Allocated", m.utilized_bytes()}}}});
+        break;
+      }
       default:
-        break;  // allocations, overhead, pools: no Kineto counterpart yet; collectives: above
+        break;  // allocations, overhead: no Kineto counterpart yet; collectives: above
     }
   }
   if (!p.steps.empty()) Meta("thread_name", pid, kStepsTid, "gpuspy steps");
@@ -300,6 +311,7 @@ int64_t EarliestNs(const std::vector<ExportedProcess>& processes) {
         case v1::Event::kApi: lo = std::min(lo, e.api().start_ns()); break;
         case v1::Event::kNvtxRange: lo = std::min(lo, e.nvtx_range().start_ns()); break;
         case v1::Event::kNvtxMark: lo = std::min(lo, e.nvtx_mark().timestamp_ns()); break;
+        case v1::Event::kMemoryPool: lo = std::min(lo, e.memory_pool().timestamp_ns()); break;
         default: break;
       }
     }

@@ -9,6 +9,7 @@
 #include <set>
 #include <istream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <streambuf>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "importers/kineto/memory_samples.h"
 #include "model/dtypes.h"
 #include "nlohmann/json.hpp"
 
@@ -276,6 +278,7 @@ class Importer : public nlohmann::json_sax<nlohmann::json> {
   void Skip(const std::string& why) { ++out_->stats.skipped[why]; }
 
   void Map();
+  void MapMemorySample();
 
   KinetoTrace* out_;
   RawEvent event_;
@@ -290,6 +293,10 @@ class Importer : public nlohmann::json_sax<nlohmann::json> {
 
 void Importer::Map() {
   const RawEvent& e = event_;
+  if (e.name == "[memory]") {  // an instant event ("ph": "i") with the allocator's totals
+    MapMemorySample();
+    return;
+  }
   if (e.ph != "X") {
     Skip(e.ph.empty() ? "no phase" : "phase " + e.ph);
     return;
@@ -407,6 +414,22 @@ void Importer::Map() {
   ++out_->stats.imported[e.cat];
 }
 
+void Importer::MapMemorySample() {
+  int64_t ts = 0;
+  if (!MicrosToNanos(event_.ts, &ts)) {
+    Skip("bad timestamp");
+    return;
+  }
+  std::string why;
+  std::optional<MemoryPoolEvent> sample = AllocatorSample(ts, event_.args, &why);
+  if (!sample) {
+    Skip(why);
+    return;
+  }
+  out_->events.memory_pools.push_back(*sample);
+  ++out_->stats.imported["[memory]"];
+}
+
 void Importer::Finish() {
   // The profiled process: the pid that issued the CUDA calls.
   std::string pid;
@@ -439,6 +462,7 @@ void Importer::Finish() {
     shift(ev.apis);
     shift(ev.nvtx_ranges);
     shift(ev.graph_launches);
+    for (MemoryPoolEvent& p : ev.memory_pools) p.timestamp_ns += base_ns_;
   }
   by_start(ev.kernels);
   by_start(ev.memcpys);
@@ -447,6 +471,8 @@ void Importer::Finish() {
   by_start(ev.apis);
   by_start(ev.nvtx_ranges);
   by_start(ev.graph_launches);
+  std::stable_sort(ev.memory_pools.begin(), ev.memory_pools.end(),
+                   [](const auto& a, const auto& b) { return a.timestamp_ns < b.timestamp_ns; });
   AttachPythonCallSites(&ev, &out_->strings);
   // Collectives in their kernels' order, which is time order.
   if (!ev.collectives.empty()) {

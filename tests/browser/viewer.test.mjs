@@ -151,6 +151,20 @@ browserTest('the job overview charts one bar per step, marks warm-up, ranks the 
   assert.match(await page.locator('.gpu-time-line').textContent(), /^GPU time: gemm_tc /);
 });
 
+browserTest('a leaking job\'s step shows its device memory growing, memory_growth as the verdict and the call site', async (t) => {
+  await collector.replay(replayBin, ['--job', 'leak', '--scenario', 'memory_leak', '--steps', '8']);
+  const p = await processOf('leak');
+  const report = (await collector.json(`/api/jobs/leak/report?step=5&process=${p}`)).reports[0];
+  assert.equal(report.primary_bottleneck, 'memory_growth');
+  const page = await openPage(t);
+  await page.goto(collector.url + `/#/job/leak/step/${p}/5`);
+  const line = page.locator('.memory-line');
+  await line.waitFor();
+  assert.match(await line.textContent(), /^Device memory \(segments\): [\d.]+ GiB reserved \(\+64\.0 MiB in the step\)/);
+  assert.match(await page.locator('.memory-sites').textContent(), /train\.py:87/);
+  assert.equal(await page.locator('.finding[data-detector="memory_growth"]').count(), 1);
+});
+
 // The cross-rank analysis (JobSummary.steps, StepReport.comm) is what these two draw; a job
 // without it is a failure, not an empty page that passes.
 const processOfRank = async (job, rank) => (await collector.json('/api/jobs')).jobs.find((j) => j.job_id === job)

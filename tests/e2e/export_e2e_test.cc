@@ -1,6 +1,7 @@
 // Export to Chrome/Perfetto trace JSON: structurally valid (checked by python3's json module and
 // the trace format's rules), and import(export(job)) gives back the same events and verdicts.
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "nlohmann/json.hpp"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -134,6 +136,23 @@ class ExportE2E : public ::testing::Test {
     return out;
   }
 
+  // Per step: number, verdict, and device memory (source, reserved and allocated at the end).
+  std::vector<std::string> StepMemory(const std::string& job) {
+    grpc::ClientContext ctx;
+    v1::GetStepReportRequest req;
+    req.set_job_id(job);
+    req.set_all(true);
+    v1::GetStepReportResponse resp;
+    EXPECT_TRUE(stub_->GetStepReport(&ctx, req, &resp).ok());
+    std::vector<std::string> out;
+    for (const auto& r : resp.reports()) {
+      out.push_back(absl::StrCat(r.step().number(), " ", r.primary_bottleneck(), " ",
+                                 r.memory().source(), " ", r.memory().reserved_end_bytes(), " ",
+                                 r.memory().allocated_end_bytes()));
+    }
+    return out;
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<testing::Process> daemon_;
   std::string address_;
@@ -182,6 +201,47 @@ TEST_F(ExportE2E, CollectivesSurviveExportAndReimport) {
   const auto original = Collectives("nccl");
   EXPECT_EQ(original.size(), 21u);
   EXPECT_TRUE(Collectives("nccl2") == original) << "collectives differ after the round trip";
+}
+
+// A profile_memory=True trace's allocator totals ([memory] events) are exported as [memory]
+// events again: re-imported, every step has the same memory and the same verdict (a leak).
+TEST_F(ExportE2E, AllocatorMemorySurvivesExportAndReimport) {
+  nlohmann::json events = nlohmann::json::array();
+  int64_t allocated = 1ll << 30;
+  for (int s = 0; s < 8; ++s) {
+    const int64_t t0 = 1'000 + s * 10'000;  // us
+    events.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"pid", 7}, {"tid", 7},
+                      {"name", absl::StrCat("ProfilerStep#", s)}, {"ts", t0}, {"dur", 10'000}});
+    events.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaLaunchKernel"},
+                      {"pid", 7}, {"tid", 7}, {"ts", t0 + 10}, {"dur", 5},
+                      {"args", {{"correlation", s + 1}, {"cbid", 211}}}});
+    allocated += 80ll << 20;  // kept every step: a leak
+    events.push_back({{"ph", "i"}, {"cat", "cpu_instant_event"}, {"s", "t"}, {"name", "[memory]"},
+                      {"pid", 7}, {"tid", 7}, {"ts", t0 + 100},
+                      {"args", {{"Device Type", 1}, {"Device Id", 0}, {"Bytes", 80ll << 20},
+                                {"Total Allocated", allocated},
+                                {"Total Reserved", allocated + (256ll << 20)}}}});
+  }
+  const std::string trace = dir_.path() + "/memory.json";
+  {
+    std::ofstream out(trace);
+    out << nlohmann::json{{"traceEvents", events}}.dump();
+  }
+  ASSERT_EQ(testing::Run({GPUSPY_BIN, "--collector", address_, "import", "--job", "mem", trace})
+                .exit_code,
+            0);
+  const std::string file = dir_.path() + "/mem-export.json";
+  testing::RunResult exported =
+      testing::Run({GPUSPY_BIN, "--collector", address_, "export", "--job", "mem", "-o", file});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(testing::ReadFile(file).find("\"[memory]\""), std::string::npos);
+  testing::RunResult again =
+      testing::Run({GPUSPY_BIN, "--collector", address_, "import", "--job", "mem2", file});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const auto original = StepMemory("mem");
+  ASSERT_EQ(original.size(), 8u);
+  EXPECT_EQ(original.back().substr(0, 25), "7 memory_growth allocator");
+  EXPECT_EQ(StepMemory("mem2"), original);
 }
 
 TEST_F(ExportE2E, StepRangeExportsOnlyThoseSteps) {

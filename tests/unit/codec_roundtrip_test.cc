@@ -724,6 +724,30 @@ TEST(CodecRoundTrip, GraphLaunchesExternalCorrelationsAndPoolsSurvive) {
   EXPECT_TRUE(untouched.empty());
 }
 
+// kUsage (caching-allocator samples from Kineto [memory] events) needs a third op bit; the
+// earlier ops keep their packed values, and a managed usage sample does not read back as another op.
+TEST(CodecRoundTrip, AllocatorUsageSamplesSurviveNextToPoolOps) {
+  StringTable strings;
+  EventColumns ev;
+  ev.memory_pools.push_back({100, 0, 0, PoolOpKind::kUsage, false, 0, 6ull << 30, 0, 5ull << 30});
+  ev.memory_pools.push_back({200, 0, 1, PoolOpKind::kUsage, true, 0, 1ull << 30, 0, 1});
+  ev.memory_pools.push_back({300, 5, 0, PoolOpKind::kTrimmed, true, 0x7d0000000000, 1, 0, 0});
+  BatchEncoder encoder(&strings);
+  v1::EventBatch batch;
+  encoder.Encode(ev, 1, {}, &batch);
+  EXPECT_EQ(batch.memory_pools().packed_kinds(2), 3u | 1u << 2);  // unchanged layout
+  ProcessDictionary dict;
+  ASSERT_TRUE(dict.Apply(batch.dictionary()).ok());
+  EventColumns out;
+  ASSERT_TRUE(DecodeBatch(batch, dict, &out).ok());
+  EXPECT_TRUE(out == ev);
+
+  v1::EventBatch bad = batch;
+  bad.mutable_memory_pools()->set_packed_kinds(0, 1u << 3 | 1u);  // op 5: beyond kUsage
+  EventColumns untouched;
+  EXPECT_EQ(DecodeBatch(bad, dict, &untouched).code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace gpuspy
 

@@ -5,6 +5,9 @@
 
 #include <google/protobuf/util/message_differencer.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "codec/batch_encoder.h"
 #include "collector/ingest/batch_ingestor.h"
 #include "collector/query/query_engine.h"
@@ -196,6 +199,61 @@ TEST_F(IncrementalAnalysisTest, ALateBatchReanalysesTheStepsItTouches) {
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(after.reports(i), full.reports(i)))
         << "step " << i;
   }
+}
+
+// Device memory levels need everything before a step, not just its window: weights loaded
+// before the profiler's first step count in every step, and a step analysed on its own (new
+// data) gets the same level as in a full analysis.
+TEST_F(IncrementalAnalysisTest, StartUpMemoryIsCarriedIntoEveryStepAndALeakIsFoundIncrementally) {
+  synthetic::SyntheticOptions so;
+  so.scenario = synthetic::Scenario::kMemoryLeak;
+  so.steps = 10;
+  so.job_id = "leaky";
+  synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
+  const uint64_t process = ingestor_->Hello(rank.identity, 1)->process_id();
+  BatchEncoder encoder(&rank.strings);
+  uint64_t sequence = 0;
+  auto send = [&](const EventColumns& ev) {
+    v1::EventBatch b;
+    encoder.Encode(ev, ++sequence, {}, &b);
+    ASSERT_TRUE(ingestor_->Ingest(process, b).ok());
+  };
+  int64_t first_step_ns = std::numeric_limits<int64_t>::max();
+  for (const auto& r : rank.steps[0].nvtx_ranges) first_step_ns = std::min(first_step_ns, r.start_ns);
+  constexpr uint64_t kStartUpBytes = 3ull << 30;
+  EventColumns start_up;
+  start_up.memory.push_back({first_step_ns - 5'000'000, 0, {}, MemoryOpKind::kAlloc,
+                             MemoryKind::kDevice, false, 0x10, kStartUpBytes});
+  send(start_up);
+  for (size_t i = 0; i < 6; ++i) send(rank.steps[i]);
+
+  v1::GetStepReportRequest all;
+  all.set_job_id("leaky");
+  all.set_all(true);
+  const auto live_engine = parts_.Engine(&versions_);
+  QueryEngine& live = *live_engine;
+  v1::GetStepReportResponse early = *live.GetStepReport(all);
+  ASSERT_EQ(early.reports_size(), 6);
+  ASSERT_TRUE(early.reports(0).has_memory());
+  EXPECT_EQ(early.reports(0).memory().reserved_start_bytes(), static_cast<int64_t>(kStartUpBytes));
+
+  for (size_t i = 6; i < 10; ++i) send(rank.steps[i]);
+  v1::GetStepReportResponse incremental = *live.GetStepReport(all);
+  const auto fresh_engine = parts_.Engine();
+  v1::GetStepReportResponse full = *fresh_engine->GetStepReport(all);
+  ASSERT_EQ(incremental.reports_size(), 10);
+  ASSERT_EQ(full.reports_size(), 10);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(incremental.reports(i).memory(),
+                                                                   full.reports(i).memory()))
+        << "step " << i;
+    EXPECT_GT(full.reports(i).memory().reserved_start_bytes(), static_cast<int64_t>(kStartUpBytes) - 1);
+  }
+  const v1::StepReport& last = incremental.reports(9);
+  EXPECT_EQ(last.primary_bottleneck(), "memory_growth");
+  // 1 GiB of weights at step 0, then 64 MiB a step: 3 GiB + 1 GiB + 10 x 64 MiB at the end.
+  EXPECT_EQ(last.memory().reserved_end_bytes(),
+            static_cast<int64_t>(kStartUpBytes + (1ull << 30) + 10 * (64ull << 20)));
 }
 
 }  // namespace

@@ -375,5 +375,41 @@ TEST(KinetoReader, CallSitesComeFromTheInnermostUserPythonFrame) {
   EXPECT_EQ(site("cudaMalloc"), "");  // after every frame closed
 }
 
+// profile_memory=True traces: every CUDA [memory] event becomes an allocator usage sample
+// (reserved in size, allocated in utilized_bytes), shifted by baseTimeNanoseconds like the rest;
+// host-memory events and events without totals are skipped and counted, and none becomes a
+// MemoryEvent (those are cudaMalloc'd segments, which alloc_churn counts).
+TEST(KinetoReader, MemoryEventsBecomeAllocatorUsageSamples) {
+  auto t = ParseKinetoTrace(R"json({"baseTimeNanoseconds": 1000000000, "traceEvents": [
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 11, "tid": 12,
+     "ts": 20.5, "args": {"Total Reserved": 4194304, "Total Allocated": 1048576, "Addr": 1234,
+                          "Device Id": 0, "Device Type": 1, "Bytes": 1048576}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 11, "tid": 12,
+     "ts": 10, "args": {"Total Reserved": 2097152, "Total Allocated": 512, "Addr": 99,
+                        "Device Id": 1, "Device Type": 1, "Bytes": 512}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 11, "tid": 12,
+     "ts": 11, "args": {"Total Reserved": 0, "Total Allocated": 64, "Device Id": -1,
+                        "Device Type": 0, "Bytes": 64}},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 11, "tid": 12,
+     "ts": 12, "args": {"Device Type": 1, "Bytes": 64}}
+  ]})json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const EventColumns& ev = t->events;
+  EXPECT_TRUE(ev.memory.empty());
+  ASSERT_EQ(ev.memory_pools.size(), 2u);
+  const MemoryPoolEvent& first = ev.memory_pools[0];  // in time order
+  EXPECT_EQ(first.timestamp_ns, 1'000'010'000);
+  EXPECT_EQ(first.op, PoolOpKind::kUsage);
+  EXPECT_EQ(first.device_id, 1u);
+  EXPECT_EQ(first.size, 2097152u);
+  EXPECT_EQ(first.utilized_bytes, 512u);
+  EXPECT_EQ(ev.memory_pools[1].timestamp_ns, 1'000'020'500);
+  EXPECT_EQ(ev.memory_pools[1].size, 4194304u);
+  EXPECT_EQ(ev.memory_pools[1].utilized_bytes, 1048576u);
+  EXPECT_EQ(t->stats.imported.at("[memory]"), 2u);
+  EXPECT_EQ(t->stats.skipped.at("[memory] not on a CUDA device"), 1u);
+  EXPECT_EQ(t->stats.skipped.at("[memory] without allocator totals"), 1u);
+}
+
 }  // namespace
 }  // namespace gpuspy::importers

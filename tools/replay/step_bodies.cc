@@ -50,6 +50,7 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
   switch (scenario) {
     case Scenario::kHealthy:
     case Scenario::kAllocChurn:
+    case Scenario::kMemoryLeak:
     case Scenario::kInputStall:
     default:  // (not reached by the multi-rank scenarios)
       for (int i = 0; i < 120; ++i) {

@@ -25,6 +25,10 @@ constexpr int64_t kCollectiveEndSpreadNs = 1 * kUs;
 // Small collectives' fixed cost varies between 25 and ~38 us (ring handshakes, proxy thread).
 constexpr int64_t kCollectiveLatencySpreadNs = 13 * kUs;
 constexpr uint32_t kOptimizerKernels = 8;
+// kMemoryLeak: what each step keeps (a tensor appended to a list: the caching allocator has no
+// free block for it, so a new segment per step), and where the Python code does it.
+constexpr uint64_t kLeakBytesPerStep = 64ull << 20;
+constexpr char kLeakCallSite[] = "train.py:87 history.append(outputs)";
 // NCCL's low-latency protocol carries small messages, SIMPLE the large ones.
 constexpr uint64_t kLowLatencyProtocolMaxBytes = 256ull << 10;
 
@@ -119,6 +123,9 @@ void StepEpilogue(const SyntheticOptions& o, int step, bool communicated, RankSi
     r.churn_blocks.clear();
     t.Pool(PoolOpKind::kTrimmed, 2ull << 30, 1ull << 30);
   }
+  if (o.scenario == Scenario::kMemoryLeak) {
+    t.Malloc(kLeakBytesPerStep, t.strings()->Intern(kLeakCallSite));
+  }
   t.Item();  // loss.item()
   t.Mark(absl::StrCat("step ", step, " done"));
   if (step % 4 == 0) t.Overhead(20 * kUs);
@@ -180,7 +187,8 @@ bool ParseScenario(const std::string& name, Scenario* out) {
 std::vector<Scenario> AllScenarios() {
   return {Scenario::kHealthy,    Scenario::kSyncStall, Scenario::kLaunchStorm,
           Scenario::kCopyHeavy,  Scenario::kInputStall, Scenario::kFp32Gemm,
-          Scenario::kAllocChurn, Scenario::kUnfusedMlp, Scenario::kEagerAttention};
+          Scenario::kAllocChurn, Scenario::kUnfusedMlp, Scenario::kEagerAttention,
+          Scenario::kMemoryLeak};
 }
 
 std::vector<Scenario> MultiRankScenarios() {
@@ -204,6 +212,7 @@ std::string ScenarioName(Scenario s) {
     case Scenario::kAllocChurn: return "alloc_churn";
     case Scenario::kUnfusedMlp: return "unfused_mlp";
     case Scenario::kEagerAttention: return "eager_attention";
+    case Scenario::kMemoryLeak: return "memory_leak";
     case Scenario::kStragglerCompute: return "straggler_compute";
     case Scenario::kStragglerInput: return "straggler_input";
     case Scenario::kExposedComm: return "exposed_comm";
@@ -223,6 +232,7 @@ std::string ExpectedPrimary(Scenario s) {
     case Scenario::kAllocChurn: return "alloc_churn";
     case Scenario::kUnfusedMlp: return "unfused_elementwise";
     case Scenario::kEagerAttention: return "unfused_attention";
+    case Scenario::kMemoryLeak: return "memory_growth";
     // The verdict of the ranks that wait (ExpectedPrimary(options, rank) names the straggler).
     case Scenario::kStragglerCompute: return "straggler_wait";
     case Scenario::kStragglerInput: return "straggler_wait";

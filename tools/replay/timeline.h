@@ -129,12 +129,14 @@ class Timeline {
     Sync();
   }
 
-  uint64_t Malloc(uint64_t bytes) {
+  // `call_site`: the Python line that asked for it, as the injector records it (0: unknown).
+  uint64_t Malloc(uint64_t bytes, StringRef call_site = 0) {
     const uint64_t corr = corr_++;
     const int64_t api_ns = Jitter(40 * kUs);
     const uint64_t address = next_address_;
     next_address_ += (bytes + 0xfffff) & ~uint64_t{0xfffff};
-    ev_->apis.push_back({host_, host_ + api_ns, corr, ApiDomain::kRuntime, 20, malloc_, tid_, 0});
+    ev_->apis.push_back(
+        {host_, host_ + api_ns, corr, ApiDomain::kRuntime, 20, malloc_, tid_, call_site});
     ev_->memory.push_back({host_ + api_ns / 2, corr, {0, kContext, 0}, MemoryOpKind::kAlloc,
                            MemoryKind::kDevice, false, address, bytes});
     host_ += api_ns;

@@ -24,7 +24,7 @@ const std::vector<std::pair<std::string, std::string>>& Codes() {
       {"alloc_churn", "AC"},    {"fp32_gemm", "FP"},      {"warmup", "WU"},
       {"outlier_step", "OU"},   {"straggler", "ST"},      {"straggler_wait", "SW"},
       {"exposed_comm", "EC"},   {"comm_storm", "CS"},     {"unfused_elementwise", "UE"},
-      {"unfused_attention", "UA"},
+      {"unfused_attention", "UA"}, {"memory_growth", "MG"},
   };
   return *codes;
 }

@@ -11,6 +11,7 @@
 #include "viewer/cli/comm_view.h"
 #include "viewer/cli/composition_view.h"
 #include "viewer/cli/format.h"
+#include "viewer/cli/memory_view.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
@@ -80,6 +81,7 @@ void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepR
                 << "\n";
     }
     if (!rep.kernel_classes().empty()) std::cout << "  " << GpuTimeLine(rep.kernel_classes()) << "\n";
+    if (rep.has_memory()) std::cout << "  " << MemoryLine(rep.memory()) << "\n";
     if (rep.has_comm()) {
       std::cout << "  " << CommLine(rep.comm()) << "\n";
       for (const std::string& c : WaitedCollectives(rep.comm())) std::cout << "    " << c << "\n";

@@ -1,4 +1,4 @@
-// Step detail: the step's breakdown (communication split into waiting for a rank and transfer,
+// Step detail: the step's breakdown (its device memory, communication split into waiting for a rank and transfer,
 // where the cross-rank analysis gave it) and findings, the step on every rank, its timeline, its
 // top kernels, and its trace.
 import {api, num} from './api.js';
@@ -16,6 +16,7 @@ import {keyValues} from './tooltip.js';
 import {perfettoHint, traceFileName} from './export_page.js';
 import {commSummary} from './comm_summary.js';
 import {gpuTime} from './gpu_time.js';
+import {memorySummary} from './memory.js';
 import {rankLanes} from './rank_lanes.js';
 
 export async function render(root, {job: jobId, process, step}, ctx) {
@@ -84,7 +85,7 @@ export async function render(root, {job: jobId, process, step}, ctx) {
         stat('events', fmt.count(num(report.event_count)))),
       report.capture_note ? h('p', {class: 'warn-box'}, 'Capture incomplete: ', report.capture_note) : null);
     fill(summaryBox, breakdownBar(report), categoryLegend([], {comm: Boolean(report.comm)}),
-      gpuTime(report.kernel_classes), report.comm ? commSummary(report.comm) : null);
+      gpuTime(report.kernel_classes), memorySummary(report.memory), report.comm ? commSummary(report.comm) : null);
     fill(findingsBox, (report.findings || []).length
       ? report.findings.map((f) => findingCard(f, wall))
       : h('p', {class: 'muted'}, 'No findings for this step.'));

@@ -14,6 +14,7 @@ const COLORS = {
   fp32_gemm: '#86bcb6',
   unfused_elementwise: '#9467bd',
   unfused_attention: '#6b5b95',
+  memory_growth: '#c05780',
   warmup: '#d4d4d4',
   outlier_step: '#8c8c8c',
   straggler: '#d62728',

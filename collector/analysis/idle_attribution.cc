@@ -97,7 +97,6 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   std::vector<Interval> all_input = input_set.intervals();
   all_input.insert(all_input.end(), leading.intervals().begin(), leading.intervals().end());
   out.input = host.Intersect(IntervalSet::Union(std::move(all_input)));
-  out.host_other = host.Subtract(out.input);
 
   std::vector<Interval> drain;
   const auto& gpu = busy.intervals();  // sorted, disjoint
@@ -107,7 +106,12 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
     const int64_t next_gpu = next == gpu.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);
     if (next_gpu > b.end_ns) drain.push_back({b.end_ns, next_gpu});
   }
-  out.sync_drain = IntervalSet::Union(std::move(drain)).Intersect(out.idle);
+  // The drain goes to the sync, except where the host is launching or in the input pipeline.
+  out.sync_drain = IntervalSet::Union(std::move(drain)).Intersect(host.Subtract(out.input));
+  std::vector<Interval> sync_all = out.sync_blocked.intervals();
+  sync_all.insert(sync_all.end(), out.sync_drain.intervals().begin(), out.sync_drain.intervals().end());
+  out.sync_blocked = IntervalSet::Union(std::move(sync_all));
+  out.host_other = host.Subtract(out.input).Subtract(out.sync_drain);
   return out;
 }
 

@@ -8,8 +8,12 @@
 //   input         the host is in the input pipeline: a DataLoader / data-loading host range, or,
 //                 at the step's start before its first CUDA call, host work no range explains
 //                 (waiting for the batch: the classic input-stall signature of live capture);
+//   sync_blocked  (again) the drain: from the end of a blocking call to the next GPU work. The
+//                 call emptied the launch queue, so what the host does next is exposed because
+//                 of it; without the sync that work would overlap the GPU's;
 //   host_other    anything else the host does without CUDA (Python, logging, metrics, CPU ops).
-// A gap that starts as a data-loader stall stays input even right after a sync (input first).
+// The findings use the same sets (sync_stall: sync_blocked; launch_storm: launch_bound;
+// input_stall: input; host_bound: host_other), so every figure shown for a step agrees.
 #pragma once
 
 #include <string_view>
@@ -25,15 +29,13 @@ namespace gpuspy::analysis {
 struct IdleAttribution {
   IntervalSet idle;  // no kernel, copy, memset or graph running; within the window
   // The causes: disjoint, and together exactly `idle`.
-  IntervalSet sync_blocked;
+  IntervalSet sync_blocked;  // blocked in a sync, and the drain after it
   IntervalSet launch_bound;
   IntervalSet input;
   IntervalSet host_other;
   // The host calls that block on the GPU, for highlighting on their thread's lane.
   std::vector<BlockingCall> blocking_calls;
-  // Not a cause of its own (it overlaps the causes above): the GPU idle after each blocking call
-  // until the next GPU work. The call emptied the launch queue, so whatever the host does next is
-  // exposed; sync_stall counts it as lost to the sync and host_bound leaves it to sync_stall.
+  // The part of sync_blocked that is the drain after blocking calls (not the blocked time).
   IntervalSet sync_drain;
 };
 

@@ -45,9 +45,13 @@ void RankFindings(v1::StepReport* report) {
   // (input, compute) say why, and it costs every waiting rank, not just itself. Memory growing
   // step after step costs no time yet but ends the run in an out-of-memory error, which no
   // speed-up is worth having first.
-  auto rank = [](const v1::Finding& f) {
+  const bool insufficient = report->data_quality().insufficient();
+  auto rank = [insufficient](const v1::Finding& f) {
     const std::string& d = f.detector();
-    if (d == kInsufficientData) return 4;  // no verdict on what the data can't show
+    // Memory growth is read from allocator totals, which a recording too thin for a timing
+    // verdict still carries: it stays the verdict there.
+    if (d == "memory_growth" && insufficient) return 5;
+    if (d == kInsufficientData) return 4;  // no timing verdict on what the data can't show
     return d == "warmup" ? 3 : d == "straggler" ? 2 : d == "memory_growth" ? 1 : 0;
   };
   std::stable_sort(findings->begin(), findings->end(), [&](const v1::Finding& a, const v1::Finding& b) {

@@ -1,5 +1,6 @@
 #include "collector/http/timeline_json.h"
 
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -186,7 +187,7 @@ std::string TimelineJson(const EventColumns& ev, const StringTable& strings,
   nlohmann::json idle_rows = nlohmann::json::array();
   const analysis::IntervalSet* causes[] = {&idle.sync_blocked, &idle.launch_bound, &idle.input,
                                             &idle.host_other};
-  for (int c = 0; c < 3; ++c) {
+  for (int c = 0; c < static_cast<int>(std::size(causes)); ++c) {
     for (const auto& i : causes[c]->intervals()) idle_rows.push_back({b.Rel(i.start_ns), b.Rel(i.end_ns), c});
   }
   nlohmann::json blocking = nlohmann::json::array();

@@ -108,10 +108,12 @@ test('the timeline\'s idle intervals add up to the step report\'s idle attributi
   for (const step of [2, 3]) {
     const report = (await collector.json(`/api/jobs/storm/report?step=${step}&process=${p}`)).reports[0];
     const tl = await collector.json(`/api/jobs/storm/timeline?step=${step}&process=${p}`);
-    const sums = [0, 0, 0];
+    assert.deepEqual(tl.idle_causes, ['sync_blocked', 'launch_bound', 'input', 'host_other']);
+    const sums = [0, 0, 0, 0];
     for (const [s, e, cause] of tl.idle) sums[cause] += e - s;
     const b = report.breakdown;
-    assert.deepEqual(sums, [num(b.idle_sync_blocked_ns), num(b.idle_launch_bound_ns), num(b.idle_host_other_ns)]);
+    assert.deepEqual(sums, [num(b.idle_sync_blocked_ns), num(b.idle_launch_bound_ns),
+                            num(b.idle_input_ns), num(b.idle_host_other_ns)]);
     assert.equal(tl.events.kind.filter((k) => k === 0).length, num(b.kernel_count));
   }
 });

@@ -46,11 +46,12 @@ class StepReportTest : public ::testing::Test {
 //            of 1..10us back to back in [300,355) s7          -> kernel union [100,400) = 300us
 //   memcpy   H2D pinned async [50,150) s7                      -> not overlapped [50,100) = 50us
 //   GPU busy [50,400) = 350us, idle [0,50) + [400,1000) = 650us
-//   host     cudaStreamSynchronize [500,900)                   -> idle_sync_blocked 400us
+//   host     cudaStreamSynchronize [500,900), then the drain until GPU work resumes (none:
+//            [900,1000))                                       -> idle_sync_blocked 500us
 //            cudaLaunchKernel [410,430), [440,460) (GPU idle)  -> idle_launch_bound 40us
 //            cudaLaunchKernel [90,95) (GPU busy: no idle)
 //            idle_input [0,50): before the step's first CUDA activity = 50us
-//            idle_host_other = 650 - 400 - 40 - 50 = 160us
+//            idle_host_other = 650 - 500 - 40 - 50 = 60us
 //   memory   alloc 1MiB@20, alloc 2MiB@600, free 512KiB@950; alloc@1000 and @-5 are outside
 //   outside  kernel [1200,1500), memcpy [-300,-100), cudaDeviceSynchronize [1100,1200)
 class HandBuiltStep : public StepReportTest {
@@ -129,11 +130,11 @@ TEST_F(HandBuiltStep, IdleIsAttributedToSyncLaunchAndOther) {
   const v1::StepReport report = Build();
   const auto& b = report.breakdown();
   EXPECT_EQ(b.host_sync_blocked_ns(), 400 * us);
-  EXPECT_EQ(b.idle_sync_blocked_ns(), 400 * us);
+  EXPECT_EQ(b.idle_sync_blocked_ns(), 500 * us);
   EXPECT_EQ(b.launch_api_ns(), 45 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 40 * us);
   EXPECT_EQ(b.idle_input_ns(), 50 * us);
-  EXPECT_EQ(b.idle_host_other_ns(), 160 * us);
+  EXPECT_EQ(b.idle_host_other_ns(), 60 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
                 b.idle_host_other_ns(),
             b.gpu_idle_ns());
@@ -249,7 +250,9 @@ TEST_F(StepReportTest, SyncTakesPrecedenceOverLaunchForTheSameIdleTime) {
   Api("cudaLaunchKernel", 250, 350);
   const v1::StepReport report = Build();
   const auto& b = report.breakdown();
-  EXPECT_EQ(b.idle_sync_blocked_ns(), 200 * us);
+  // Blocked [100,300), then the drain: nothing runs on the GPU again, so the rest of the step
+  // ([300,1000)) waits because of the sync, except the launch call's own time [300,350).
+  EXPECT_EQ(b.idle_sync_blocked_ns(), 200 * us + 650 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 50 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
                 b.idle_host_other_ns(),
@@ -278,7 +281,9 @@ TEST_F(StepReportTest, PageableCopyCallBlocksTheHost) {
   const v1::StepReport report = Build();
   const auto& b = report.breakdown();
   EXPECT_EQ(b.host_sync_blocked_ns(), 300 * us);
-  EXPECT_EQ(b.idle_sync_blocked_ns(), 250 * us);
+  // Blocked [100,350) while the GPU idles, then the drain: no GPU work follows, so the rest of
+  // the step ([400,1000)) is lost to the copy's sync too.
+  EXPECT_EQ(b.idle_sync_blocked_ns(), 250 * us + 600 * us);
   EXPECT_EQ(b.memcpy_dtoh_ns(), 50 * us);
   EXPECT_EQ(b.memcpy_not_overlapped_ns(), 50 * us);
 }

@@ -1,10 +1,15 @@
 // Copy-dominated step: memcpy time that no kernel overlaps takes a large share of the step.
+#include "absl/container/flat_hash_set.h"
+#include "collector/analysis/call_site_summary.h"
 #include "collector/analysis/detectors/detectors.h"
 
 namespace gpuspy::analysis {
 namespace {
 
 constexpr double kMinExposedCopyShare = 0.15;  // copy time not overlapped with compute
+constexpr size_t kListedSites = 3;              // copy call sites in the evidence
+// An async copy may run after the step boundary its call preceded; look this far back for it.
+constexpr int64_t kCopyCallLeadNs = 10'000'000;
 
 }  // namespace
 
@@ -51,6 +56,16 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
   }
   hint += "overlap copies with compute by prefetching the next batch on a side stream, and keep "
           "data that is reused on the GPU";
+  // The calls that issued the step's copies, by call site.
+  absl::flat_hash_set<uint64_t> copy_calls;
+  for (const MemcpyEvent& m : ctx.events.memcpys) {
+    if (ctx.InWindow(m.start_ns, m.end_ns)) copy_calls.insert(m.correlation_id);
+  }
+  for (const CallSiteCount& c : CallSitesOf(
+           ctx.events, ctx.strings, {ctx.step.start_ns - kCopyCallLeadNs, ctx.step.end_ns},
+           [&](const ApiEvent& a) { return copy_calls.contains(a.correlation_id); }, kListedSites)) {
+    AddEvidence(&f, "copy_site", Describe(c));
+  }
   f.set_fix_hint(hint);
   return f;
 }

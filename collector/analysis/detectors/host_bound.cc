@@ -32,8 +32,8 @@ bool LooksLikeOptimizer(const std::string& name) {
 }  // namespace
 
 std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
-  // The drain after a blocking call is exposed because of the call: sync_stall's lost time.
-  const IntervalSet waiting = ctx.idle.host_other.Subtract(ctx.idle.sync_drain);
+  // The drain after a blocking call is the sync's (idle_attribution.h), not in host_other.
+  const IntervalSet& waiting = ctx.idle.host_other;
   const int64_t waited = waiting.TotalLength();
   if (ctx.ShareOfWall(waited) < kMinHostBoundShare) return std::nullopt;
   const auto& gaps = waiting.intervals();
@@ -53,8 +53,7 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   f.set_title(title);
   f.set_lost_ns(waited);
   f.set_severity(SeverityFor(ctx.ShareOfWall(waited)));
-  AddEvidence(&f, "idle_host_other", FormatMs(ctx.breakdown.idle_host_other_ns()));
-  AddEvidence(&f, "waited_for_host", FormatMs(waited));
+  AddEvidence(&f, "idle_host_other", FormatMs(waited));
   AddEvidence(&f, "gaps", std::to_string(gaps.size()));
   AddEvidence(&f, "longest_gap",
               absl::StrCat(FormatMs(longest.length()), " at +", FormatMs(longest.start_ns - ctx.step.start_ns),

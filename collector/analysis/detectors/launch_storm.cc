@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collector/analysis/api_classifier.h"
+#include "collector/analysis/call_site_summary.h"
 #include "collector/analysis/detectors/detectors.h"
 
 namespace gpuspy::analysis {
@@ -13,6 +14,7 @@ namespace {
 constexpr uint64_t kMinKernels = 200;            // per step
 constexpr int64_t kShortKernelNs = 20'000;       // median kernel shorter than this
 constexpr double kMinLaunchBoundIdleShare = 0.10;  // GPU idle while host launches
+constexpr size_t kListedSites = 3;                 // launch call sites in the evidence
 
 }  // namespace
 
@@ -52,6 +54,12 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
     AddEvidence(&f, "short_kernel",
                 std::string(ctx.strings.Get(ranked[i].second)) + " x" +
                     std::to_string(ranked[i].first));
+  }
+  // Where the launches come from (sampled 1 in N live; every call in a with_stack trace).
+  for (const CallSiteCount& c : CallSitesOf(
+           ctx.events, ctx.strings, ctx.window(),
+           [&](const ApiEvent& a) { return IsLaunchApi(ctx.strings.Get(a.name)); }, kListedSites)) {
+    AddEvidence(&f, "launch_site", Describe(c));
   }
   f.set_fix_hint(
       "fuse small ops: torch.compile (mode='reduce-overhead' also captures CUDA graphs), CUDA "

@@ -4,6 +4,8 @@
 #include <map>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "collector/analysis/call_site_summary.h"
 #include "collector/analysis/blocking_calls.h"
 #include "collector/analysis/detectors/detectors.h"
 
@@ -15,6 +17,7 @@ constexpr double kMinBlockedShare = 0.10;
 constexpr int kManyBlockingCalls = 10;
 // ...and the GPU idles because of them for at least this share of the step.
 constexpr double kMinLostShare = 0.05;
+constexpr size_t kListedSites = 5;  // call sites of blocking calls in the evidence
 
 struct ApiStat {
   int count = 0;
@@ -53,19 +56,22 @@ std::string HintFor(const std::string& api) {
 
 std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   const Interval w = ctx.window();
-  std::vector<Interval> blocked;
+  std::vector<Interval> blocked, allocator;
   std::map<std::string, ApiStat> by_api;
   absl::flat_hash_map<uint32_t, int> by_thread;
-  std::map<std::string, int> call_sites;
+  absl::flat_hash_set<const ApiEvent*> sync_calls;
   for (const BlockingCall& c : ctx.idle.blocking_calls) {
     // Allocator calls block too, but they are alloc_churn's evidence, not a sync pattern.
-    if (c.allocator) continue;
+    if (c.allocator) {
+      allocator.push_back(c.span);
+      continue;
+    }
     blocked.push_back(c.span);
     std::string name;
     if (c.api != nullptr) {
       name = BaseName(ctx.strings.Get(c.api->name));
       by_thread[c.api->thread_id]++;
-      if (c.api->call_site != 0) call_sites[std::string(ctx.strings.Get(c.api->call_site))]++;
+      sync_calls.insert(c.api);
     } else {
       name = c.sync_kind == SyncKind::kContext ? "cudaDeviceSynchronize"
              : c.sync_kind == SyncKind::kEvent ? "cudaEventSynchronize"
@@ -77,14 +83,11 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   }
   if (blocked.empty()) return std::nullopt;
 
-  // Lost: GPU idle while the host is blocked, plus the drain after each blocking call (from its
-  // end to the next GPU work), except where the host is in the input pipeline (input_stall's).
+  // Lost: the idle attribution's sync time (blocked, and the drain after each blocking call),
+  // less what only allocator calls blocked (alloc_churn's).
   const IntervalSet blocked_set = IntervalSet::Union(blocked).Clip(w);
-  std::vector<Interval> lost_spans = ctx.idle.sync_blocked.intervals();
-  lost_spans.insert(lost_spans.end(), ctx.idle.sync_drain.intervals().begin(),
-                    ctx.idle.sync_drain.intervals().end());
-  const int64_t lost =
-      IntervalSet::Union(std::move(lost_spans)).Subtract(ctx.idle.input).TotalLength();
+  const IntervalSet allocator_only = IntervalSet::Union(std::move(allocator)).Clip(w).Subtract(blocked_set);
+  const int64_t lost = ctx.idle.sync_blocked.Subtract(allocator_only).TotalLength();
   const int64_t blocked_ns = blocked_set.TotalLength();
   int calls = 0;
   for (const auto& [name, s] : by_api) calls += s.count;
@@ -112,10 +115,15 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
                                       FormatPercent(ctx.ShareOfWall(blocked_ns)) + " of step)");
   AddEvidence(&f, "gpu_idle_from_syncs", FormatMs(lost));
   AddEvidence(&f, "threads", std::to_string(by_thread.size()));
-  for (const auto& [site, n] : call_sites) {
-    AddEvidence(&f, "call_site", site + " x" + std::to_string(n));
-  }
-  f.set_fix_hint(HintFor(top->first));
+  const std::vector<CallSiteCount> sites = CallSitesOf(
+      ctx.events, ctx.strings, w, [&](const ApiEvent& a) { return sync_calls.contains(&a); },
+      kListedSites);
+  for (const CallSiteCount& c : sites) AddEvidence(&f, "call_site", Describe(c));
+  // Where to change it, first: the line that blocks most often.
+  f.set_fix_hint(sites.empty() ? HintFor(top->first)
+                               : sites[0].site + " blocks " + std::to_string(sites[0].calls) +
+                                     "x in this step (" + FormatMs(sites[0].call_ns) + "): " +
+                                     HintFor(top->first));
   return f;
 }
 

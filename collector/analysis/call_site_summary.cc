@@ -1,0 +1,39 @@
+#include "collector/analysis/call_site_summary.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "model/units.h"
+
+namespace gpuspy::analysis {
+
+std::vector<CallSiteCount> CallSitesOf(const EventColumns& ev, const StringTable& strings,
+                                       Interval w,
+                                       const std::function<bool(const ApiEvent&)>& select,
+                                       size_t top) {
+  absl::flat_hash_map<StringRef, CallSiteCount> by_site;
+  for (const ApiEvent& a : ev.apis) {
+    if (a.call_site == 0 || a.start_ns >= w.end_ns || a.end_ns <= w.start_ns || !select(a)) continue;
+    CallSiteCount& c = by_site[a.call_site];
+    ++c.calls;
+    c.call_ns += a.end_ns - a.start_ns;
+  }
+  std::vector<CallSiteCount> out;
+  for (auto& [ref, c] : by_site) {
+    c.site = std::string(strings.Get(ref));
+    out.push_back(std::move(c));
+  }
+  std::sort(out.begin(), out.end(), [](const CallSiteCount& a, const CallSiteCount& b) {
+    if (a.calls != b.calls) return a.calls > b.calls;
+    if (a.call_ns != b.call_ns) return a.call_ns > b.call_ns;
+    return a.site < b.site;
+  });
+  if (out.size() > top) out.resize(top);
+  return out;
+}
+
+std::string Describe(const CallSiteCount& c) {
+  return c.site + " x" + std::to_string(c.calls) + " (" + FormatMs(c.call_ns) + ")";
+}
+
+}  // namespace gpuspy::analysis

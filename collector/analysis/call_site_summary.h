@@ -1,0 +1,34 @@
+// "Where in my code": CUDA calls of a step grouped by their call site (ApiEvent.call_site, the
+// Python file:line of the caller, or a native frame), for a finding's evidence. Live capture
+// records the site of every blocking call and of launches sampled 1 in N, so launch counts per
+// site are a sample: the ranking holds, the absolute counts are the sampled ones.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/intervals.h"
+#include "model/events.h"
+#include "model/string_table.h"
+
+namespace gpuspy::analysis {
+
+struct CallSiteCount {
+  std::string site;
+  uint64_t calls = 0;
+  int64_t call_ns = 0;  // host time inside those calls
+};
+
+// Calls overlapping `window` that `select` picks and that have a call site, grouped by site, most
+// calls first (then most time), at most `top`.
+std::vector<CallSiteCount> CallSitesOf(const EventColumns& events, const StringTable& strings,
+                                       Interval window,
+                                       const std::function<bool(const ApiEvent&)>& select,
+                                       size_t top);
+
+// "train.py:57 loss_fn x14 (9.5 ms)"
+std::string Describe(const CallSiteCount& c);
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,57 @@
+// The shared real traces, labelled by hand from their raw events (docs/real-traces.md): gpuspy's
+// primary bottleneck must agree with every labelled step.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "collector/analysis/step_segmenter.h"
+#include "collector/analysis/step_series.h"
+#include "importers/kineto/kineto_reader.h"
+
+namespace gpuspy {
+namespace {
+
+struct Labelled {
+  const char* file;
+  std::vector<std::pair<int64_t, std::string>> steps;  // step number, verdict
+};
+
+class RealTraceVerdicts : public ::testing::TestWithParam<Labelled> {};
+
+TEST_P(RealTraceVerdicts, PrimaryBottleneckIsTheHandLabel) {
+  const std::string path = std::string(SOURCE_DIR) + "/../shared/traces/" + GetParam().file;
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  absl::StatusOr<importers::KinetoTrace> trace = importers::ReadKinetoTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const analysis::StepSegmenter segmenter;
+  std::vector<analysis::StepAnalysis> steps;
+  for (const analysis::StepWindow& w : segmenter.FindSteps(trace->events, trace->strings)) {
+    steps.push_back(analysis::AnalyzeStep(trace->events, trace->strings, w, 1));
+  }
+  analysis::AnalyzeStepSeries(&steps);
+  std::vector<std::pair<int64_t, std::string>> got;
+  for (const auto& s : steps) got.push_back({s.report.step().number(), s.report.primary_bottleneck()});
+  EXPECT_EQ(got, GetParam().steps);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SharedTraces, RealTraceVerdicts,
+    ::testing::Values(
+        Labelled{"nccl_a100.json.gz", {{4, "host_bound"}, {5, "host_bound"}, {6, "host_bound"}}},
+        Labelled{"sampled_rank-0.json.gz", {{551, "host_bound"}, {552, "host_bound"}}},
+        Labelled{"sampled_rank-1.json.gz", {{551, "host_bound"}, {552, "host_bound"}}},
+        Labelled{"triton_a100.json.gz", {{1, "insufficient_data"}}},
+        Labelled{"event_sync_a100.json.gz", {{100, "host_bound"}}}),
+    [](const auto& info) {
+      std::string name = info.param.file;
+      name = name.substr(0, name.find('.'));
+      for (char& c : name) {
+        if (c == '-') c = '_';
+      }
+      return name;
+    });
+
+}  // namespace
+}  // namespace gpuspy

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   gpuspy::collector::ServerFlags flags = gpuspy::collector::DefaultServerFlags();
   CLI::App app{"gpuspyd: the gpuspy collector. Receives events from profiled processes, stores "
                "them, and answers reports to the gpuspy CLI and viewer."};
+  app.set_version_flag("--version", std::string("gpuspyd ") + GPUSPY_VERSION);
   gpuspy::collector::AddServerFlags(app, &flags);
   CLI11_PARSE(app, argc, argv);
   if (absl::Status st = gpuspy::collector::FinishServerFlags(&flags); !st.ok()) {

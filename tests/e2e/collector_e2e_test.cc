@@ -216,6 +216,14 @@ TEST_F(CollectorE2E, CliErrorsAreOneClearLineAndNonZero) {
   EXPECT_NE(down.err.find("cannot reach gpuspyd"), std::string::npos) << down.err;
 }
 
+TEST_F(CollectorE2E, BothBinariesSayTheirVersionWithoutADaemon) {
+  for (const char* bin : {GPUSPY_BIN, GPUSPYD_BIN}) {
+    RunResult v = testing::Run({bin, "--version"});
+    EXPECT_EQ(v.exit_code, 0) << bin << v.err;
+    EXPECT_NE(v.out.find(" 0."), std::string::npos) << bin << ": " << v.out;
+  }
+}
+
 TEST_F(CollectorE2E, DaemonRejectsBadFlagsAndBusyPort) {
   RunResult bad = testing::Run({GPUSPYD_BIN, "--fsync", "sometimes", "--data-dir", dir_.path()});
   EXPECT_NE(bad.exit_code, 0);

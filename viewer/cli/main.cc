@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     g.collector = env;
   }
   CLI::App app{"gpuspy: per-step GPU bottleneck reports for PyTorch/CUDA jobs", "gpuspy"};
+  app.set_version_flag("--version", std::string("gpuspy ") + GPUSPY_VERSION);
   app.require_subcommand(1);
   // Global options may follow the command too: `gpuspy run --collector ADDR -- ...`,
   // `gpuspy jobs --json`.

@@ -1,7 +1,5 @@
 #include "viewer/cli/report_view.h"
 
-#include "absl/strings/str_join.h"
-
 #include <algorithm>
 #include <iostream>
 
@@ -10,6 +8,7 @@
 #include "model/units.h"
 #include "viewer/cli/comm_view.h"
 #include "viewer/cli/composition_view.h"
+#include "viewer/cli/finding_groups.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/memory_view.h"
 #include "viewer/cli/table.h"
@@ -65,9 +64,34 @@ void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepR
   }
   t.Print(std::cout);
   if (after_table) after_table();
+  // Runs of steps with the same findings: said once, and their later steps in one line each.
+  const std::vector<FindingRun> runs = FindingRuns(
+      ordered, [&](uint64_t process_id) { return Label(labels, process_id); });
+  std::map<std::pair<std::string, int64_t>, int64_t> same_as;  // (rank, step) -> run's first step
+  if (!runs.empty()) {
+    std::cout << "\nacross steps:\n";
+    for (const FindingRun& r : runs) std::cout << "  " << Describe(r) << "\n";
+  }
+  for (const FindingRun& r : runs) {
+    for (const v1::StepReport* rp : ordered) {
+      const int64_t n = rp->step().number();
+      if (Label(labels, rp->step().process_id()) == r.rank && n > r.first_step && n <= r.last_step) {
+        same_as[{r.rank, n}] = r.first_step;
+      }
+    }
+  }
   for (const v1::StepReport* rp : ordered) {
     const v1::StepReport& rep = *rp;
     const auto& b = rep.breakdown();
+    const std::string rank = Label(labels, rep.step().process_id());
+    if (auto it = same_as.find({rank, rep.step().number()}); it != same_as.end()) {
+      std::cout << "\nrank " << rank << " step " << rep.step().number() << ": " << Ms(b.wall_ns())
+                << " ms, GPU busy " << Percent(b.gpu_busy_ns(), b.wall_ns())
+                << ", same findings as step " << it->second << " (" << rep.primary_bottleneck();
+      if (rep.findings(0).lost_ns() > 0) std::cout << " ~" << Ms(rep.findings(0).lost_ns()) << " ms lost";
+      std::cout << ")\n";
+      continue;
+    }
     std::cout << "\nrank " << Label(labels, rep.step().process_id()) << " step "
               << rep.step().number() << ": " << Ms(b.wall_ns()) << " ms, GPU busy "
               << Percent(b.gpu_busy_ns(), b.wall_ns()) << " (kernels " << Ms(b.kernel_ns())

@@ -44,6 +44,9 @@ constexpr int64_t kMlpTailKernelNs = 150 * kUs;
 // share), the attention pattern ~48 %.
 constexpr int kAttentionLayers = 12;
 
+// kHostBound: Python mid-step, longer than the GPU work queued ahead of it.
+constexpr int64_t kHostBoundPythonNs = 60 * kMs;
+
 // The single-process scenarios' forward/backward (their pathology is in the kernels, syncs and
 // copies; the multi-rank scenarios have their own bodies in ComputeSegment).
 void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
@@ -52,12 +55,21 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
     case Scenario::kAllocChurn:
     case Scenario::kMemoryLeak:
     case Scenario::kInputStall:
+    case Scenario::kHostBound:
     default:  // (not reached by the multi-rank scenarios)
       for (int i = 0; i < 120; ++i) {
         const bool gemm = i % 3 == 0;
         t.Launch(gemm ? kTensorCoreGemms[i % 3] : kElementwise[i % 4],
                  static_cast<int64_t>((gemm ? 900 : 250) * kUs * slow));
         t.HostWork(15 * kUs);
+        if (scenario == Scenario::kHostBound && i == 60) {
+          // Python between two halves of the model (metrics on CPU tensors, a Python loop):
+          // longer than the ~27 ms of GPU work queued ahead, so the GPU runs dry. The user's
+          // NVTX range around it names it.
+          const int64_t start = t.host();
+          t.HostWork(kHostBoundPythonNs);
+          t.Range("compute_metrics", start, t.host(), 1);
+        }
       }
       break;
     case Scenario::kFp32Gemm:

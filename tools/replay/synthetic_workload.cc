@@ -188,7 +188,7 @@ std::vector<Scenario> AllScenarios() {
   return {Scenario::kHealthy,    Scenario::kSyncStall, Scenario::kLaunchStorm,
           Scenario::kCopyHeavy,  Scenario::kInputStall, Scenario::kFp32Gemm,
           Scenario::kAllocChurn, Scenario::kUnfusedMlp, Scenario::kEagerAttention,
-          Scenario::kMemoryLeak};
+          Scenario::kMemoryLeak, Scenario::kHostBound};
 }
 
 std::vector<Scenario> MultiRankScenarios() {
@@ -213,6 +213,7 @@ std::string ScenarioName(Scenario s) {
     case Scenario::kUnfusedMlp: return "unfused_mlp";
     case Scenario::kEagerAttention: return "eager_attention";
     case Scenario::kMemoryLeak: return "memory_leak";
+    case Scenario::kHostBound: return "host_bound";
     case Scenario::kStragglerCompute: return "straggler_compute";
     case Scenario::kStragglerInput: return "straggler_input";
     case Scenario::kExposedComm: return "exposed_comm";
@@ -233,6 +234,7 @@ std::string ExpectedPrimary(Scenario s) {
     case Scenario::kUnfusedMlp: return "unfused_elementwise";
     case Scenario::kEagerAttention: return "unfused_attention";
     case Scenario::kMemoryLeak: return "memory_growth";
+    case Scenario::kHostBound: return "host_bound";
     // The verdict of the ranks that wait (ExpectedPrimary(options, rank) names the straggler).
     case Scenario::kStragglerCompute: return "straggler_wait";
     case Scenario::kStragglerInput: return "straggler_wait";

@@ -29,6 +29,7 @@ enum class Scenario {
   kUnfusedMlp,   // GPU busy, but each GEMM is followed by 4 memory-bound kernels (>50% of GPU time)
   kEagerAttention,  // attention as bmm → masked_fill → softmax → dropout → bmm in every layer
   kMemoryLeak,   // the healthy body, plus a 64 MiB cudaMalloc per step that is never freed
+  kHostBound,    // the healthy body with 60 ms of Python mid-step (metrics on CPU): the GPU starves
   // Multi-rank (DDP-like) jobs; with one rank they run alone with no one to wait for.
   kStragglerCompute,  // the slow rank computes ~35% more per step; the others wait in all-reduces
   kStragglerInput,    // the slow rank's data loader takes ~40% of a step longer (GPU idle)

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "codec/batch_decoder.h"
-#include "inject/transport/ingest_client.h"
+#include "client/transport/ingest_client.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::inject {

@@ -31,7 +31,9 @@ struct Collector {
   }
   // The process of `key` as this collector stores it (process_id 0 if absent).
   ProcessRecord Process(const std::string& job, const std::string& key) {
-    for (const ProcessRecord& p : *store->ListProcesses(job)) {
+    absl::StatusOr<std::vector<ProcessRecord>> processes = store->ListProcesses(job);
+    if (!processes.ok()) return {};
+    for (const ProcessRecord& p : *processes) {
       if (p.identity.process_key() == key) return p;
     }
     return {};

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "absl/container/flat_hash_set.h"
 
 namespace gpuspy {
 namespace {
@@ -200,19 +199,6 @@ int64_t EndOf(const v1::Event& e) {
     case v1::Event::KIND_NOT_SET: return 0;
   }
   return 0;
-}
-
-void KeepWindow(int64_t from_ns, int64_t to_ns, std::vector<v1::Event>* events) {
-  auto touches = [&](const v1::Event& e) { return StartOf(e) < to_ns && EndOf(e) >= from_ns; };
-  absl::flat_hash_set<uint64_t> launches;  // correlation ids of the kept kernels, graph launches
-  for (const v1::Event& e : *events) {
-    if (e.has_kernel() && touches(e)) launches.insert(e.kernel().correlation_id());
-    if (e.has_graph_launch() && touches(e)) launches.insert(e.graph_launch().correlation_id());
-  }
-  std::erase_if(*events, [&](const v1::Event& e) {
-    if (e.has_collective()) return !launches.contains(e.collective().correlation_id());
-    return !touches(e);
-  });
 }
 
 void FromExpandedEvent(const v1::Event& ev, StringTable* t, EventColumns* out) {

@@ -21,9 +21,4 @@ int64_t StartOf(const v1::Event& event);
 // End time of any event kind (the timestamp for point events).
 int64_t EndOf(const v1::Event& event);
 
-// Keeps the events of `events` that belong to the window [from_ns, to_ns): spans that touch it,
-// point events inside it, and collectives whose kernel (or graph launch, by correlation id) is
-// kept. Other untimed events (external correlations) are dropped. Order is kept.
-void KeepWindow(int64_t from_ns, int64_t to_ns, std::vector<v1::Event>* events);
-
 }  // namespace gpuspy

@@ -95,7 +95,7 @@ void RunDetectors(const EventColumns& ev, const StringTable& strings, const Step
     f.set_title("GPU idle " + FormatPercent(ctx.ShareOfWall(b.gpu_idle_ns())) +
                 " of the step without a single dominant cause");
     f.set_lost_ns(b.gpu_idle_ns());
-    f.set_severity(SeverityFor(ctx.ShareOfWall(b.gpu_idle_ns())));
+    f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.gpu_idle_ns()))));
     AddEvidence(&f, "idle_sync_blocked", FormatMs(b.idle_sync_blocked_ns()));
     AddEvidence(&f, "idle_launch_bound", FormatMs(b.idle_launch_bound_ns()));
     AddEvidence(&f, "idle_input", FormatMs(b.idle_input_ns()));

@@ -96,7 +96,7 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
       v1::Finding* f = AddFinding(&r, "warmup");
       f->set_title("warm-up step: " + FormatMs(wall) + " vs a steady " + FormatMs(median));
       f->set_lost_ns(wall - median);
-      f->set_severity("info");
+      f->set_severity(SeverityName(Severity::kInfo));
       AddEvidence(f, "new_kernels", std::to_string(fresh.size()));
       f->set_fix_hint("excluded from steady-state figures; warm-up covers cuDNN autotuning, "
                       "torch.compile compilation and allocator growth");
@@ -107,7 +107,7 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
                    "." + std::to_string(wall * 10 / median % 10) + "x the median " +
                    FormatMs(median));
       f->set_lost_ns(wall - median);
-      f->set_severity(SeverityFor(static_cast<double>(wall - median) / wall));
+      f->set_severity(SeverityName(SeverityFor(static_cast<double>(wall - median) / wall)));
       if (!fresh.empty()) {
         AddEvidence(f, "new_kernels", std::to_string(fresh.size()) + ", e.g. " + fresh[0]);
         f->set_fix_hint("new kernels appeared mid-run: a recompile (torch.compile guard "
@@ -121,7 +121,7 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
       v1::Finding* f = AddFinding(&r, "new_kernels");
       f->set_title(std::to_string(fresh.size()) + " kernels never seen in earlier steps");
       f->set_lost_ns(0);
-      f->set_severity("info");
+      f->set_severity(SeverityName(Severity::kInfo));
       AddEvidence(f, "kernel", fresh[0]);
       f->set_fix_hint("a new code path or a recompile; expected only if the step does "
                       "something different (evaluation, checkpoint)");

@@ -50,7 +50,8 @@ void AddStepTimeStragglers(const std::vector<std::vector<StepAnalysis>*>& ranks)
       f->set_title("this rank is the slowest in " + std::to_string(slowest[r]) + "/" +
                    std::to_string(compared) + " steps; the others wait ~" + FormatMs(lag));
       f->set_lost_ns(lag);
-      f->set_severity(SeverityFor(static_cast<double>(lag) / mine->report.breakdown().wall_ns()));
+      f->set_severity(SeverityName(
+          SeverityFor(static_cast<double>(lag) / mine->report.breakdown().wall_ns())));
       AddEvidence(f, "median_rank_step", FormatMs(median));
       f->set_fix_hint("look at this rank's own findings (input stall, syncs) and its host: "
                       "uneven data sharding, a slower GPU/NIC, or CPU contention");

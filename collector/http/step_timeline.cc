@@ -1,7 +1,8 @@
 #include "collector/http/step_timeline.h"
 
+#include <shared_mutex>
+
 #include "absl/strings/str_cat.h"
-#include "codec/expanded_events.h"
 #include "collector/analysis/idle_attribution.h"
 #include "collector/http/timeline_json.h"
 
@@ -27,17 +28,19 @@ absl::StatusOr<std::string> StepTimeline(QueryEngine* engine, const std::string&
   er.set_from_ns(found->start_ns());
   er.set_to_ns(found->end_ns());
   er.set_limit(kMaxEventLimit);
-  absl::StatusOr<v1::GetEventsResponse> events = engine->GetEvents(er);
+  absl::StatusOr<SelectedEvents> events = engine->ReadEvents(er);
   if (!events.ok()) return events.status();
-
-  EventColumns columns;
-  StringTable strings;
-  for (const v1::ProcessEvents& p : events->processes()) {
-    for (const v1::Event& e : p.events()) FromExpandedEvent(e, &strings, &columns);
-  }
   const analysis::Interval window{found->start_ns(), found->end_ns()};
-  const analysis::IdleAttribution idle = analysis::AttributeIdle(columns, strings, window);
-  return TimelineJson(columns, strings, window, idle, events->truncated());
+  // One process (ParseTimelineQuery insists): its events resolve against its own dictionary,
+  // held shared while they are read, as GetEvents holds it to expand them.
+  if (events->processes.empty()) {
+    return absl::NotFoundError(absl::StrCat("job '", job_id, "' has no process ", process_id));
+  }
+  const WindowEvents& step_events = events->processes.front().window;
+  std::shared_lock lock(step_events.dictionary->mu);
+  const StringTable& strings = step_events.dictionary->dict.strings();
+  const analysis::IdleAttribution idle = analysis::AttributeIdle(step_events.events, strings, window);
+  return TimelineJson(step_events.events, strings, window, idle, events->truncated);
 }
 
 }  // namespace gpuspy::collector

@@ -1,9 +1,11 @@
 #include "collector/http/trace_export.h"
 
+#include <shared_mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "codec/expanded_events.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 
 namespace gpuspy::collector {
@@ -33,9 +35,17 @@ absl::StatusOr<std::string> ExportTraceJson(QueryEngine* engine, const std::stri
   }
   // Bounds the document (and the collector's memory) for a whole-job export of a long run.
   er.set_limit(5'000'000);
-  absl::StatusOr<v1::GetEventsResponse> events = engine->GetEvents(er);
+  absl::StatusOr<SelectedEvents> events = engine->ReadEvents(er);
   if (!events.ok()) return events.status();
-  exporters::AttachEvents(&*events, &processes);
+  // The writer reads v1::Events (the CLI hands it Query answers): expand each process's selected
+  // columns straight into its place, without a GetEventsResponse in between.
+  for (const ProcessWindowEvents& pe : events->processes) {
+    for (exporters::ExportedProcess& p : processes) {
+      if (p.process_id != pe.process_id) continue;
+      std::shared_lock lock(pe.window.dictionary->mu);
+      ToExpandedEvents(pe.window.events, pe.window.dictionary->dict.strings(), &p.events);
+    }
+  }
   return exporters::ChromeTraceJson(processes);
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "collector/storage/dictionary_cache.h"
@@ -17,6 +18,16 @@ struct WindowEvents {
   // Resolves the events' string refs. Hold `dictionary->mu` shared while reading its strings.
   std::shared_ptr<DictionaryCache::Entry> dictionary;
   uint64_t undecodable_batches = 0;  // stored batches that failed to decode (counted, skipped)
+};
+
+// What GetEvents answers, column-wise (QueryEngine::ReadEvents).
+struct ProcessWindowEvents {
+  uint64_t process_id = 0;
+  WindowEvents window;  // only the selected events, each kind in time order
+};
+struct SelectedEvents {
+  std::vector<ProcessWindowEvents> processes;
+  bool truncated = false;  // the request's limit cut the answer short
 };
 
 class EventReader {

@@ -16,6 +16,7 @@
 #include "collector/analysis/rank_matrix.h"
 #include "collector/analysis/step_report.h"
 #include "collector/query/loss_notes.h"
+#include "model/event_selection.h"
 
 namespace gpuspy::collector {
 namespace {
@@ -345,7 +346,7 @@ absl::StatusOr<v1::GetJobSummaryResponse> QueryEngine::GetJobSummary(
   return out;
 }
 
-absl::StatusOr<v1::GetEventsResponse> QueryEngine::GetEvents(const v1::GetEventsRequest& request) {
+absl::StatusOr<SelectedEvents> QueryEngine::ReadEvents(const v1::GetEventsRequest& request) {
   if (request.to_ns() < request.from_ns()) {
     return absl::InvalidArgumentError("to_ns is before from_ns");
   }
@@ -354,31 +355,44 @@ absl::StatusOr<v1::GetEventsResponse> QueryEngine::GetEvents(const v1::GetEvents
   if (!processes.ok()) return processes.status();
   const uint32_t limit = request.limit() == 0 ? kDefaultEventLimit
                                               : std::min(request.limit(), kMaxEventLimit);
-  const bool windowed = request.from_ns() != 0 || request.to_ns() != 0;
-  v1::GetEventsResponse out;
+  SelectedEvents out;
   uint64_t budget = limit;
   for (const ProcessRecord& p : *processes) {
     absl::StatusOr<WindowEvents> window =
         reader_.Read(p.process_id, request.from_ns(), request.to_ns());
     if (!window.ok()) return window.status();
-    std::vector<v1::Event> expanded;
-    {
-      std::shared_lock lock(window->dictionary->mu);
-      ToExpandedEvents(window->events, window->dictionary->dict.strings(), &expanded);
-    }
+    ProcessWindowEvents& selected = out.processes.emplace_back();
+    selected.process_id = p.process_id;
+    selected.window.dictionary = window->dictionary;
+    selected.window.undecodable_batches = window->undecodable_batches;
     // The stored batches overlapping the window hold events outside it too.
-    if (windowed) KeepWindow(request.from_ns(), request.to_ns(), &expanded);
+    const Selection s = SelectEvents(window->events, request.from_ns(), request.to_ns(), budget,
+                                     &selected.window.events);
+    budget -= s.events;
+    if (s.truncated) {
+      out.truncated = true;
+      break;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<v1::GetEventsResponse> QueryEngine::GetEvents(const v1::GetEventsRequest& request) {
+  absl::StatusOr<SelectedEvents> selected = ReadEvents(request);
+  if (!selected.ok()) return selected.status();
+  v1::GetEventsResponse out;
+  out.set_truncated(selected->truncated);
+  std::vector<v1::Event> expanded;
+  for (const ProcessWindowEvents& p : selected->processes) {
+    expanded.clear();
+    {
+      std::shared_lock lock(p.window.dictionary->mu);
+      ToExpandedEvents(p.window.events, p.window.dictionary->dict.strings(), &expanded);
+    }
     auto* pe = out.add_processes();
     pe->set_process_id(p.process_id);
-    for (v1::Event& e : expanded) {
-      if (budget == 0) {
-        out.set_truncated(true);
-        break;
-      }
-      *pe->add_events() = std::move(e);
-      --budget;
-    }
-    if (out.truncated()) break;
+    pe->mutable_events()->Reserve(static_cast<int>(expanded.size()));
+    for (v1::Event& e : expanded) *pe->add_events() = std::move(e);
   }
   return out;
 }

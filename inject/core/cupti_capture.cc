@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "inject/core/core_log.h"
+#include "client/log/log_line.h"
 
 namespace gpuspy::inject {
 namespace {

@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/log/log_line.h"
+#include "client/transport/ingest_client.h"
 #include "codec/batch_decoder.h"
-#include "inject/core/core_log.h"
-#include "inject/transport/ingest_client.h"
 
 namespace gpuspy::inject {
 namespace {

@@ -12,15 +12,15 @@
 #include <mutex>
 #include <thread>
 
+#include "client/spill/batch_sink.h"
+#include "client/spill/spill_adoption.h"
+#include "client/spill/spill_file.h"
 #include "codec/batch_encoder.h"
 #include "inject/core/activity_parser.h"
-#include "inject/core/batch_sink.h"
 #include "inject/core/buffer_pool.h"
 #include "inject/core/call_site_queue.h"
 #include "inject/core/capture_window.h"
 #include "inject/core/core_config.h"
-#include "inject/core/spill_adoption.h"
-#include "inject/core/spill_file.h"
 
 namespace gpuspy::inject {
 

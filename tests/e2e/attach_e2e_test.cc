@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -26,14 +27,9 @@ class AttachE2E : public ::testing::Test {
 
   // Starts gpuspyd on `port` (0 = any free one) over the test's data dir.
   void StartDaemon(int port) {
-    const std::string port_file = dir_.path() + "/port" + std::to_string(++starts_);
-    daemon_ = std::make_unique<Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--unix", "", "--http", "", "--data-dir", dir_.path() + "/store",
-                                 "--port-file", port_file, "--log-level", "info"},
-        dir_.path() + "/gpuspyd.log");
-    port_ = testing::WaitForPortFile(port_file);
-    ASSERT_GT(port_, 0) << testing::ReadFile(dir_.path() + "/gpuspyd.log");
+    daemon_.set_port(port);
+    ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+    port_ = daemon_.port();
     channel_ = grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials());
     query_ = v1::Query::NewStub(channel_);
     control_ = v1::Control::NewStub(channel_);
@@ -129,9 +125,8 @@ class AttachE2E : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<Process> daemon_;
+  testing::Gpuspyd daemon_{{.binary = GPUSPYD_BIN, .dir = dir_.path(), .log_level = "info"}};
   int port_ = 0;
-  int starts_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Query::Stub> query_;
   std::unique_ptr<v1::Control::Stub> control_;
@@ -288,7 +283,7 @@ TEST_F(AttachE2E, CollectorRestartMidCaptureLosesNoStepOfTheWindow) {
   ASSERT_TRUE(WaitForState("restart", 1, "capturing"));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const int port = port_;
-  daemon_->Stop(SIGKILL);
+  daemon_.Stop(SIGKILL);
   // The process keeps its window going on its own (spilling), whatever the collector does.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   StartDaemon(port);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -22,14 +23,8 @@ constexpr int kSteps = 6;
 class CallSiteE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string port_file = dir_.path() + "/port";
-    daemon_ = std::make_unique<Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
-                                 "--data-dir", dir_.path() + "/store", "--port-file", port_file,
-                                 "--log-level", "warn"},
-        dir_.path() + "/gpuspyd.log");
-    port_ = testing::WaitForPortFile(port_file);
-    ASSERT_GT(port_, 0) << testing::ReadFile(dir_.path() + "/gpuspyd.log");
+    ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+    port_ = daemon_.port();
   }
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
 
@@ -70,7 +65,7 @@ class CallSiteE2E : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<Process> daemon_;
+  testing::Gpuspyd daemon_{{.binary = GPUSPYD_BIN, .dir = dir_.path()}};
   int port_ = 0;
 };
 

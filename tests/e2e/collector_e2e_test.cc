@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -22,38 +23,6 @@ using testing::Process;
 
 using testing::RunResult;
 using testing::TempDir;
-
-// One gpuspyd on an ephemeral port with its own data dir; restartable on the same data.
-class Daemon {
- public:
-  explicit Daemon(const std::string& data_dir) : data_dir_(data_dir) {}
-  ~Daemon() { Stop(SIGKILL); }
-
-  bool Start() {
-    const std::string port_file = data_dir_ + "/port." + std::to_string(++starts_);
-    process_ = std::make_unique<Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
-                                 "--data-dir", data_dir_ + "/store", "--port-file", port_file,
-                                 "--log-level", "warn"},
-        data_dir_ + "/gpuspyd.log");
-    port_ = testing::WaitForPortFile(port_file);
-    return port_ > 0;
-  }
-  int Stop(int sig) {
-    if (process_ == nullptr) return 0;
-    const int code = process_->Stop(sig);
-    process_.reset();
-    return code;
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::string log() const { return testing::ReadFile(data_dir_ + "/gpuspyd.log"); }
-
- private:
-  std::string data_dir_;
-  std::unique_ptr<Process> process_;
-  int port_ = 0;
-  int starts_ = 0;
-};
 
 std::unique_ptr<v1::Query::Stub> QueryStub(const std::string& address) {
   return v1::Query::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
@@ -131,7 +100,8 @@ std::map<int, std::vector<std::string>> QueryEvents(const std::string& address,
 class CollectorE2E : public ::testing::Test {
  protected:
   TempDir dir_;
-  Daemon daemon_{dir_.path()};
+  // One gpuspyd on an ephemeral port with its own data dir; restartable on the same data.
+  testing::Gpuspyd daemon_{{.binary = GPUSPYD_BIN, .dir = dir_.path()}};
 };
 
 TEST_F(CollectorE2E, EveryReplayedEventComesBackAndSurvivesRestart) {

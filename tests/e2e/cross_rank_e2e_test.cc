@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -64,13 +65,9 @@ class CrossRankE2E : public ::testing::Test {
   // One job for all tests: starting 4 processes and a daemon is the slow part.
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
-    const std::string port_file = dir_->path() + "/port";
-    daemon_ = new Process({GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
-                           "--data-dir", dir_->path() + "/store", "--port-file", port_file,
-                           "--log-level", "warn"},
-                          dir_->path() + "/gpuspyd.log");
-    port_ = testing::WaitForPortFile(port_file);
-    if (port_ <= 0) return;
+    daemon_ = new testing::Gpuspyd({.binary = GPUSPYD_BIN, .dir = dir_->path()});
+    if (!daemon_->Start()) return;
+    port_ = daemon_->port();
     const std::string barrier = dir_->path() + "/barrier";
     std::filesystem::create_directories(barrier);
     std::vector<std::unique_ptr<Process>> ranks;
@@ -183,13 +180,13 @@ class CrossRankE2E : public ::testing::Test {
   }
 
   static testing::TempDir* dir_;
-  static Process* daemon_;
+  static testing::Gpuspyd* daemon_;
   static int port_;
   static int exit_codes_[kWorldSize];
 };
 
 testing::TempDir* CrossRankE2E::dir_ = nullptr;
-Process* CrossRankE2E::daemon_ = nullptr;
+testing::Gpuspyd* CrossRankE2E::daemon_ = nullptr;
 int CrossRankE2E::port_ = 0;
 int CrossRankE2E::exit_codes_[kWorldSize] = {};
 

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -34,6 +35,12 @@ std::vector<std::string> DaemonArgv(const std::string& store, const std::string&
                                     const std::string& port_file) {
   return {GPUSPYD_BIN, "--listen",    "127.0.0.1:0", "--port-file", port_file, "--unix", socket,
           "--http",    "",            "--data-dir",  store,         "--log-level", "info"};
+}
+
+// The daemon that owns `socket`, over data dir dir/a (a.log, a.port.N in `dir`).
+testing::GpuspydOptions SocketDaemon(const std::string& dir, const std::string& socket) {
+  return {.binary = GPUSPYD_BIN, .dir = dir, .name = "a", .data_dir = dir + "/a",
+          .log_level = "info", .flags = {"--unix", socket}};
 }
 
 // ListJobs over `address` ("unix:/path" or host:port) within two seconds.
@@ -63,9 +70,8 @@ void MakeStaleSocket(const std::string& path) {
 TEST(UnixSocketOwnershipE2E, ASecondDaemonIsRefusedAndTheFirstKeepsItsSocket) {
   TempDir dir;
   const std::string socket = dir.path() + "/sock/gpuspyd.sock";
-  Process first(DaemonArgv(dir.path() + "/a", socket, dir.path() + "/a.port"),
-                dir.path() + "/a.log");
-  ASSERT_GT(testing::WaitForPortFile(dir.path() + "/a.port"), 0) << testing::ReadFile(dir.path() + "/a.log");
+  testing::Gpuspyd first(SocketDaemon(dir.path(), socket));
+  ASSERT_TRUE(first.Start()) << first.log();
   ASSERT_TRUE(Answers("unix:" + socket));
 
   // Another data dir and TCP port: the socket path is all the two have in common.
@@ -92,10 +98,10 @@ TEST(UnixSocketOwnershipE2E, AStaleSocketIsReplaced) {
   std::filesystem::create_directories(dir.path() + "/sock");
   chmod((dir.path() + "/sock").c_str(), 0700);
   MakeStaleSocket(socket);
-  Process daemon(DaemonArgv(dir.path() + "/a", socket, dir.path() + "/a.port"), dir.path() + "/a.log");
-  ASSERT_GT(testing::WaitForPortFile(dir.path() + "/a.port"), 0) << testing::ReadFile(dir.path() + "/a.log");
+  testing::Gpuspyd daemon(SocketDaemon(dir.path(), socket));
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
   EXPECT_TRUE(Answers("unix:" + socket));
-  EXPECT_NE(testing::ReadFile(dir.path() + "/a.log").find("removed the stale socket"), std::string::npos);
+  EXPECT_NE(daemon.log().find("removed the stale socket"), std::string::npos);
 }
 
 // Every directory and file under `root` that another uid could read or enter.
@@ -174,10 +180,10 @@ Answer Everything(const std::string& address) {
 // A daemon over `store` until the end of `body(address)`.
 template <typename Body>
 void WithDaemon(const std::string& dir, const std::string& store, const std::string& name, Body body) {
-  Process daemon(DaemonArgv(store, "", dir + "/" + name + ".port"), dir + "/" + name + ".log");
-  const int port = testing::WaitForPortFile(dir + "/" + name + ".port");
-  ASSERT_GT(port, 0) << testing::ReadFile(dir + "/" + name + ".log");
-  body("127.0.0.1:" + std::to_string(port));
+  testing::Gpuspyd daemon(
+      {.binary = GPUSPYD_BIN, .dir = dir, .name = name, .data_dir = store, .log_level = "info"});
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  body(daemon.address());
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);  // checkpoints: everything is in index.sqlite
 }
 

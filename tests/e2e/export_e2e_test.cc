@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -45,14 +46,8 @@ print(len(ev))
 class ExportE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    daemon_ = std::make_unique<testing::Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "", "--data-dir",
-                                 dir_.path() + "/store", "--port-file", dir_.path() + "/port",
-                                 "--log-level", "warn"},
-        dir_.path() + "/log");
-    const int port = testing::WaitForPortFile(dir_.path() + "/port");
-    ASSERT_GT(port, 0);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+    address_ = daemon_.address();
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(-1);  // a whole job's events in one answer
     stub_ = v1::Query::NewStub(
@@ -154,7 +149,7 @@ class ExportE2E : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<testing::Process> daemon_;
+  testing::Gpuspyd daemon_{{.binary = GPUSPYD_BIN, .dir = dir_.path()}};
   std::string address_;
   std::unique_ptr<v1::Query::Stub> stub_;
 };

@@ -42,10 +42,11 @@ constexpr const char* kKinds[] = {"kernels", "runtime_api", "driver_api", "memcp
 }  // namespace
 
 FaultyDaemon::FaultyDaemon(std::string dir, std::vector<std::string> extra_args)
-    : dir_(std::move(dir)), extra_args_(std::move(extra_args)) {}
+    : daemon_({.binary = GPUSPYD_BIN, .dir = std::move(dir), .log_level = "info",
+               .flags = std::move(extra_args), .start_timeout = std::chrono::milliseconds(15000)}) {}
 
 FaultyDaemon::~FaultyDaemon() {
-  if (process_ != nullptr) Kill();
+  if (daemon_.started()) Kill();
 }
 
 bool FaultyDaemon::Start() {
@@ -61,44 +62,34 @@ bool FaultyDaemon::Start() {
 bool FaultyDaemon::StartPrivately() { return StartOn(0); }
 
 bool FaultyDaemon::StartOn(int port) {
-  const std::string port_file = dir_ + "/port." + std::to_string(++starts_);
-  std::vector<std::string> argv = {GPUSPYD_BIN, "--listen",    "127.0.0.1:" + std::to_string(port),
-                                   "--unix",    "",            "--data-dir",
-                                   data_dir(),  "--port-file", port_file,
-                                   "--log-level", "info"};
-  // No HTTP listener unless the test asks for one.
-  if (std::find(extra_args_.begin(), extra_args_.end(), "--http") == extra_args_.end()) {
-    argv.insert(argv.end(), {"--http", ""});
-  }
-  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
-  process_ = std::make_unique<Process>(argv, dir_ + "/gpuspyd.log");
-  current_port_ = WaitForPortFile(port_file, std::chrono::milliseconds(15000));
-  if (current_port_ > 0) return true;
-  process_->Stop(SIGKILL);
-  process_.reset();
+  daemon_.set_port(port);
+  const bool up = daemon_.Start();
+  current_port_ = daemon_.port();
+  if (up) return true;
+  daemon_.Stop(SIGKILL);
+  current_port_ = 0;
   return false;
 }
 
 void FaultyDaemon::Kill() { Stop(SIGKILL); }
 
 int FaultyDaemon::Stop(int sig) {
-  if (process_ == nullptr) return 0;
-  kill(process_->pid(), SIGCONT);  // a frozen daemon could not act on SIGTERM
-  const int code = process_->Stop(sig, std::chrono::milliseconds(15000));
-  process_.reset();
+  if (!daemon_.started()) return 0;
+  kill(daemon_.pid(), SIGCONT);  // a frozen daemon could not act on SIGTERM
+  const int code = daemon_.Stop(sig, std::chrono::milliseconds(15000));
   current_port_ = 0;
   return code;
 }
 
 void FaultyDaemon::Freeze() {
-  if (process_ != nullptr) kill(process_->pid(), SIGSTOP);
+  if (daemon_.started()) kill(daemon_.pid(), SIGSTOP);
 }
 
 void FaultyDaemon::Thaw() {
-  if (process_ != nullptr) kill(process_->pid(), SIGCONT);
+  if (daemon_.started()) kill(daemon_.pid(), SIGCONT);
 }
 
-pid_t FaultyDaemon::pid() const { return process_ != nullptr ? process_->pid() : -1; }
+pid_t FaultyDaemon::pid() const { return daemon_.pid(); }
 
 std::string FaultyDaemon::address() const {
   return "127.0.0.1:" + std::to_string(current_port_);
@@ -106,11 +97,11 @@ std::string FaultyDaemon::address() const {
 
 std::string FaultyDaemon::public_address() const { return "127.0.0.1:" + std::to_string(port_); }
 
-std::string FaultyDaemon::log() const { return ReadFile(dir_ + "/gpuspyd.log"); }
+std::string FaultyDaemon::log() const { return daemon_.log(); }
 
-long FaultyDaemon::PeakRssKb() const { return process_ ? StatusField(process_->pid(), "VmHWM") : 0; }
+long FaultyDaemon::PeakRssKb() const { return daemon_.started() ? StatusField(daemon_.pid(), "VmHWM") : 0; }
 
-long FaultyDaemon::RssKb() const { return process_ ? StatusField(process_->pid(), "VmRSS") : 0; }
+long FaultyDaemon::RssKb() const { return daemon_.started() ? StatusField(daemon_.pid(), "VmRSS") : 0; }
 
 std::vector<std::string> InjectEnv(const std::string& job, const std::string& collector,
                                    const std::string& spill_dir) {

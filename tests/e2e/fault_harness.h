@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuspy/v1/services.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::testing {
@@ -36,12 +37,12 @@ class FaultyDaemon {
   int Stop(int sig);    // that signal, then waits; the exit code (-signal if killed)
   void Freeze();        // SIGSTOP: connections open, nothing answers
   void Thaw();          // SIGCONT
-  bool running() const { return process_ != nullptr; }
+  bool running() const { return daemon_.started(); }
   pid_t pid() const;
   int port() const { return port_; }
   std::string address() const;       // the current listener (the private one if so started)
   std::string public_address() const;
-  std::string data_dir() const { return dir_ + "/store"; }
+  std::string data_dir() const { return daemon_.data_dir(); }
   std::string log() const;
   // VmHWM / VmRSS of the running daemon, KiB (0 if not running).
   long PeakRssKb() const;
@@ -49,12 +50,9 @@ class FaultyDaemon {
 
  private:
   bool StartOn(int port);
-  std::string dir_;
-  std::vector<std::string> extra_args_;
-  std::unique_ptr<Process> process_;
+  Gpuspyd daemon_;
   int port_ = 0;          // the public port
   int current_port_ = 0;  // what the running daemon listens on
-  int starts_ = 0;
 };
 
 // The environment `gpuspy run` would give a program, with the fake CUPTI and a private spill dir.

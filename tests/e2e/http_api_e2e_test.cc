@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "httplib.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -12,17 +13,9 @@ namespace {
 class HttpApiE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    daemon_ = std::make_unique<testing::Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http",
-                                 "127.0.0.1:0", "--http-port-file", dir_.path() + "/http",
-                                 "--data-dir", dir_.path() + "/store", "--port-file",
-                                 dir_.path() + "/port", "--log-level", "warn"},
-        dir_.path() + "/log");
-    const int grpc_port = testing::WaitForPortFile(dir_.path() + "/port");
-    http_port_ = testing::WaitForPortFile(dir_.path() + "/http");
-    ASSERT_GT(grpc_port, 0) << testing::ReadFile(dir_.path() + "/log");
-    ASSERT_GT(http_port_, 0);
-    ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", "127.0.0.1:" + std::to_string(grpc_port),
+    ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+    http_port_ = daemon_.http_port();
+    ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", daemon_.address(),
                             "--job", "web", "--steps", "5", "--ranks", "2"})
                   .exit_code,
               0);
@@ -35,7 +28,7 @@ class HttpApiE2E : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<testing::Process> daemon_;
+  testing::Gpuspyd daemon_{{.binary = GPUSPYD_BIN, .dir = dir_.path(), .http = true}};
   int http_port_ = 0;
 };
 
@@ -104,8 +97,7 @@ TEST_F(HttpApiE2E, UnknownParametersAndInvalidUtf8Are400ByName) {
   auto job_not_utf8 = Get("/api/jobs/%C0%AF/summary");
   ASSERT_TRUE(job_not_utf8);
   EXPECT_EQ(job_not_utf8->status, 400);
-  EXPECT_EQ(testing::ReadFile(dir_.path() + "/log").find("libprotobuf ERROR"), std::string::npos)
-      << testing::ReadFile(dir_.path() + "/log");
+  EXPECT_EQ(daemon_.log().find("libprotobuf ERROR"), std::string::npos) << daemon_.log();
 }
 
 TEST_F(HttpApiE2E, TraceOfAStepRangeIsAChromeTrace) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -47,13 +48,9 @@ TEST_P(ImportE2E, EveryGpuEventAndStepOfTheTraceArrives) {
   const std::string file = TraceDir() + "/" + GetParam();
   if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present (shared/ not beside the repo)";
   testing::TempDir dir;
-  testing::Process daemon({GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "", "--data-dir",
-                           dir.path() + "/store", "--port-file", dir.path() + "/port", "--log-level",
-                           "warn"},
-                          dir.path() + "/log");
-  const int port = testing::WaitForPortFile(dir.path() + "/port");
-  ASSERT_GT(port, 0);
-  const std::string address = "127.0.0.1:" + std::to_string(port);
+  testing::Gpuspyd daemon({.binary = GPUSPYD_BIN, .dir = dir.path()});
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const std::string address = daemon.address();
 
   testing::RunResult expected = testing::Run({"python3", "-c", kCounter, file});
   ASSERT_EQ(expected.exit_code, 0) << expected.err;

@@ -11,6 +11,7 @@
 
 #include "codec/batch_encoder.h"
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -21,16 +22,8 @@ using Stream = grpc::ClientReaderWriter<v1::ClientMessage, v1::ServerMessage>;
 class IngestBadInput : public ::testing::Test {
  protected:
   void SetUp() override {
-    port_file_ = dir_.path() + "/port";
-    daemon_ = std::make_unique<testing::Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
-                                 "--data-dir", dir_.path() + "/store", "--port-file", port_file_,
-                                 "--max-message-bytes", "1048576", "--log-level", "warn"},
-        dir_.path() + "/gpuspyd.log");
-    const int port = testing::WaitForPortFile(port_file_);
-    ASSERT_GT(port, 0) << testing::ReadFile(dir_.path() + "/gpuspyd.log");
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                   grpc::InsecureChannelCredentials());
+    ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+    channel_ = grpc::CreateChannel(daemon_.address(), grpc::InsecureChannelCredentials());
     ingest_ = v1::Ingest::NewStub(channel_);
     query_ = v1::Query::NewStub(channel_);
   }
@@ -121,8 +114,8 @@ class IngestBadInput : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::string port_file_;
-  std::unique_ptr<testing::Process> daemon_;
+  testing::Gpuspyd daemon_{
+      {.binary = GPUSPYD_BIN, .dir = dir_.path(), .flags = {"--max-message-bytes", "1048576"}}};
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Ingest::Stub> ingest_;
   std::unique_ptr<v1::Query::Stub> query_;

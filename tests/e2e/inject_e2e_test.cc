@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -34,14 +35,9 @@ struct KindCounts {
 class InjectE2E : public ::testing::Test {
  protected:
   void StartDaemon(int port = 0) {
-    const std::string port_file = dir_.path() + "/port" + std::to_string(++starts_);
-    daemon_ = std::make_unique<Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:" + std::to_string(port),
-                                 "--unix", "", "--http", "", "--data-dir", dir_.path() + "/store", "--port-file",
-                                 port_file, "--log-level", "warn"},
-        dir_.path() + "/gpuspyd.log");
-    port_ = testing::WaitForPortFile(port_file);
-    ASSERT_GT(port_, 0) << testing::ReadFile(dir_.path() + "/gpuspyd.log");
+    daemon_.set_port(port);
+    ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+    port_ = daemon_.port();
   }
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
 
@@ -136,9 +132,8 @@ class InjectE2E : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<Process> daemon_;
+  testing::Gpuspyd daemon_{{.binary = GPUSPYD_BIN, .dir = dir_.path()}};
   int port_ = 0;
-  int starts_ = 0;
 };
 
 TEST_F(InjectE2E, CapturesExactlyWhatTheProgramDid) {

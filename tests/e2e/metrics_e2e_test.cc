@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "httplib.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -35,16 +36,9 @@ std::map<std::string, double> Samples(const std::string& text) {
 class MetricsE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    daemon_ = std::make_unique<testing::Process>(
-        std::vector<std::string>{GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http",
-                                 "127.0.0.1:0", "--http-port-file", dir_.path() + "/http",
-                                 "--data-dir", dir_.path() + "/store", "--port-file",
-                                 dir_.path() + "/port", "--log-level", "warn"},
-        dir_.path() + "/log");
-    grpc_port_ = testing::WaitForPortFile(dir_.path() + "/port");
-    http_port_ = testing::WaitForPortFile(dir_.path() + "/http");
-    ASSERT_GT(grpc_port_, 0) << testing::ReadFile(dir_.path() + "/log");
-    ASSERT_GT(http_port_, 0);
+    ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+    grpc_port_ = daemon_.port();
+    http_port_ = daemon_.http_port();
   }
 
   void Replay(const std::string& job, const std::string& scenario, int ranks) {
@@ -67,7 +61,7 @@ class MetricsE2E : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::unique_ptr<testing::Process> daemon_;
+  testing::Gpuspyd daemon_{{.binary = GPUSPYD_BIN, .dir = dir_.path(), .http = true}};
   int grpc_port_ = 0;
   int http_port_ = 0;
 };

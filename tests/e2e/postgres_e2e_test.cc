@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/subprocess.h"
 
@@ -24,41 +25,14 @@ using testing::Process;
 using testing::RunResult;
 using testing::TempDir;
 
+using testing::Gpuspyd;
+
 // One gpuspyd on an ephemeral port, storing in PostgreSQL (`postgres` non-empty) or in a data dir.
-class Daemon {
- public:
-  Daemon(std::string dir, std::string postgres) : dir_(std::move(dir)), postgres_(std::move(postgres)) {}
-  ~Daemon() { Stop(SIGKILL); }
-
-  bool Start() {
-    const std::string port_file = dir_ + "/port." + std::to_string(++starts_);
-    std::vector<std::string> argv = {GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
-                                     "--port-file", port_file, "--log-level", "warn"};
-    if (postgres_.empty()) {
-      argv.insert(argv.end(), {"--data-dir", dir_ + "/store"});
-    } else {
-      argv.insert(argv.end(), {"--postgres", postgres_});
-    }
-    process_ = std::make_unique<Process>(argv, dir_ + "/gpuspyd.log");
-    port_ = testing::WaitForPortFile(port_file);
-    return port_ > 0;
-  }
-  int Stop(int sig) {
-    if (process_ == nullptr) return 0;
-    const int code = process_->Stop(sig);
-    process_.reset();
-    return code;
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  std::string log() const { return testing::ReadFile(dir_ + "/gpuspyd.log"); }
-
- private:
-  std::string dir_;
-  std::string postgres_;
-  std::unique_ptr<Process> process_;
-  int port_ = 0;
-  int starts_ = 0;
-};
+testing::GpuspydOptions DaemonIn(const std::string& dir, const std::string& postgres) {
+  testing::GpuspydOptions o{.binary = GPUSPYD_BIN, .dir = dir};
+  if (!postgres.empty()) o.flags = {"--postgres", postgres};
+  return o;
+}
 
 std::unique_ptr<v1::Query::Stub> QueryStub(const std::string& address) {
   grpc::ChannelArguments args;
@@ -134,13 +108,13 @@ class PostgresE2E : public ::testing::Test {
     postgres_daemon_.reset();
     if (server_ != nullptr && !database_.empty()) server_->DropDatabase(database_);
   }
-  Daemon& PostgresDaemon() {
+  Gpuspyd& PostgresDaemon() {
     if (postgres_daemon_ == nullptr) {
-      postgres_daemon_ = std::make_unique<Daemon>(dir_.path(), server_->Conninfo(database_));
+      postgres_daemon_ = std::make_unique<Gpuspyd>(DaemonIn(dir_.path(), server_->Conninfo(database_)));
     }
     return *postgres_daemon_;
   }
-  RunResult Replay(const Daemon& d, const std::vector<std::string>& args) {
+  RunResult Replay(const Gpuspyd& d, const std::vector<std::string>& args) {
     std::vector<std::string> argv = {REPLAY_BIN, "--collector", d.address()};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::Run(argv);
@@ -149,13 +123,13 @@ class PostgresE2E : public ::testing::Test {
   TempDir dir_;
   testing::PostgresServer* server_ = nullptr;
   std::string database_;
-  std::unique_ptr<Daemon> postgres_daemon_;
+  std::unique_ptr<Gpuspyd> postgres_daemon_;
 };
 
 TEST_F(PostgresE2E, SameEventsStepsAndVerdictsAsTheEmbeddedStore) {
   TempDir embedded_dir;
-  Daemon embedded(embedded_dir.path(), "");
-  Daemon& hub = PostgresDaemon();
+  Gpuspyd embedded(DaemonIn(embedded_dir.path(), ""));
+  Gpuspyd& hub = PostgresDaemon();
   ASSERT_TRUE(embedded.Start()) << embedded.log();
   ASSERT_TRUE(hub.Start()) << hub.log();
   // Scenario -> the primary bottleneck its steady steps must get.
@@ -165,7 +139,7 @@ TEST_F(PostgresE2E, SameEventsStepsAndVerdictsAsTheEmbeddedStore) {
     const std::vector<std::string> workload = {"--job", scenario, "--ranks", "2", "--steps", "6",
                                                "--seed", "11", "--scenario", scenario,
                                                "--batch-events", "512"};
-    for (Daemon* d : {&embedded, &hub}) {
+    for (Gpuspyd* d : {&embedded, &hub}) {
       RunResult r = Replay(*d, workload);
       ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     }
@@ -196,7 +170,7 @@ TEST_F(PostgresE2E, SameEventsStepsAndVerdictsAsTheEmbeddedStore) {
 }
 
 TEST_F(PostgresE2E, AcknowledgedBatchesSurviveSigkillAndRestart) {
-  Daemon& hub = PostgresDaemon();
+  Gpuspyd& hub = PostgresDaemon();
   ASSERT_TRUE(hub.Start()) << hub.log();
   RunResult r = Replay(hub, {"--job", "crash", "--ranks", "2", "--steps", "4", "--batch-events", "256"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -229,7 +203,7 @@ TEST_F(PostgresE2E, UnreachableOrBusyDatabaseIsAClearStartupError) {
       << refused.err;
   EXPECT_EQ(refused.err.find("secret"), std::string::npos) << refused.err;
 
-  Daemon& hub = PostgresDaemon();
+  Gpuspyd& hub = PostgresDaemon();
   ASSERT_TRUE(hub.Start()) << hub.log();
   RunResult second = testing::Run({GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
                                    "--postgres", server_->Conninfo(database_)},

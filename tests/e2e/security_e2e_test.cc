@@ -28,6 +28,7 @@
 
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "httplib.h"
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -90,45 +91,19 @@ int HttpStatusAs(uid_t uid, int port, const std::string& path) {
   return got == 12 ? std::atoi(status + 9) : 0;
 }
 
-// A gpuspyd with the given extra flags, over a fresh data dir inside `dir`.
-class Daemon {
- public:
-  Daemon(const std::string& dir, std::vector<std::string> flags, bool tcp = true, bool http = true)
-      : dir_(dir) {
-    // Flags not given default to: TCP and HTTP on loopback (or off), no unix socket.
-    auto has = [&](const char* flag) { return std::find(flags.begin(), flags.end(), flag) != flags.end(); };
-    std::vector<std::string> argv = {GPUSPYD_BIN, "--data-dir", dir + "/store", "--log-level", "info"};
-    if (has("--listen")) {
-      tcp = false;
-    } else if (tcp) {
-      argv.insert(argv.end(), {"--listen", "127.0.0.1:0", "--port-file", dir + "/port"});
-    } else {
-      argv.insert(argv.end(), {"--listen", ""});
-    }
-    if (has("--http")) {
-      http = false;
-    } else if (http) {
-      argv.insert(argv.end(), {"--http", "127.0.0.1:0", "--http-port-file", dir + "/http"});
-    } else {
-      argv.insert(argv.end(), {"--http", ""});
-    }
-    if (!has("--unix")) argv.insert(argv.end(), {"--unix", ""});
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    process_ = std::make_unique<Process>(argv, dir + "/gpuspyd.log");
-    if (tcp) port_ = testing::WaitForPortFile(dir + "/port");
-    if (http) http_port_ = testing::WaitForPortFile(dir + "/http");
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-  int port() const { return port_; }
-  int http_port() const { return http_port_; }
-  std::string log() const { return testing::ReadFile(dir_ + "/gpuspyd.log"); }
+using testing::Gpuspyd;
 
- private:
-  std::string dir_;
-  std::unique_ptr<Process> process_;
-  int port_ = 0;
-  int http_port_ = 0;
-};
+// A gpuspyd with the given extra flags over dir/store: TCP and HTTP on ephemeral loopback ports
+// (unless `flags` set them, or `tcp` / `http` say none), no unix socket unless `flags` give one.
+// Whether it came up shows in port() / http_port() (0 if not).
+std::unique_ptr<Gpuspyd> StartDaemon(const std::string& dir, std::vector<std::string> flags,
+                                     bool tcp = true, bool http = true) {
+  auto d = std::make_unique<Gpuspyd>(testing::GpuspydOptions{
+      .binary = GPUSPYD_BIN, .dir = dir, .port = tcp ? 0 : -1, .http = http,
+      .log_level = "info", .flags = std::move(flags)});
+  d->Start();
+  return d;
+}
 
 class SecurityE2E : public ::testing::Test {
  protected:
@@ -140,10 +115,10 @@ class SecurityE2E : public ::testing::Test {
   }
 
   // A daemon requiring tokens on TCP (ingest/query and control).
-  std::unique_ptr<Daemon> TokenDaemon(std::vector<std::string> extra = {}) {
+  std::unique_ptr<Gpuspyd> TokenDaemon(std::vector<std::string> extra = {}) {
     std::vector<std::string> flags = {"--token-file", token_file_, "--control-token-file", control_token_file_};
     flags.insert(flags.end(), extra.begin(), extra.end());
-    auto d = std::make_unique<Daemon>(dir_.path(), flags);
+    auto d = StartDaemon(dir_.path(), flags);
     EXPECT_GT(d->port(), 0) << d->log();
     return d;
   }
@@ -231,16 +206,16 @@ TEST_F(SecurityE2E, RefusesToListenBeyondLoopbackWithoutAToken) {
     EXPECT_NE(r.err.find("--token-file"), std::string::npos) << r.err;
   }
   // With a token, it starts.
-  Daemon with_token(dir_.path(), {"--listen", "0.0.0.0:0", "--port-file", dir_.path() + "/p1",
+  auto with_token = StartDaemon(dir_.path(), {"--listen", "0.0.0.0:0", "--port-file", dir_.path() + "/p1",
                                   "--http", "", "--token-file", token_file_});
-  EXPECT_GT(testing::WaitForPortFile(dir_.path() + "/p1"), 0) << with_token.log();
+  EXPECT_GT(testing::WaitForPortFile(dir_.path() + "/p1"), 0) << with_token->log();
 }
 
 TEST_F(SecurityE2E, InsecureAllowRemoteStartsWithoutAToken) {
-  Daemon open(dir_.path(), {"--listen", "0.0.0.0:0", "--port-file", dir_.path() + "/p2", "--http", "",
+  auto open = StartDaemon(dir_.path(), {"--listen", "0.0.0.0:0", "--port-file", dir_.path() + "/p2", "--http", "",
                             "--insecure-allow-remote"});
-  EXPECT_GT(testing::WaitForPortFile(dir_.path() + "/p2"), 0) << open.log();
-  EXPECT_NE(open.log().find("insecure-allow-remote"), std::string::npos) << open.log();
+  EXPECT_GT(testing::WaitForPortFile(dir_.path() + "/p2"), 0) << open->log();
+  EXPECT_NE(open->log().find("insecure-allow-remote"), std::string::npos) << open->log();
 }
 
 TEST_F(SecurityE2E, MissingOrWrongTokenIsUnauthenticatedOnIngestQueryAndControl) {
@@ -399,19 +374,19 @@ TEST_F(SecurityE2E, HttpNeedsTheTokenByHeaderOrCookie) {
 
 TEST_F(SecurityE2E, LoopbackWithoutTokensServesOnlyTheDaemonsUser) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as a second user";
-  Daemon d(dir_.path(), {});
-  ASSERT_GT(d.http_port(), 0) << d.log();
-  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", d.address(), "--job", "mine", "--steps", "3"}).exit_code, 0);
+  auto d = StartDaemon(dir_.path(), {});
+  ASSERT_GT(d->http_port(), 0) << d->log();
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", d->address(), "--job", "mine", "--steps", "3"}).exit_code, 0);
   // nobody on loopback TCP is known by its uid: it sees none of root's jobs, may not read them.
-  RunResult jobs = testing::Run(AsNobody({GPUSPY_BIN, "--collector", d.address(), "--json", "jobs"}));
+  RunResult jobs = testing::Run(AsNobody({GPUSPY_BIN, "--collector", d->address(), "--json", "jobs"}));
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
   EXPECT_EQ(jobs.out.find("mine"), std::string::npos) << jobs.out;
-  RunResult report = testing::Run(AsNobody({GPUSPY_BIN, "--collector", d.address(), "report", "--job", "mine"}));
+  RunResult report = testing::Run(AsNobody({GPUSPY_BIN, "--collector", d->address(), "report", "--job", "mine"}));
   EXPECT_NE(report.exit_code, 0);
   EXPECT_NE(report.err.find("belongs to another user"), std::string::npos) << report.err;
   // The HTTP port (no token configured) serves root and refuses nobody.
-  EXPECT_EQ(HttpStatusAs(0, d.http_port(), "/api/jobs"), 200);
-  EXPECT_EQ(HttpStatusAs(kNobody, d.http_port(), "/api/jobs"), 403);
+  EXPECT_EQ(HttpStatusAs(0, d->http_port(), "/api/jobs"), 200);
+  EXPECT_EQ(HttpStatusAs(kNobody, d->http_port(), "/api/jobs"), 403);
 }
 
 // The unix socket of a daemon every user may reach (--unix-shared): each user sees, queries,
@@ -423,7 +398,7 @@ class SharedSocketE2E : public SecurityE2E {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to act as a second user";
     chmod(dir_.path().c_str(), 0755);  // nobody must reach the socket's directory
     socket_ = dir_.path() + "/sock/gpuspyd.sock";
-    daemon_ = std::make_unique<Daemon>(dir_.path(), std::vector<std::string>{"--unix", socket_, "--unix-shared"},
+    daemon_ = StartDaemon(dir_.path(), std::vector<std::string>{"--unix", socket_, "--unix-shared"},
                                        /*tcp=*/true, /*http=*/false);
     ASSERT_GT(daemon_->port(), 0) << daemon_->log();
     address_ = "unix:" + socket_;
@@ -465,7 +440,7 @@ class SharedSocketE2E : public SecurityE2E {
 
   std::string socket_;
   std::string address_;
-  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<Gpuspyd> daemon_;
 };
 
 TEST_F(SharedSocketE2E, OtherUidSeesAndControlsOnlyItsOwnJobs) {

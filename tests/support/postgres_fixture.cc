@@ -27,6 +27,7 @@
 #include <sstream>
 #include <thread>
 #include <vector>
+#include "tests/support/subprocess.h"
 
 namespace gpuspy::testing {
 namespace {
@@ -45,21 +46,6 @@ std::string Tail(const std::string& path, size_t bytes = 2000) {
   ss << in.rdbuf();
   const std::string s = ss.str();
   return s.size() > bytes ? s.substr(s.size() - bytes) : s;
-}
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port > 0 ? port : 20000 + getpid() % 20000;
 }
 
 // Whom the server runs as: PostgreSQL will not run as root.
@@ -226,7 +212,7 @@ std::unique_ptr<PostgresServer> PostgresServer::Start(const PostgresServerOption
     *error = "initdb failed (status " + std::to_string(status) + "): " + Tail(log);
     return nullptr;
   }
-  s->port_ = FreePort();
+  s->port_ = FreeTcpPort();
   s->base_conninfo_ =
       "host=" + s->dir_ + "/sock port=" + std::to_string(s->port_) + " user=gpuspy";
   if (!s->Launch(error)) return nullptr;

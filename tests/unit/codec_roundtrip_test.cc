@@ -816,24 +816,6 @@ TEST(CodecRoundTrip, CollectivesSurviveTheWireAndTheExpandedForm) {
   EXPECT_EQ(back.collectives[1].sequence, 12345);
 }
 
-TEST(ExpandedEvents, AWindowKeepsTheCollectivesOfItsKernelsOnly) {
-  StringTable t;
-  std::vector<v1::Event> events;
-  ToExpandedEvents(TwoCollectives(&t), t, &events);
-  // [900, 5000): the allreduce kernel (1000-3000) and its collective, not the broadcast's.
-  KeepWindow(900, 5000, &events);
-  ASSERT_EQ(events.size(), 2u);
-  EXPECT_TRUE(events[0].has_collective());
-  EXPECT_EQ(events[0].collective().op(), "allreduce");
-  EXPECT_TRUE(events[1].has_kernel());
-  EXPECT_EQ(events[1].kernel().correlation_id(), 60047u);
-
-  std::vector<v1::Event> none;
-  ToExpandedEvents(TwoCollectives(&t), t, &none);
-  KeepWindow(4000, 5000, &none);
-  EXPECT_TRUE(none.empty());
-}
-
 // An import is cut into batches with Split; each collective must land beside its kernel.
 TEST(EventColumnsSplit, ACollectiveGoesToThePartHoldingItsKernel) {
   EventColumns ev;

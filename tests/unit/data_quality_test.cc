@@ -6,7 +6,7 @@
 
 #include "collector/analysis/detectors/detectors.h"
 #include "collector/analysis/step_series.h"
-#include "tests/unit/detector_test_steps.h"
+#include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
 namespace {

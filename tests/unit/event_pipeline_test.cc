@@ -11,8 +11,8 @@
 #include <mutex>
 #include <vector>
 
+#include "client/transport/ingest_client.h"
 #include "codec/batch_decoder.h"
-#include "inject/transport/ingest_client.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::inject {

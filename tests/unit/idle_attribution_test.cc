@@ -7,7 +7,7 @@
 #include <random>
 
 #include "collector/analysis/detectors/detectors.h"
-#include "tests/unit/detector_test_steps.h"
+#include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
 namespace {

@@ -58,7 +58,7 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
   f.set_title(std::to_string(allocs) + " device allocations and " + std::to_string(frees) +
               " frees in one step (" + FormatMs(call_ns) + " in allocator calls)");
   f.set_lost_ns(lost);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   AddEvidence(&f, "allocator_calls", std::to_string(calls) + " = " + FormatMs(call_ns));
   AddEvidence(&f, "gpu_idle_in_allocator", FormatMs(lost));
   AddEvidence(&f, "allocated", FormatBytes(b.alloc_bytes()));

@@ -53,7 +53,7 @@ std::optional<v1::Finding> DetectCommStorm(const CommStepContext& ctx) {
               ": latency-bound communication, " + FormatMs(ctx.breakdown().communication_ns()) +
               " in total");
   f.set_lost_ns(lost);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   AddEvidence(&f, "collectives", std::to_string(c.collective_count()));
   if (c.median_bytes() > 0) AddEvidence(&f, "median_message", FormatBytes(c.median_bytes()));
   AddEvidence(&f, "mean_collective", FormatDuration(MeanTransferNs(c)));

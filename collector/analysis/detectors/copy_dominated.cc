@@ -36,7 +36,7 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
               " (" + FormatPercent(ctx.ShareOfWall(b.memcpy_not_overlapped_ns())) +
               " of the step)");
   f.set_lost_ns(b.memcpy_not_overlapped_ns());
-  f.set_severity(SeverityFor(ctx.ShareOfWall(b.memcpy_not_overlapped_ns())));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.memcpy_not_overlapped_ns()))));
   AddEvidence(&f, "copies", std::to_string(copies) + " (" + std::to_string(sync_copies) +
                                 " synchronous)");
   AddEvidence(&f, "htod", FormatMs(b.memcpy_htod_ns()) + ", " + FormatBytes(htod_bytes));

@@ -16,9 +16,18 @@ std::string FormatPercent(double fraction) {
   return buf;
 }
 
-std::string SeverityFor(double share) {
-  if (share >= 0.25) return "critical";
-  if (share >= 0.05) return "warning";
+Severity SeverityFor(double share_of_wall) {
+  if (share_of_wall >= kCriticalShareOfWall) return Severity::kCritical;
+  if (share_of_wall >= kWarningShareOfWall) return Severity::kWarning;
+  return Severity::kInfo;
+}
+
+const char* SeverityName(Severity severity) {
+  switch (severity) {
+    case Severity::kCritical: return "critical";
+    case Severity::kWarning: return "warning";
+    case Severity::kInfo: return "info";
+  }
   return "info";
 }
 

@@ -30,7 +30,7 @@ std::optional<v1::Finding> DetectExposedComm(const CommStepContext& ctx) {
               FormatPercent(ctx.ShareOfWall(exposed)) + " of the step)" +
               (c.tail_ns() > 0 ? ", " + FormatMs(c.tail_ns()) + " of it after the last compute" : ""));
   f.set_lost_ns(exposed);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(exposed)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(exposed))));
   AddEvidence(&f, "exposed_comm", FormatMs(exposed));
   AddEvidence(&f, "communication", FormatMs(b.communication_ns()));
   AddEvidence(&f, "overlap", FormatPercent(overlap));

@@ -50,7 +50,7 @@ std::optional<v1::Finding> DetectFp32Gemm(const StepContext& ctx) {
               FormatPercent(static_cast<double>(simt_ns) / kernel_ns) +
               " of kernel time); tensor cores are unused for them");
   f.set_lost_ns(lost);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   AddEvidence(&f, "simt_fp32_gemm_time", FormatMs(simt_ns));
   AddEvidence(&f, "tensor_core_time", FormatMs(tensor_ns));
   for (size_t i = 0; i < ranked.size() && i < 3; ++i) {

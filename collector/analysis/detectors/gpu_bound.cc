@@ -52,7 +52,7 @@ std::optional<v1::Finding> DetectGpuBound(const StepContext& ctx) {
   f.set_title("GPU-bound: the GPU computes " + FormatPercent(ctx.ShareOfWall(b.compute_busy_ns())) +
               " of the step");
   f.set_lost_ns(0);
-  f.set_severity("info");
+  f.set_severity(SeverityName(Severity::kInfo));
   AddEvidence(&f, "compute_busy", FormatMs(b.compute_busy_ns()));
   if (b.communication_ns() > 0) AddEvidence(&f, "communication", FormatMs(b.communication_ns()));
   AddEvidence(&f, "kernels", std::to_string(b.kernel_count()));

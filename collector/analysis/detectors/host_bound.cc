@@ -52,7 +52,7 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   if (!doing.empty()) absl::StrAppend(&title, ", mostly in ", doing.front().name);
   f.set_title(title);
   f.set_lost_ns(waited);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(waited)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(waited))));
   AddEvidence(&f, "idle_host_other", FormatMs(waited));
   AddEvidence(&f, "gaps", std::to_string(gaps.size()));
   AddEvidence(&f, "longest_gap",

@@ -30,7 +30,7 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
                            leading > 0 ? absl::StrCat(": ", FormatMs(leading), " before the step's first CUDA call")
                                        : std::string()));
   f.set_lost_ns(waited);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(waited)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(waited))));
   AddEvidence(&f, "idle_waiting_for_input",
               absl::StrCat(FormatMs(waited), " (", FormatPercent(ctx.ShareOfWall(waited)), " of step)"));
   AddEvidence(&f, "leading_gap", FormatMs(leading));

@@ -43,7 +43,7 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
               FormatUs(b.kernel_median_ns()) + ": the GPU waits on kernel launches " +
               FormatMs(b.idle_launch_bound_ns()) + " per step");
   f.set_lost_ns(b.idle_launch_bound_ns());
-  f.set_severity(SeverityFor(ctx.ShareOfWall(b.idle_launch_bound_ns())));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.idle_launch_bound_ns()))));
   AddEvidence(&f, "kernels", std::to_string(b.kernel_count()));
   AddEvidence(&f, "median_kernel", FormatUs(b.kernel_median_ns()));
   AddEvidence(&f, "launch_calls", std::to_string(launches));

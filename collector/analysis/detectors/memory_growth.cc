@@ -111,7 +111,7 @@ void DetectMemoryGrowth(const std::vector<v1::StepReport*>& steps) {
                  " reserved now");
     // Growth costs no time until it ends in an out-of-memory error.
     f->set_lost_ns(0);
-    f->set_severity("warning");
+    f->set_severity(SeverityName(Severity::kWarning));
     AddEvidence(f, "since_step", std::to_string(onset_step));
     AddEvidence(f, "growing_steps", std::to_string(run->growing_steps) + "/" +
                                         std::to_string(run->steps));

@@ -45,7 +45,13 @@ const std::vector<StepDetector>& AllStepDetectors();
 // Small helpers for building findings with uniform formatting.
 void AddEvidence(v1::Finding* f, const std::string& key, const std::string& value);
 std::string FormatPercent(double fraction);  // "37%"
-// Severity from the share of the step the finding costs: >=25% critical, >=5% warning, else info.
-std::string SeverityFor(double share_of_wall);
+// How much a finding costs its step, as findings report it (v1::Finding.severity names it).
+enum class Severity { kInfo, kWarning, kCritical };
+// From the share of the step's wall time the finding costs (docs/detectors.md, "Severity").
+inline constexpr double kWarningShareOfWall = 0.05;
+inline constexpr double kCriticalShareOfWall = 0.25;
+Severity SeverityFor(double share_of_wall);
+// "info", "warning", "critical": the values of v1::Finding.severity.
+const char* SeverityName(Severity severity);
 
 }  // namespace gpuspy::analysis

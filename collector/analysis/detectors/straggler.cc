@@ -130,7 +130,7 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
   f.set_title("straggler: " + std::to_string(waiting) + " rank" + (waiting > 1 ? "s" : "") +
               " wait up to " + FormatMs(caused) + " for this rank; " + why);
   f.set_lost_ns(caused);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(caused)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(caused))));
   AddEvidence(&f, "cause", cause);
   AddEvidence(&f, "why", why);
   AddEvidence(&f, "ranks_waiting", std::to_string(waiting));

@@ -32,7 +32,7 @@ std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
               " of the step) inside collectives for " + WhoFor(c.waited_for_rank()) +
               " with nothing else to run");
   f.set_lost_ns(lost);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   AddEvidence(&f, "waited_for", WhoFor(c.waited_for_rank()));
   AddEvidence(&f, "comm_wait", FormatMs(c.wait_ns()));
   AddEvidence(&f, "comm_wait_exposed", FormatMs(lost));

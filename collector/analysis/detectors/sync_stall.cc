@@ -106,7 +106,7 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
               ", " + FormatPercent(ctx.ShareOfWall(blocked_ns)) + " of the step), mostly in " +
               top->first);
   f.set_lost_ns(lost);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   for (const auto& [name, s] : by_api) {
     AddEvidence(&f, "blocking_api",
                 name + " x" + std::to_string(s.count) + " = " + FormatMs(s.total_ns));

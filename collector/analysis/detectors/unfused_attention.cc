@@ -77,7 +77,7 @@ std::optional<v1::Finding> DetectUnfusedAttention(const StepContext& ctx) {
   // An estimate: a fused kernel keeps the scores on chip, so the memory-bound passes between
   // the GEMMs (mask, softmax, dropout over seq×seq) go away; the GEMMs' math stays.
   f.set_lost_ns(between_ns);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(between_ns)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(between_ns))));
   AddEvidence(&f, "pattern", top->first + " ×" + std::to_string(top->second));
   AddEvidence(&f, "patterns_in_step", std::to_string(repeats));
   AddEvidence(&f, "pattern_time", FormatMs(pattern_ns));

@@ -94,7 +94,7 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
               " of GPU time (" + std::to_string(memory_count) +
               " kernels); fusing them would save an estimated " + FormatMs(saving_ns));
   f.set_lost_ns(saving_ns);
-  f.set_severity(SeverityFor(ctx.ShareOfWall(saving_ns)));
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(saving_ns))));
   AddEvidence(&f, "memory_bound_time", FormatMs(memory_ns));
   AddEvidence(&f, "memory_bound_share_of_kernel_time", FormatPercent(share));
   AddEvidence(&f, "memory_bound_kernels", std::to_string(memory_count));

@@ -48,6 +48,22 @@ class DetectorStep {
     cursor_ += ns;
     return *this;
   }
+  // Appends a copy of `ns` right after the previous kernel or copy, on the same stream.
+  DetectorStep& Copy(CopyKind kind, int64_t ns, uint64_t bytes,
+                     MemoryKind host_memory = MemoryKind::kPinned) {
+    const bool to_device = kind == CopyKind::kHtoD;
+    ev_.memcpys.push_back({cursor_, cursor_ + ns, ++corr_, StreamKey{0, 1, 7}, kind,
+                           to_device ? host_memory : MemoryKind::kDevice,
+                           to_device ? MemoryKind::kDevice : host_memory, false, bytes, 0, 0});
+    cursor_ += ns;
+    return *this;
+  }
+  // A device allocation or free record (CUPTI MEMORY2) at `timestamp_ns`.
+  DetectorStep& Memory(MemoryOpKind op, int64_t timestamp_ns, uint64_t bytes) {
+    ev_.memory.push_back({timestamp_ns, ++corr_, StreamKey{0, 1, 7}, op, MemoryKind::kDevice,
+                          false, 0x7f0000000000 + corr_ * 4096, bytes});
+    return *this;
+  }
   DetectorStep& Idle(int64_t ns) {
     cursor_ += ns;
     return *this;

@@ -1,0 +1,63 @@
+// alloc_churn: at least kMinAllocatorCalls (10) cudaMalloc/cudaFree calls, or kMinMemoryOps (20)
+// allocation/free records, in one step; only allocator time that leaves the GPU idle is lost.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "collector/analysis/detectors/detectors.h"
+#include "tests/unit/detectors/detector_test_steps.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+using testing::DetectorStep;
+using testing::Evidence;
+using ::testing::HasSubstr;
+constexpr int64_t us = 1'000;
+
+// 1000 µs of compute, then `calls` allocator calls of 10 µs each with the GPU idle meanwhile.
+DetectorStep AllocatorCalls(int calls) {
+  DetectorStep s;
+  s.Then(testing::kTcGemm, 1'000 * us);
+  for (int i = 0; i < calls; ++i) {
+    const int64_t t = 1'000 * us + i * 10 * us;
+    s.Call(i % 2 == 0 ? "cudaMalloc" : "cudaFree", t, t + 10 * us);
+  }
+  s.Idle(calls * 10 * us);
+  return s;
+}
+
+// 1000 µs of compute with `ops` allocation/free records and no allocator call traced.
+DetectorStep MemoryRecords(int ops) {
+  DetectorStep s;
+  s.Then(testing::kTcGemm, 1'000 * us);
+  for (int i = 0; i < ops; ++i) {
+    s.Memory(i % 2 == 0 ? MemoryOpKind::kAlloc : MemoryOpKind::kFree, (10 + i * 10) * us, 1 << 20);
+  }
+  return s;
+}
+
+TEST(AllocChurn, AllocatorCallsThatIdleTheGpuFire) {
+  DetectorStep s = AllocatorCalls(12);
+  const auto f = s.Run(&DetectAllocChurn);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->detector(), "alloc_churn");
+  EXPECT_EQ(f->lost_ns(), 120 * us);
+  EXPECT_EQ(Evidence(*f, "allocator_calls"), "12 = 0.1 ms");
+  EXPECT_THAT(f->fix_hint(), HasSubstr("empty_cache"));
+}
+
+TEST(AllocChurn, JustUnderTheAllocatorCallCountDoesNotFire) {
+  EXPECT_FALSE(AllocatorCalls(9).Run(&DetectAllocChurn).has_value());
+  EXPECT_TRUE(AllocatorCalls(10).Run(&DetectAllocChurn).has_value());
+}
+
+TEST(AllocChurn, JustUnderTheMemoryRecordCountDoesNotFire) {
+  EXPECT_FALSE(MemoryRecords(19).Run(&DetectAllocChurn).has_value());
+  const auto f = MemoryRecords(20).Run(&DetectAllocChurn);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->lost_ns(), 0);  // the GPU never idled
+  EXPECT_EQ(f->severity(), "info");
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

@@ -1,0 +1,40 @@
+// copy_dominated: copies no kernel overlaps take at least kMinExposedCopyShare (15 %) of the step.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "collector/analysis/detectors/detectors.h"
+#include "tests/unit/detectors/detector_test_steps.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+using testing::DetectorStep;
+using testing::Evidence;
+using ::testing::HasSubstr;
+constexpr int64_t us = 1'000;
+
+// 1000 µs: a host-to-device copy of `copy_us`, then compute on the same stream (no overlap).
+DetectorStep CopyThenCompute(int64_t copy_us, MemoryKind host = MemoryKind::kPinned) {
+  DetectorStep s;
+  s.Copy(CopyKind::kHtoD, copy_us * us, 64ull << 20, host).Then(testing::kTcGemm, (1'000 - copy_us) * us);
+  return s;
+}
+
+TEST(CopyDominated, AnExposedPageableCopyFiresAndAsksForPinnedMemory) {
+  DetectorStep s = CopyThenCompute(300, MemoryKind::kPageable);
+  const auto f = s.Run(&DetectCopyDominated);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->detector(), "copy_dominated");
+  EXPECT_EQ(f->lost_ns(), 300 * us);
+  EXPECT_EQ(f->severity(), "critical");  // 30 % of the step
+  EXPECT_EQ(Evidence(*f, "pageable_bytes"), "64.0 MiB");
+  EXPECT_THAT(f->fix_hint(), HasSubstr("pin_memory=True"));
+}
+
+TEST(CopyDominated, JustUnderTheExposedShareDoesNotFire) {
+  EXPECT_FALSE(CopyThenCompute(149).Run(&DetectCopyDominated).has_value());  // 14.9 %
+  EXPECT_TRUE(CopyThenCompute(150).Run(&DetectCopyDominated).has_value());   // 15 %
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

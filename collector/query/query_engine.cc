@@ -10,10 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "codec/expanded_events.h"
-#include "collector/analysis/cross_rank_analysis.h"
-#include "collector/analysis/job_summary.h"
+#include "collector/analysis/job_analysis.h"
 #include "collector/analysis/period_detector.h"
-#include "collector/analysis/rank_matrix.h"
 #include "collector/analysis/step_report.h"
 #include "collector/query/loss_notes.h"
 #include "model/event_selection.h"
@@ -71,6 +69,16 @@ std::function<std::string(const StepRecord&)> LossNotesFor(Store* store, const P
   auto notes = std::make_shared<StepLossNotes>(
       FindLossSpans(std::move(*marks), p.max_sequence, p.loss), steps);
   return [notes](const StepRecord& s) { return notes->For(s); };
+}
+
+// What the job-level analysis (job_analysis.h, shared with `gpuspy analyze`) needs of each process.
+std::vector<analysis::JobProcess> JobProcesses(const std::vector<ProcessRecord>& processes) {
+  std::vector<analysis::JobProcess> out;
+  for (const ProcessRecord& p : processes) {
+    out.push_back({p.process_id, p.identity.rank(), p.identity.world_size(),
+                   p.identity.clock_offset_ns(), p.identity.host(), p.event_count});
+  }
+  return out;
 }
 
 }  // namespace
@@ -276,15 +284,9 @@ absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEng
   for (const ProcessRecord& p : processes) {
     absl::StatusOr<std::vector<analysis::StepAnalysis>> base = BaseAnalyses(p);
     if (!base.ok()) return base.status();
-    analysis::AnalyzeStepSeries(&*base);
     out[p.process_id] = std::move(*base);
   }
-  std::vector<analysis::RankSeries> ranks;
-  for (const ProcessRecord& p : processes) {
-    ranks.push_back({p.identity.rank(), static_cast<uint32_t>(std::max(0, p.identity.world_size())),
-                     &out[p.process_id], p.identity.clock_offset_ns()});
-  }
-  analysis::AnalyzeRanks(ranks);
+  analysis::AnalyzeJobSteps(JobProcesses(processes), &out);
   return out;
 }
 
@@ -332,17 +334,10 @@ absl::StatusOr<v1::GetJobSummaryResponse> QueryEngine::GetJobSummary(
   all.set_all(true);
   absl::StatusOr<v1::GetStepReportResponse> reports = GetStepReport(all);
   if (!reports.ok()) return reports.status();
-  uint64_t events = 0;
-  for (const ProcessRecord& p : *processes) events += p.event_count;
   std::vector<v1::StepReport> steps(reports->reports().begin(), reports->reports().end());
   v1::GetJobSummaryResponse out;
   *out.mutable_summary() =
-      analysis::SummarizeJob(request.job_id(), steps, processes->size(), events);
-  std::vector<analysis::ProcessRank> ranks;
-  for (const ProcessRecord& p : *processes) {
-    ranks.push_back({p.process_id, p.identity.rank(), p.identity.host()});
-  }
-  analysis::AddRankMatrix(steps, ranks, out.mutable_summary());
+      analysis::SummarizeAnalyzedJob(request.job_id(), steps, JobProcesses(*processes));
   return out;
 }
 

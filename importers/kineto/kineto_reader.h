@@ -1,8 +1,8 @@
-// PyTorch profiler (Kineto) Chrome-trace JSON -> gpuspy events, streaming.
+// PyTorch profiler (Kineto) Chrome-trace JSON -> gpuspy events.
 //
-// Files reach hundreds of MB, so the JSON is read with a SAX parser straight from the (gzip or
-// plain) file: memory holds one trace event at a time plus the model events produced, never a
-// DOM of the whole file.
+// Files reach hundreds of MB, so the file is mmap'd (or inflated once by libdeflate) and walked
+// in place with simdjson's On Demand API: memory holds the JSON text, simdjson's structural index
+// and the model events produced, never a DOM of the whole file (trace_bytes.h, kineto_mapping.h).
 #pragma once
 
 #include <cstdint>
@@ -30,10 +30,22 @@ struct KinetoTrace {
   KinetoImportStats stats;
 };
 
+// Where the time of one read went (the benchmark's per-stage figures).
+struct KinetoReadTimings {
+  uint64_t file_bytes = 0;   // on disk
+  uint64_t json_bytes = 0;   // uncompressed
+  int64_t inflate_ns = 0;    // gzip only
+  int64_t index_ns = 0;      // simdjson's structural pass over the whole text
+  int64_t walk_ns = 0;       // reading each event's fields and mapping it to model events
+  int64_t finish_ns = 0;     // time order, base-time shift, Python call sites
+};
+
 // Reads `path` (gzip'd or plain). InvalidArgument for JSON that does not parse (with the byte
 // offset), DataLoss for a truncated gzip stream, NotFound for a missing file. Events with
 // missing or ill-typed fields, or negative durations, are skipped and counted, not fatal.
-absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path);
+// Errors name the file.
+absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path,
+                                           KinetoReadTimings* timings = nullptr);
 
 // The same for a JSON document already in memory (tests, fuzzing).
 absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json);

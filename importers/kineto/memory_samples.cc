@@ -8,15 +8,15 @@ namespace {
 // c10::DeviceType's CUDA; PyTorch writes the enum's value in "Device Type".
 constexpr int64_t kCudaDeviceType = 1;
 
-bool IntArg(const std::map<std::string, std::string>& args, const char* key, int64_t* out) {
-  auto it = args.find(key);
-  return it != args.end() && absl::SimpleAtoi(it->second, out);
+bool IntArg(ArgLookup args, const char* key, int64_t* out) {
+  const std::string_view* v = args(key);
+  return v != nullptr && absl::SimpleAtoi(absl::string_view(v->data(), v->size()), out);
 }
 
 }  // namespace
 
 std::optional<MemoryPoolEvent> AllocatorSample(int64_t timestamp_ns,
-                                               const std::map<std::string, std::string>& args,
+                                               ArgLookup args,
                                                std::string* skip_reason) {
   int64_t device_type = -1, device = 0, reserved = 0, allocated = 0;
   if (!IntArg(args, "Device Type", &device_type) || device_type != kCudaDeviceType) {

@@ -413,3 +413,33 @@ TEST(KinetoReader, MemoryEventsBecomeAllocatorUsageSamples) {
 
 }  // namespace
 }  // namespace gpuspy::importers
+
+namespace gpuspy::importers {
+namespace {
+
+// Strings are read in place unless they hold an escape; escaped keys and values must come out as
+// the same text (a JSON parser that unescapes everything would give).
+TEST(KinetoReader, EscapedKeysAndStringsReadLikePlainOnes) {
+  auto t = ParseKinetoTrace(R"json({"traceEvents": [
+    {"p\u0068": "X", "cat": "kern\u0065l", "name": "a\"b\\c\u00e9", "pid": 1, "tid": 2,
+     "ts": 10, "dur": 5, "args": {"correl\u0061tion": 7, "stream": 3}},
+    {"ph": "X", "cat": "kernel", "name": "plain", "pid": 1, "tid": 2, "ts": 20, "dur": 5,
+     "args": {"correlation": 8}}]})json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.kernels.size(), 2u);
+  EXPECT_EQ(t->strings.Get(t->events.kernels[0].name), "a\"b\\c\xc3\xa9");
+  EXPECT_EQ(t->events.kernels[0].correlation_id, 7u);
+  EXPECT_EQ(t->events.kernels[0].stream.stream_id, 3u);
+  EXPECT_EQ(t->strings.Get(t->events.kernels[1].name), "plain");
+}
+
+TEST(KinetoReader, TrailingTextAfterTheTraceIsAnError) {
+  auto t = ParseKinetoTrace(R"({"traceEvents": [{"ph": "X"}]} {"x": 1})");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("not valid trace JSON at byte"), std::string::npos)
+      << t.status();
+}
+
+}  // namespace
+}  // namespace gpuspy::importers

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "gpuspy/v1/report.pb.h"
+
 namespace gpuspy::cli {
 
 struct GlobalOptions {
@@ -28,6 +30,8 @@ struct EventsOptions {
 int Jobs(const GlobalOptions& g, const std::string& job, bool per_process);
 int Steps(const GlobalOptions& g, const std::string& job, uint64_t process);
 int Summary(const GlobalOptions& g, const std::string& job);
+// The table `gpuspy summary` prints (also under `gpuspy analyze`).
+void PrintSummary(const v1::JobSummary& summary);
 int Events(const GlobalOptions& g, const EventsOptions& e);
 int Stats(const GlobalOptions& g);
 // Replaces this process with `command` under gpuspy (LD_PRELOAD); returns only on failure.

@@ -9,6 +9,7 @@
 #include "viewer/cli/attach_command.h"
 #include "viewer/cli/commands.h"
 #include "viewer/cli/export_command.h"
+#include "viewer/cli/analyze_command.h"
 #include "viewer/cli/import_command.h"
 #include "viewer/cli/report_command.h"
 #include "viewer/cli/spill_command.h"
@@ -118,12 +119,35 @@ int main(int argc, char** argv) {
 
   auto* stats = app.add_subcommand("stats", "The collector's own counters");
 
+  // analyze and import --offline share these options.
+  gpuspy::cli::AnalyzeOptions an;
+  auto add_offline_options = [&](CLI::App* cmd) {
+    cmd->add_flag("--keep-going", an.keep_going,
+                  "Analyse the files that read when others do not (still exits 1)");
+    cmd->add_option("--export", an.export_to, "Also write the events: --export perfetto out.json[.gz]")
+        ->expected(2);
+    cmd->add_option("--html", an.html, "Also write a self-contained static report page");
+    cmd->add_option("--threads", an.threads, "Files read at once (default: one per core)");
+    cmd->add_flag("--timings", an.timings, "Per-stage MB/s of each file on stderr");
+  };
+  auto* analyze = app.add_subcommand(
+      "analyze", "Analyse PyTorch profiler traces here, no gpuspyd: per-step reports, job summary, "
+                 "cross-rank findings; several files = ranks of one job");
+  analyze->add_option("files", an.files, "Trace files (*.pt.trace.json[.gz])")
+      ->required()->check(CLI::ExistingFile);
+  analyze->add_option("--job", an.job, "Job id (default: the first file's name)");
+  add_offline_options(analyze);
+  analyze->footer("Example: gpuspy analyze run/rank*.pt.trace.json.gz --html report.html");
+
   std::string import_job;
   std::vector<std::string> import_files;
+  bool import_offline = false;
   auto* import = app.add_subcommand(
       "import", "Import PyTorch profiler traces (*.pt.trace.json[.gz]); several files = ranks of one job");
   import->add_option("files", import_files, "Trace files")->required()->check(CLI::ExistingFile);
   import->add_option("--job", import_job, "Job id (default: the first file's name)");
+  import->add_flag("--offline", import_offline, "Analyse here instead (gpuspy analyze)");
+  add_offline_options(import);
 
   gpuspy::cli::ExportOptions x;
   auto* exp = app.add_subcommand("export", "Write a job (or some steps) as a Perfetto/Chrome trace");
@@ -175,6 +199,12 @@ int main(int argc, char** argv) {
   if (*summary) return gpuspy::cli::Summary(g, job);
   if (*events) return gpuspy::cli::Events(g, e);
   if (*stats) return gpuspy::cli::Stats(g);
+  if (*analyze) return gpuspy::cli::Analyze(g, an);
+  if (*import && import_offline) {
+    an.files = import_files;
+    an.job = import_job;
+    return gpuspy::cli::Analyze(g, an);
+  }
   if (*import) return gpuspy::cli::Import(g, import_job, import_files);
   if (*exp) return gpuspy::cli::Export(g, x);
   if (*spill) return gpuspy::cli::Spill(g, sp);

@@ -39,7 +39,12 @@ std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t proces
 
 void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepReportResponse& resp,
                       const std::function<void()>& after_table) {
-  const auto labels = ProcessLabels(q, job);
+  PrintStepReports(ProcessLabels(q, job), resp, after_table);
+}
+
+void PrintStepReports(const std::map<uint64_t, std::string>& labels,
+                      const v1::GetStepReportResponse& resp,
+                      const std::function<void()>& after_table) {
   // By rank, then step: the server answers in process order, which is arrival order.
   std::vector<const v1::StepReport*> ordered;
   for (const auto& rep : resp.reports()) ordered.push_back(&rep);

@@ -20,5 +20,9 @@ std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t proces
 // fix hints, and top kernel.
 void PrintStepReports(QueryClient& q, const std::string& job, const v1::GetStepReportResponse& resp,
                       const std::function<void()>& after_table = {});
+// The same with the processes' labels at hand (`gpuspy analyze`, no collector to ask).
+void PrintStepReports(const std::map<uint64_t, std::string>& labels,
+                      const v1::GetStepReportResponse& resp,
+                      const std::function<void()>& after_table = {});
 
 }  // namespace gpuspy::cli

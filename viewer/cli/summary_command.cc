@@ -22,7 +22,11 @@ int Summary(const GlobalOptions& g, const std::string& job) {
     PrintJson(resp);
     return 0;
   }
-  const auto& s = resp.summary();
+  PrintSummary(resp.summary());
+  return 0;
+}
+
+void PrintSummary(const v1::JobSummary& s) {
   std::cout << "job " << s.job_id() << ": " << s.process_count() << " processes, " << s.step_count()
             << " steps (" << s.steady_step_count() << " steady), " << s.event_count() << " events\n"
             << "median step " << Ms(s.median_step_wall_ns()) << " ms, GPU busy "
@@ -54,7 +58,6 @@ int Summary(const GlobalOptions& g, const std::string& job) {
     }
     t.Print(std::cout);
   }
-  return 0;
 }
 
 }  // namespace gpuspy::cli

@@ -1,0 +1,144 @@
+#include "exporters/html_report/html_report_writer.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace gpuspy::exporters {
+namespace {
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string Ms(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
+
+std::string Pct(int64_t part, int64_t whole) {
+  return whole > 0 ? absl::StrFormat("%.0f%%", 100.0 * static_cast<double>(part) / whole) : "-";
+}
+
+std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t id) {
+  auto it = labels.find(id);
+  return it == labels.end() ? absl::StrCat("p", id) : it->second;
+}
+
+// One stacked bar: where the step's wall time went (the breakdown's disjoint parts).
+std::string BreakdownBar(const v1::StepBreakdown& b) {
+  struct Part {
+    const char* name;
+    int64_t ns;
+    const char* color;
+  };
+  const Part parts[] = {{"kernels", b.kernel_ns(), "#3b7dd8"},
+                        {"copies", b.memcpy_ns(), "#e0a030"},
+                        {"idle: sync", b.idle_sync_blocked_ns(), "#d04040"},
+                        {"idle: launch", b.idle_launch_bound_ns(), "#a050c0"},
+                        {"idle: input", b.idle_input_ns(), "#40a070"},
+                        {"idle: host", b.idle_host_other_ns(), "#909090"}};
+  std::string out = "<div class=bar>";
+  for (const Part& p : parts) {
+    if (p.ns <= 0 || b.wall_ns() <= 0) continue;
+    absl::StrAppend(&out, "<span style=\"width:",
+                    absl::StrFormat("%.3f", 100.0 * static_cast<double>(p.ns) / b.wall_ns()),
+                    "%;background:", p.color, "\" title=\"", p.name, " ", Ms(p.ns), " ms\"></span>");
+  }
+  absl::StrAppend(&out, "</div>");
+  return out;
+}
+
+constexpr char kStyle[] = R"css(
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 8px;border-bottom:1px solid #ddd}
+th{text-align:left;background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.bar{display:flex;width:360px;height:12px;background:#eee}.bar span{display:block;height:12px}
+.finding{margin:.3em 0 .3em 1em}.sev-critical{color:#b00}.sev-warning{color:#a60}
+code{background:#f4f4f4;padding:0 3px}details{margin:.5em 0}
+)css";
+
+}  // namespace
+
+std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse& reports,
+                       const std::map<uint64_t, std::string>& labels) {
+  std::string h = absl::StrCat("<!doctype html><html><head><meta charset=utf-8><title>gpuspy: ",
+                               Escape(s.job_id()), "</title><style>", kStyle,
+                               "</style></head><body><h1>gpuspy report: ", Escape(s.job_id()),
+                               "</h1>");
+  absl::StrAppend(&h, "<p>", s.process_count(), " processes, ", s.step_count(), " steps (",
+                  s.steady_step_count(), " steady), ", s.event_count(), " events; median step ",
+                  Ms(s.median_step_wall_ns()), " ms, GPU busy ",
+                  absl::StrFormat("%.0f%%", s.median_gpu_busy_fraction() * 100), "</p>");
+  if (s.has_largest_gain()) {
+    absl::StrAppend(&h, "<p><b>Largest expected gain:</b> ", Escape(s.largest_gain().detector()),
+                    ", ~", Ms(s.largest_gain().median_lost_ns()), " ms per step. ",
+                    Escape(s.largest_gain().fix_hint()), "</p>");
+  }
+  if (!s.bottlenecks().empty()) {
+    absl::StrAppend(&h, "<table><tr><th>Primary bottleneck<th>Steps<th>Median lost ms</tr>");
+    for (const auto& b : s.bottlenecks()) {
+      absl::StrAppend(&h, "<tr><td>", Escape(b.detector()), "<td class=n>", b.steps(),
+                      "<td class=n>", Ms(b.median_lost_ns()), "</tr>");
+    }
+    absl::StrAppend(&h, "</table>");
+  }
+  absl::StrAppend(&h,
+                  "<h2>Steps</h2><table><tr><th>Rank<th>Step<th>Wall ms<th>GPU busy<th>Kernels"
+                  "<th>Breakdown<th>Primary bottleneck<th>Lost ms<th>Steady</tr>");
+  for (const v1::StepReport& r : reports.reports()) {
+    const auto& b = r.breakdown();
+    absl::StrAppend(&h, "<tr><td class=n>", Escape(Label(labels, r.step().process_id())),
+                    "<td class=n><a href=\"#s", r.step().process_id(), "-", r.step().number(),
+                    "\">", r.step().number(), "</a><td class=n>", Ms(b.wall_ns()), "<td class=n>",
+                    Pct(b.gpu_busy_ns(), b.wall_ns()), "<td class=n>", b.kernel_count(), "<td>",
+                    BreakdownBar(b), "<td>", Escape(r.primary_bottleneck()), "<td class=n>",
+                    Ms(r.findings().empty() ? 0 : r.findings(0).lost_ns()), "<td>",
+                    r.steady_state() ? "yes" : "no", "</tr>");
+  }
+  absl::StrAppend(&h, "</table><p>Bar: kernels (blue), copies (orange), GPU idle waiting on a "
+                      "sync (red), on launches (purple), on input (green), on other host work "
+                      "(grey).</p><h2>Findings</h2>");
+  for (const v1::StepReport& r : reports.reports()) {
+    if (r.findings().empty()) continue;
+    absl::StrAppend(&h, "<details id=\"s", r.step().process_id(), "-", r.step().number(),
+                    "\"><summary>rank ", Escape(Label(labels, r.step().process_id())), " step ",
+                    r.step().number(), ": ", Escape(r.primary_bottleneck()), "</summary>");
+    if (!r.capture_note().empty()) absl::StrAppend(&h, "<p>! ", Escape(r.capture_note()), "</p>");
+    for (const v1::Finding& f : r.findings()) {
+      absl::StrAppend(&h, "<div class=\"finding sev-", Escape(f.severity()), "\"><b>",
+                      Escape(f.detector()), "</b>: ", Escape(f.title()), " (", Ms(f.lost_ns()),
+                      " ms)");
+      for (const v1::Evidence& e : f.evidence()) {
+        absl::StrAppend(&h, "<br><code>", Escape(e.key()), "</code> ", Escape(e.value()));
+      }
+      if (!f.fix_hint().empty()) absl::StrAppend(&h, "<br>fix: ", Escape(f.fix_hint()));
+      absl::StrAppend(&h, "</div>");
+    }
+    absl::StrAppend(&h, "</details>");
+  }
+  absl::StrAppend(&h, "</body></html>\n");
+  return h;
+}
+
+absl::Status WriteReportHtml(const std::string& path, const v1::JobSummary& summary,
+                             const v1::GetStepReportResponse& reports,
+                             const std::map<uint64_t, std::string>& labels) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << ReportHtml(summary, reports, labels);
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace gpuspy::exporters

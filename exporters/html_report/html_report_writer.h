@@ -1,0 +1,24 @@
+// A job's analysis as one self-contained static HTML page (no server, no script, no network):
+// the job summary, the step table (as the viewer's), each step's time breakdown as a bar, and its
+// findings with evidence and fix hints. Written by `gpuspy analyze --html`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gpuspy/v1/report.pb.h"
+#include "gpuspy/v1/services.pb.h"
+
+namespace gpuspy::exporters {
+
+// `labels`: process id -> what the page calls it (its rank).
+std::string ReportHtml(const v1::JobSummary& summary, const v1::GetStepReportResponse& reports,
+                       const std::map<uint64_t, std::string>& labels);
+
+absl::Status WriteReportHtml(const std::string& path, const v1::JobSummary& summary,
+                             const v1::GetStepReportResponse& reports,
+                             const std::map<uint64_t, std::string>& labels);
+
+}  // namespace gpuspy::exporters

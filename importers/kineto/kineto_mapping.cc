@@ -1,0 +1,461 @@
+#include "importers/kineto/kineto_mapping.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "importers/kineto/memory_samples.h"
+#include "model/dtypes.h"
+
+namespace gpuspy::importers {
+namespace {
+
+// Debian's abseil is built with its own string_view, not std::string_view.
+absl::string_view A(std::string_view v) { return absl::string_view(v.data(), v.size()); }
+
+// absl::SimpleAtoi, faster on what traces hold: std::from_chars takes plain [-]digits (what
+// SimpleAtoi gives the same value for) at a third of the cost; anything else (a '+', spaces,
+// overflow) goes to SimpleAtoi, so the accepted texts and values are SimpleAtoi's. Integer
+// parsing was the walk's largest single cost (13%) before.
+bool Atoi(std::string_view s, int64_t* out) {
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec == std::errc() && end == s.data() + s.size() && !s.empty()) {
+    *out = n;
+    return true;
+  }
+  return absl::SimpleAtoi(A(s), out);
+}
+
+MemoryKind MemoryKindFromWord(std::string_view w) {
+  if (w == "Pageable") return MemoryKind::kPageable;
+  if (w == "Pinned") return MemoryKind::kPinned;
+  if (w == "Device") return MemoryKind::kDevice;
+  if (w == "Managed") return MemoryKind::kManaged;
+  if (w == "Array") return MemoryKind::kArray;
+  return MemoryKind::kUnknown;
+}
+
+// "Memcpy HtoD (Pageable -> Device)"
+void ParseMemcpyName(std::string_view name, MemcpyEvent* m) {
+  if (absl::StrContains(A(name), "HtoD")) m->copy_kind = CopyKind::kHtoD;
+  else if (absl::StrContains(A(name), "DtoH")) m->copy_kind = CopyKind::kDtoH;
+  else if (absl::StrContains(A(name), "DtoD")) m->copy_kind = CopyKind::kDtoD;
+  else if (absl::StrContains(A(name), "PtoP")) m->copy_kind = CopyKind::kPtoP;
+  else if (absl::StrContains(A(name), "HtoH")) m->copy_kind = CopyKind::kHtoH;
+  const size_t open = name.find('('), arrow = name.find(" -> "), close = name.rfind(')');
+  if (open != std::string_view::npos && arrow != std::string_view::npos &&
+      close != std::string_view::npos && open < arrow && arrow < close) {
+    m->src_kind = MemoryKindFromWord(name.substr(open + 1, arrow - open - 1));
+    m->dst_kind = MemoryKindFromWord(name.substr(arrow + 4, close - arrow - 4));
+  }
+}
+
+SyncKind SyncKindFrom(std::string_view kind) {
+  if (kind == "Stream Sync") return SyncKind::kStream;
+  if (kind == "Event Sync") return SyncKind::kEvent;
+  if (kind == "Context Sync") return SyncKind::kContext;
+  if (kind == "Stream Wait Event") return SyncKind::kStreamWaitEvent;
+  return SyncKind::kUnknown;
+}
+
+// Elements x bytes per element; 0 when either is unknown or the product does not fit.
+uint64_t MessageBytes(std::string_view nelems, uint32_t dtype_size) {
+  int64_t n = 0;
+  if (dtype_size == 0 || !ToInt(nelems, &n) || n <= 0) return 0;
+  if (static_cast<uint64_t>(n) > std::numeric_limits<uint64_t>::max() / dtype_size) return 0;
+  return static_cast<uint64_t>(n) * dtype_size;
+}
+
+// What a communication kernel moves, from the args PyTorch's profiler gives NCCL kernels
+// ("Collective name", "In msg nelems", "dtype", "Process Group Name", "Group size", "Seq").
+CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, StringTable* s) {
+  CollectiveEvent c;
+  c.correlation_id = correlation;
+  c.op = s->Intern(e.Arg("Collective name"));
+  const std::string dtype(e.Arg("dtype"));
+  c.dtype = s->Intern(dtype);
+  c.group = s->Intern(e.Arg("Process Group Name"));
+  c.in_bytes = MessageBytes(e.Arg("In msg nelems"), DtypeSize(dtype));
+  c.out_bytes = MessageBytes(e.Arg("Out msg nelems"), DtypeSize(dtype));
+  int64_t v = 0;
+  if (ToInt(e.Arg("Group size"), &v) && v > 0 && v <= std::numeric_limits<uint32_t>::max()) {
+    c.group_size = static_cast<uint32_t>(v);
+  }
+  const std::string_view seq = e.FindArg("Seq") != nullptr ? e.Arg("Seq") : e.Arg("seq");
+  if (ToInt(seq, &v) && v >= 0) c.sequence = v;
+  return c;
+}
+
+// "path/train.py(57): forward" (a with_stack=True python_function) -> "path/train.py:57 forward";
+// empty for frames that are not the user's code (the interpreter, torch and other libraries),
+// so that a call site names the line a user would change.
+std::string UserCallSite(std::string_view frame) {
+  static const char* const kNotUserCode[] = {
+      "torch/", "site-packages/", "dist-packages/", "<built-in", "<frozen", "/lib/python3",
+      "threading.py", "contextlib.py", "<string>"};
+  const size_t open = frame.find('(');
+  const size_t close = frame.find("): ");
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return "";
+  const std::string_view file = frame.substr(0, open);
+  int64_t line = 0;
+  if (file.empty() || !absl::SimpleAtoi(A(frame.substr(open + 1, close - open - 1)), &line) ||
+      line <= 0) {
+    return "";
+  }
+  for (const char* lib : kNotUserCode) {
+    if (absl::StrContains(A(file), lib)) return "";
+  }
+  return absl::StrCat(A(file), ":", line, " ", A(frame.substr(close + 3)));
+}
+
+// Each CUDA call's call site: the innermost user-code Python frame open around it on its thread.
+// Needs `ev` sorted by start (python frames nest, so a per-thread stack sweep finds it).
+void AttachPythonCallSites(EventColumns* ev, StringTable* strings) {
+  const StringRef python = strings->Find(kPythonFunctionDomain);
+  if (python == 0) return;
+  absl::flat_hash_map<uint32_t, std::vector<const NvtxRangeEvent*>> frames_by_thread;
+  for (const NvtxRangeEvent& r : ev->nvtx_ranges) {
+    if (r.domain == python) frames_by_thread[r.thread_id].push_back(&r);
+  }
+  absl::flat_hash_map<StringRef, StringRef> site_of;  // frame name -> call site (0: not user code)
+  auto site = [&](StringRef frame) {
+    auto [it, fresh] = site_of.try_emplace(frame, 0);
+    if (fresh) {
+      const std::string s = UserCallSite(std::string(strings->Get(frame)));
+      if (!s.empty()) it->second = strings->Intern(s);
+    }
+    return it->second;
+  };
+  struct Sweep {
+    size_t next = 0;
+    std::vector<const NvtxRangeEvent*> open;
+  };
+  absl::flat_hash_map<uint32_t, Sweep> sweeps;
+  for (ApiEvent& a : ev->apis) {
+    auto frames = frames_by_thread.find(a.thread_id);
+    if (frames == frames_by_thread.end()) continue;
+    Sweep& sw = sweeps[a.thread_id];
+    const auto& f = frames->second;
+    while (sw.next < f.size() && f[sw.next]->start_ns <= a.start_ns) {
+      while (!sw.open.empty() && sw.open.back()->end_ns <= f[sw.next]->start_ns) sw.open.pop_back();
+      sw.open.push_back(f[sw.next++]);
+    }
+    // Frames that ended before this call began enclose no later call either.
+    while (!sw.open.empty() && sw.open.back()->end_ns <= a.start_ns) sw.open.pop_back();
+    for (auto it = sw.open.rbegin(); it != sw.open.rend(); ++it) {
+      if ((*it)->end_ns < a.end_ns) continue;  // a sibling that closed inside the call
+      if (StringRef s = site((*it)->message); s != 0) {
+        a.call_site = s;
+        break;
+      }
+    }
+  }
+}
+
+// The categories the mapping imports; everything else is skipped and counted by category.
+enum class Category { kOther, kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kHostRange };
+
+Category CategoryOf(std::string_view cat) {
+  if (cat == "kernel") return Category::kKernel;
+  if (cat == "cuda_runtime") return Category::kRuntime;
+  if (cat == "cpu_op" || cat == "python_function" || cat == "user_annotation" || cat == "Trace" ||
+      cat == "cuda_profiler_range") {
+    return Category::kHostRange;
+  }
+  if (cat == "gpu_memcpy") return Category::kMemcpy;
+  if (cat == "gpu_memset") return Category::kMemset;
+  if (cat == "cuda_driver") return Category::kDriver;
+  if (cat == "cuda_sync") return Category::kSync;
+  return Category::kOther;
+}
+
+void Count(absl::flat_hash_map<std::string, uint64_t>* counts, std::string_view key) {
+  auto it = counts->find(A(key));
+  if (it == counts->end()) it = counts->emplace(std::string(key), 0).first;
+  ++it->second;
+}
+
+}  // namespace
+
+// `*out` changes only on success: absl::SimpleAtoi leaves what it parsed of "1.8e19" (1) behind.
+bool ToInt(std::string_view s, int64_t* out) {
+  int64_t n = 0;
+  if (Atoi(s, &n)) {
+    *out = n;
+    return true;
+  }
+  double d = 0;  // "7.0" style integers
+  // Range first: converting a double beyond int64 (4e29, inf; NaN fails both tests) is undefined
+  // behaviour, not a saturated value (found by tests/fuzz/kineto_trace_fuzz).
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (!absl::SimpleAtod(A(s), &d) || !(d >= -kTwoTo63 && d < kTwoTo63) || d != std::trunc(d)) {
+    return false;
+  }
+  *out = static_cast<int64_t>(d);
+  return true;
+}
+
+bool MicrosToNanos(std::string_view text, int64_t* ns) {
+  if (text.empty()) return false;
+  const bool negative = text[0] == '-';
+  const std::string_view body = negative ? text.substr(1) : text;
+  const size_t dot = body.find('.');
+  const std::string_view whole = body.substr(0, dot);
+  const std::string_view frac = dot == std::string_view::npos ? "" : body.substr(dot + 1);
+  if (frac.find_first_of("eE") != std::string_view::npos || whole.empty()) {
+    double d = 0;  // exponent notation: rare, accept double precision
+    if (!absl::SimpleAtod(A(text), &d)) return false;
+    const double scaled = d * 1000.0;
+    // Beyond int64 the conversion is undefined behaviour; such a time is no time.
+    if (!(scaled >= -9.2e18 && scaled <= 9.2e18)) return false;
+    *ns = static_cast<int64_t>(scaled);
+    return true;
+  }
+  int64_t us = 0;
+  if (!Atoi(whole, &us)) return false;
+  // ns resolution: the first three fractional digits, finer ones dropped.
+  char milli[3] = {'0', '0', '0'};
+  std::memcpy(milli, frac.data(), std::min<size_t>(frac.size(), 3));
+  int64_t sub = 0;
+  if (!Atoi(std::string_view(milli, 3), &sub)) return false;
+  if (us > INT64_MAX / 1000 - 1) return false;
+  *ns = us * 1000 + sub;
+  if (negative) *ns = -*ns;
+  return true;
+}
+
+bool MicrosToNanos(const std::string& text, int64_t* ns) {
+  return MicrosToNanos(std::string_view(text), ns);
+}
+
+void KinetoMapper::Skip(std::string_view why) { Count(&skipped_, why); }
+
+void KinetoMapper::SetBase(std::string_view text) {
+  int64_t n = 0;
+  if (ToInt(text, &n)) base_ns_ = n;
+}
+
+void KinetoMapper::Map(const RawEvent& e) {
+  if (e.name == "[memory]") {  // an instant event ("ph": "i") with the allocator's totals
+    MapMemorySample(e);
+    return;
+  }
+  if (e.ph != "X") {
+    Skip(e.ph.empty() ? std::string("no phase") : absl::StrCat("phase ", A(e.ph)));
+    return;
+  }
+  const Category category = CategoryOf(e.cat);
+  if (category == Category::kOther) {
+    Skip(e.cat.empty() ? std::string_view("no category") : e.cat);
+    return;
+  }
+  int64_t start = 0, dur = 0;
+  if (!MicrosToNanos(e.ts, &start) || !MicrosToNanos(e.dur.empty() ? "0" : e.dur, &dur)) {
+    Skip("bad timestamp");
+    return;
+  }
+  if (dur < 0) {
+    Skip("negative duration");
+    return;
+  }
+  const int64_t end = start + dur;
+  int64_t corr = 0, device = 0, context = 0, stream = 0, tid = 0;
+  ToInt(e.Arg("correlation"), &corr);
+  ToInt(e.Arg("device"), &device);
+  ToInt(e.Arg("context"), &context);
+  ToInt(e.Arg("stream"), &stream);
+  ToInt(e.tid, &tid);
+  const StreamKey key{static_cast<uint32_t>(device), static_cast<uint32_t>(context),
+                      static_cast<uint32_t>(stream)};
+  EventColumns& ev = out_->events;
+  StringTable& s = out_->strings;
+  switch (category) {
+    case Category::kKernel: {
+      if (e.FindArg("whole graph") != nullptr) {  // gpuspy's export of a graph record
+        int64_t graph = 0;
+        ToInt(e.Arg("graph id"), &graph);
+        ev.graph_launches.push_back({start, end, static_cast<uint64_t>(corr), key,
+                                     static_cast<uint32_t>(graph)});
+        break;
+      }
+      KernelEvent k;
+      k.start_ns = start;
+      k.end_ns = end;
+      k.correlation_id = static_cast<uint64_t>(corr);
+      k.name = s.Intern(e.name);
+      k.stream = key;
+      if (e.grid.size() == 3) {
+        k.shape.grid_x = static_cast<uint32_t>(e.grid[0]);
+        k.shape.grid_y = static_cast<uint32_t>(e.grid[1]);
+        k.shape.grid_z = static_cast<uint32_t>(e.grid[2]);
+      }
+      if (e.block.size() == 3) {
+        k.shape.block_x = static_cast<uint32_t>(e.block[0]);
+        k.shape.block_y = static_cast<uint32_t>(e.block[1]);
+        k.shape.block_z = static_cast<uint32_t>(e.block[2]);
+      }
+      int64_t v = 0;
+      if (ToInt(e.Arg("registers per thread"), &v)) k.shape.registers_per_thread = static_cast<uint32_t>(v);
+      if (ToInt(e.Arg("shared memory"), &v)) k.shape.static_shared_bytes = static_cast<uint32_t>(v);
+      ev.kernels.push_back(k);
+      if (e.FindArg("Collective name") != nullptr) {
+        ev.collectives.push_back(CollectiveOf(e, k.correlation_id, &s));
+        ++out_->stats.collectives;
+      }
+      break;
+    }
+    case Category::kMemcpy: {
+      MemcpyEvent m;
+      m.start_ns = start;
+      m.end_ns = end;
+      m.correlation_id = static_cast<uint64_t>(corr);
+      m.stream = key;
+      ParseMemcpyName(e.name, &m);
+      int64_t bytes = 0;
+      ToInt(e.Arg("bytes"), &bytes);
+      m.bytes = static_cast<uint64_t>(std::max<int64_t>(0, bytes));
+      // Kineto does not record the async flag; copies touching pageable memory are synchronous.
+      m.async = m.src_kind != MemoryKind::kPageable && m.dst_kind != MemoryKind::kPageable;
+      m.src_device_id = m.dst_device_id = key.device_id;
+      ev.memcpys.push_back(m);
+      break;
+    }
+    case Category::kMemset: {
+      MemsetEvent m;
+      m.start_ns = start;
+      m.end_ns = end;
+      m.correlation_id = static_cast<uint64_t>(corr);
+      m.stream = key;
+      m.memory_kind = MemoryKind::kDevice;
+      m.async = true;
+      int64_t bytes = 0;
+      ToInt(e.Arg("bytes"), &bytes);
+      m.bytes = static_cast<uint64_t>(std::max<int64_t>(0, bytes));
+      ev.memsets.push_back(m);
+      break;
+    }
+    case Category::kRuntime:
+    case Category::kDriver: {
+      ApiEvent a;
+      a.start_ns = start;
+      a.end_ns = end;
+      a.correlation_id = static_cast<uint64_t>(corr);
+      a.domain = category == Category::kDriver ? ApiDomain::kDriver : ApiDomain::kRuntime;
+      int64_t cbid = 0;
+      ToInt(e.Arg("cbid"), &cbid);
+      a.cbid = static_cast<uint32_t>(cbid);
+      a.name = s.Intern(e.name);
+      a.thread_id = static_cast<uint32_t>(tid);
+      ev.apis.push_back(a);
+      Count(&pid_votes_, e.pid);
+      break;
+    }
+    case Category::kSync: {
+      SyncEvent y;
+      y.start_ns = start;
+      y.end_ns = end;
+      y.correlation_id = static_cast<uint64_t>(corr);
+      y.stream = key;
+      const std::string_view kind = e.Arg("cuda_sync_kind");
+      y.sync_kind = SyncKindFrom(kind.empty() ? e.name : kind);
+      ev.syncs.push_back(y);
+      break;
+    }
+    case Category::kHostRange: {  // record_function (ProfilerStep#N), ATen ops, Python frames
+      const std::string_view domain = e.cat == "Trace" ? kCaptureDomain : e.cat;
+      ev.nvtx_ranges.push_back({start, end, s.Intern(domain), s.Intern(e.name),
+                                static_cast<uint32_t>(tid), 0});
+      break;
+    }
+    case Category::kOther:
+      break;
+  }
+  Count(&imported_, e.cat);
+}
+
+void KinetoMapper::MapMemorySample(const RawEvent& e) {
+  int64_t ts = 0;
+  if (!MicrosToNanos(e.ts, &ts)) {
+    Skip("bad timestamp");
+    return;
+  }
+  std::string why;
+  std::optional<MemoryPoolEvent> sample =
+      AllocatorSample(ts, [&](std::string_view key) { return e.FindArg(key); }, &why);
+  if (!sample) {
+    Skip(why);
+    return;
+  }
+  out_->events.memory_pools.push_back(*sample);
+  Count(&imported_, "[memory]");
+}
+
+void KinetoMapper::Finish() {
+  for (auto& [k, n] : imported_) out_->stats.imported[k] += n;
+  for (auto& [k, n] : skipped_) out_->stats.skipped[k] += n;
+  // The profiled process: the pid that issued the CUDA calls (ties: the smallest pid text).
+  const std::map<std::string, uint64_t> votes(pid_votes_.begin(), pid_votes_.end());
+  std::string pid;
+  uint64_t best = 0;
+  for (const auto& [p, n] : votes) {
+    if (n > best) {
+      best = n;
+      pid = p;
+    }
+  }
+  int64_t n = 0;
+  if (ToInt(pid, &n)) out_->identity.set_pid(static_cast<uint32_t>(n));
+  // Trace files list events in any order; batches want time locality.
+  auto by_start = [](auto& v) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  };
+  EventColumns& ev = out_->events;
+  if (base_ns_ != 0) {
+    auto shift = [this](auto& v) {
+      for (auto& e : v) {
+        e.start_ns += base_ns_;
+        e.end_ns += base_ns_;
+      }
+    };
+    shift(ev.kernels);
+    shift(ev.memcpys);
+    shift(ev.memsets);
+    shift(ev.syncs);
+    shift(ev.apis);
+    shift(ev.nvtx_ranges);
+    shift(ev.graph_launches);
+    for (MemoryPoolEvent& p : ev.memory_pools) p.timestamp_ns += base_ns_;
+  }
+  by_start(ev.kernels);
+  by_start(ev.memcpys);
+  by_start(ev.memsets);
+  by_start(ev.syncs);
+  by_start(ev.apis);
+  by_start(ev.nvtx_ranges);
+  by_start(ev.graph_launches);
+  std::stable_sort(ev.memory_pools.begin(), ev.memory_pools.end(),
+                   [](const auto& a, const auto& b) { return a.timestamp_ns < b.timestamp_ns; });
+  AttachPythonCallSites(&ev, &out_->strings);
+  // Collectives in their kernels' order, which is time order.
+  if (!ev.collectives.empty()) {
+    absl::flat_hash_map<uint64_t, size_t> position;
+    for (size_t i = 0; i < ev.kernels.size(); ++i) {
+      position.try_emplace(ev.kernels[i].correlation_id, i);
+    }
+    std::stable_sort(ev.collectives.begin(), ev.collectives.end(),
+                     [&](const CollectiveEvent& a, const CollectiveEvent& b) {
+                       return position[a.correlation_id] < position[b.correlation_id];
+                     });
+  }
+}
+
+}  // namespace gpuspy::importers

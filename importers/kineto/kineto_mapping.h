@@ -1,0 +1,71 @@
+// Kineto trace events -> gpuspy's event columns: which category becomes which model event, and
+// the whole-trace fix-ups (base time, time order, Python call sites, the profiled pid). The JSON
+// walk (kineto_reader.cc) hands over one RawEvent at a time; nothing here knows about JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "importers/kineto/kineto_reader.h"
+
+namespace gpuspy::importers {
+
+// One trace event: only what the mapping needs, scalars as the JSON text of their value
+// (strings unescaped, numbers as written, true/false, null as ""). The views point into the
+// parsed document and live as long as it does.
+struct RawEvent {
+  std::string_view ph, cat, name, ts, dur, pid, tid;
+  std::vector<std::pair<std::string_view, std::string_view>> args;  // in document order
+  std::vector<int64_t> grid, block;
+
+  void Clear() {
+    ph = cat = name = ts = dur = pid = tid = {};
+    args.clear();
+    grid.clear();
+    block.clear();
+  }
+  // A repeated key's last value, as when the object is read into a map.
+  const std::string_view* FindArg(std::string_view key) const {
+    for (auto it = args.rbegin(); it != args.rend(); ++it) {
+      if (it->first == key) return &it->second;
+    }
+    return nullptr;
+  }
+  std::string_view Arg(std::string_view key) const {
+    const std::string_view* v = FindArg(key);
+    return v == nullptr ? std::string_view() : *v;
+  }
+};
+
+// Integer text, or a double that is a whole number in int64 range ("7.0"). `*out` changes only
+// on success.
+bool ToInt(std::string_view s, int64_t* out);
+bool MicrosToNanos(std::string_view text, int64_t* ns);
+
+class KinetoMapper {
+ public:
+  explicit KinetoMapper(KinetoTrace* out) : out_(out) {}
+
+  // One entry of traceEvents.
+  void Map(const RawEvent& e);
+  // The top-level baseTimeNanoseconds: newer Kineto (and gpuspy's export) write ts relative to it.
+  void SetBase(std::string_view text);
+  // After the last event: shifts, orders, attaches call sites, picks the pid, fills the stats.
+  void Finish();
+
+ private:
+  void Skip(std::string_view why);
+  void MapMemorySample(const RawEvent& e);
+
+  KinetoTrace* out_;
+  // Counted by view while the document lives; folded into the stats' std::maps by Finish.
+  absl::flat_hash_map<std::string, uint64_t> imported_, skipped_;
+  absl::flat_hash_map<std::string, uint64_t> pid_votes_;
+  int64_t base_ns_ = 0;
+};
+
+}  // namespace gpuspy::importers

@@ -1,0 +1,53 @@
+// A trace file's JSON text in memory, laid out for simdjson (which reads up to 64 bytes past the
+// end): plain files are mmap'd, not copied; gzip files are inflated by libdeflate in one pass into
+// one buffer sized from the gzip trailer. zlib's streaming inflate measured ~300 MB/s here and
+// libdeflate about twice that, and a whole-buffer inflate is what a whole-document parser needs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace gpuspy::importers {
+
+class TraceBytes {
+ public:
+  // NotFound (cannot open), DataLoss (truncated or corrupt gzip, naming the compressed byte
+  // offset), ResourceExhausted (more than kMaxTraceBytes uncompressed).
+  static absl::StatusOr<TraceBytes> Read(const std::string& path);
+  // A copy of `json` with the padding the parser needs (tests, fuzzing).
+  static TraceBytes Copy(std::string_view json);
+
+  TraceBytes(TraceBytes&& other) noexcept;
+  TraceBytes& operator=(TraceBytes&& other) noexcept;
+  TraceBytes(const TraceBytes&) = delete;
+  TraceBytes& operator=(const TraceBytes&) = delete;
+  ~TraceBytes();
+
+  // The JSON text; at least kPaddingBytes readable bytes follow it.
+  std::string_view json() const { return {data_, size_}; }
+  uint64_t file_bytes() const { return file_bytes_; }
+  bool gzipped() const { return gzipped_; }
+  int64_t inflate_ns() const { return inflate_ns_; }
+
+ private:
+  TraceBytes() = default;
+  void Release();
+
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t mapped_bytes_ = 0;  // > 0: data_ is an mmap of this many bytes, else malloc'd
+  uint64_t file_bytes_ = 0;
+  bool gzipped_ = false;
+  int64_t inflate_ns_ = 0;
+};
+
+// simdjson's SIMDJSON_PADDING, without its header here.
+inline constexpr size_t kPaddingBytes = 64;
+// simdjson indexes documents of up to 4 GiB (32-bit offsets).
+inline constexpr uint64_t kMaxTraceBytes = 0xFFFFFFFFull - kPaddingBytes;
+
+}  // namespace gpuspy::importers

@@ -1,0 +1,130 @@
+// `gpuspy analyze` (no daemon) against `gpuspy import` into a real gpuspyd: the same trace files
+// give the same per-step reports and job summary, JSON for JSON. And analyze's own promises:
+// it needs no gpuspyd, writes its Perfetto and HTML outputs, and says what is wrong with a bad
+// file (one line naming it, exit 1; the good files' results with --keep-going).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/subprocess.h"
+
+namespace gpuspy {
+namespace {
+
+std::string TraceDir() { return std::string(SOURCE_DIR) + "/../shared/traces"; }
+
+struct Case {
+  const char* name;
+  std::vector<std::string> files;  // one job's ranks
+};
+
+class AnalyzeMatchesCollector : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AnalyzeMatchesCollector, SameReportsAndSummaryAsImportIntoGpuspyd) {
+  std::vector<std::string> files;
+  for (const std::string& f : GetParam().files) {
+    files.push_back(TraceDir() + "/" + f);
+    if (!std::filesystem::exists(files.back())) GTEST_SKIP() << files.back() << " not present";
+  }
+  testing::TempDir dir;
+  testing::Process daemon({GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
+                           "--data-dir", dir.path() + "/store", "--port-file", dir.path() + "/port",
+                           "--log-level", "warn"},
+                          dir.path() + "/log");
+  const int port = testing::WaitForPortFile(dir.path() + "/port");
+  ASSERT_GT(port, 0);
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+
+  std::vector<std::string> import = {GPUSPY_BIN, "--collector", address, "import", "--job", "j"};
+  import.insert(import.end(), files.begin(), files.end());
+  testing::RunResult imported = testing::Run(import);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  testing::RunResult report = testing::Run(
+      {GPUSPY_BIN, "--collector", address, "--json", "report", "--job", "j", "--all"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  testing::RunResult summary =
+      testing::Run({GPUSPY_BIN, "--collector", address, "--json", "summary", "--job", "j"});
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+
+  // No collector at this address: analyze must not need one.
+  std::vector<std::string> analyze = {GPUSPY_BIN, "--collector", "127.0.0.1:1", "--json",
+                                      "analyze", "--job", "j"};
+  analyze.insert(analyze.end(), files.begin(), files.end());
+  testing::RunResult offline = testing::Run(analyze);
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  const auto got = nlohmann::json::parse(offline.out);
+  const auto want_reports = nlohmann::json::parse(report.out);
+  ASSERT_FALSE(want_reports.value("reports", nlohmann::json::array()).empty());
+  EXPECT_EQ(got["reports"], want_reports) << nlohmann::json::diff(got["reports"], want_reports);
+  const auto want_summary = nlohmann::json::parse(summary.out);
+  EXPECT_EQ(got["summary"], want_summary) << nlohmann::json::diff(got["summary"], want_summary);
+
+  // import --offline is the same command.
+  std::vector<std::string> offline_import = {GPUSPY_BIN, "--json", "import", "--offline",
+                                             "--job", "j"};
+  offline_import.insert(offline_import.end(), files.begin(), files.end());
+  testing::RunResult again = testing::Run(offline_import);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out), got);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RealTraces, AnalyzeMatchesCollector,
+    ::testing::Values(Case{"nccl", {"nccl_a100.json.gz"}},
+                      Case{"alexnet", {"alexnet_a100.json.gz"}},
+                      Case{"two_ranks", {"sampled_rank-0.json.gz", "sampled_rank-1.json.gz"}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(AnalyzeE2E, WritesPerfettoAndHtml) {
+  const std::string file = TraceDir() + "/nccl_a100.json.gz";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present";
+  testing::TempDir dir;
+  testing::RunResult r = testing::Run({GPUSPY_BIN, "analyze", file, "--export", "perfetto",
+                                       dir.path() + "/out.json", "--html",
+                                       dir.path() + "/report.html"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("PRIMARY BOTTLENECK"), std::string::npos) << r.out;
+  const auto trace = nlohmann::json::parse(testing::ReadFile(dir.path() + "/out.json"));
+  EXPECT_GT(trace["traceEvents"].size(), 1000u);
+  const std::string html = testing::ReadFile(dir.path() + "/report.html");
+  EXPECT_NE(html.find("<h2>Steps</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"#s1-"), std::string::npos);  // a row per step, linked
+  EXPECT_NE(html.find("<h2>Findings</h2>"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);       // static: nothing runs
+}
+
+TEST(AnalyzeE2E, ABadFileIsOneLineWithItsNameAndKeepGoingAnalysesTheRest) {
+  const std::string good = TraceDir() + "/alexnet_a100.json.gz";
+  if (!std::filesystem::exists(good)) GTEST_SKIP() << good << " not present";
+  testing::TempDir dir;
+  const std::string bad = dir.path() + "/bad.json";
+  std::ofstream(bad) << "{\"traceEvents\": [ {\"ph\": ";
+  testing::RunResult stop = testing::Run({GPUSPY_BIN, "analyze", good, bad});
+  EXPECT_EQ(stop.exit_code, 1);
+  EXPECT_EQ(stop.err.find("gpuspy analyze: " + bad + ": not valid trace JSON at byte"), 0u)
+      << stop.err;
+  EXPECT_EQ(std::count(stop.err.begin(), stop.err.end(), '\n'), 1) << stop.err;
+  EXPECT_TRUE(stop.out.empty()) << stop.out;
+
+  testing::RunResult partial =
+      testing::Run({GPUSPY_BIN, "--json", "analyze", "--keep-going", good, bad});
+  EXPECT_EQ(partial.exit_code, 1);
+  const auto got = nlohmann::json::parse(partial.out);
+  EXPECT_EQ(got["summary"]["summary"]["process_count"], "1");  // uint64: a string in proto JSON
+
+  const std::string cut = dir.path() + "/cut.json.gz";
+  const std::string bytes = testing::ReadFile(good);
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  testing::RunResult truncated = testing::Run({GPUSPY_BIN, "analyze", cut});
+  EXPECT_EQ(truncated.exit_code, 1);
+  EXPECT_NE(truncated.err.find(cut + ": truncated or corrupt gzip stream"), std::string::npos)
+      << truncated.err;
+}
+
+}  // namespace
+}  // namespace gpuspy

@@ -73,9 +73,23 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   out.sync_blocked = out.idle.Intersect(sync_set);
   const IntervalSet rest = out.idle.Subtract(sync_set);
 
+  // The drain after each blocking call: from its end to the next GPU work.
+  std::vector<Interval> drain;
+  const auto& gpu = busy.intervals();  // sorted, disjoint
+  for (const Interval& b : sync_set.intervals()) {
+    auto next = std::upper_bound(gpu.begin(), gpu.end(), b.end_ns,
+                                 [](int64_t t, const Interval& g) { return t < g.end_ns; });
+    const int64_t next_gpu = next == gpu.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);
+    if (next_gpu > b.end_ns) drain.push_back({b.end_ns, next_gpu});
+  }
+  const IntervalSet drain_set = IntervalSet::Union(std::move(drain));
+
+  // A short gap right after a sync is the drain, not launch latency: only gaps the sync did
+  // not cause count as launch-bound by length.
   std::vector<Interval> launch_bound =
       rest.Intersect(IntervalSet::Union(std::move(launches)).Clip(w)).intervals();
-  for (const Interval& g : rest.intervals()) {
+  const IntervalSet not_drained = rest.Subtract(drain_set);
+  for (const Interval& g : not_drained.intervals()) {
     if (g.length() < kLaunchGapNs && g.start_ns > w.start_ns && g.end_ns < w.end_ns) {
       launch_bound.push_back(g);
     }
@@ -98,16 +112,8 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   all_input.insert(all_input.end(), leading.intervals().begin(), leading.intervals().end());
   out.input = host.Intersect(IntervalSet::Union(std::move(all_input)));
 
-  std::vector<Interval> drain;
-  const auto& gpu = busy.intervals();  // sorted, disjoint
-  for (const Interval& b : sync_set.intervals()) {
-    auto next = std::upper_bound(gpu.begin(), gpu.end(), b.end_ns,
-                                 [](int64_t t, const Interval& g) { return t < g.end_ns; });
-    const int64_t next_gpu = next == gpu.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);
-    if (next_gpu > b.end_ns) drain.push_back({b.end_ns, next_gpu});
-  }
   // The drain goes to the sync, except where the host is launching or in the input pipeline.
-  out.sync_drain = IntervalSet::Union(std::move(drain)).Intersect(host.Subtract(out.input));
+  out.sync_drain = drain_set.Intersect(host.Subtract(out.input));
   std::vector<Interval> sync_all = out.sync_blocked.intervals();
   sync_all.insert(sync_all.end(), out.sync_drain.intervals().begin(), out.sync_drain.intervals().end());
   out.sync_blocked = IntervalSet::Union(std::move(sync_all));

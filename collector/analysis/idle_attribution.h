@@ -4,7 +4,8 @@
 // Every idle nanosecond gets exactly one cause, first match wins:
 //   sync_blocked  the host waits in a synchronizing call (blocking_calls.h);
 //   launch_bound  the host is inside a launch call, or the gap between two pieces of GPU work is
-//                 shorter than kLaunchGapNs (back-to-back launches that cannot keep up);
+//                 shorter than kLaunchGapNs (back-to-back launches that cannot keep up) and does
+//                 not follow a blocking call (that gap is the drain, below);
 //   input         the host is in the input pipeline: a DataLoader / data-loading host range, or,
 //                 at the step's start before its first CUDA call, host work no range explains
 //                 (waiting for the batch: the classic input-stall signature of live capture);

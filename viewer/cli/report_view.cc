@@ -95,6 +95,8 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
                 << ", same findings as step " << it->second << " (" << rep.primary_bottleneck();
       if (rep.findings(0).lost_ns() > 0) std::cout << " ~" << Ms(rep.findings(0).lost_ns()) << " ms lost";
       std::cout << ")\n";
+      // What may be missing from this step is its own, whatever its findings.
+      if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
       continue;
     }
     std::cout << "\nrank " << Label(labels, rep.step().process_id()) << " step "

@@ -233,8 +233,17 @@ uint32_t CallSiteRegistry::PythonSite() {
 uint32_t CallSiteRegistry::NativeSite() {
   void* frames[kNativeFrames];
   const int n = backtrace(frames, kNativeFrames);
-  // frames[0] is in NativeSite, frames[1] in Capture (both noinline): the caller's is next.
-  for (int i = 2; i < n; ++i) {
+  // Capture's caller is the frame after our return address into Capture (both noinline). Found
+  // by value, not assumed at index 2: a sanitizer's backtrace interceptor adds frames of its own.
+  void* const into_capture = __builtin_return_address(0);
+  int first = 2;
+  for (int i = 0; i < n; ++i) {
+    if (frames[i] == into_capture) {
+      first = i + 1;
+      break;
+    }
+  }
+  for (int i = first; i < n; ++i) {
     // A return address points after the call: -1 names the calling instruction's symbol.
     const uint64_t key = reinterpret_cast<uintptr_t>(frames[i]) - 1;
     if (!Lock()) return 0;

@@ -11,10 +11,6 @@
 namespace gpuspy::analysis {
 namespace {
 
-bool Overlaps(int64_t start, int64_t end, Interval w) {
-  return start < w.end_ns && (end > w.start_ns || (start == end && start >= w.start_ns));
-}
-
 bool IsGraphLaunchApi(std::string_view name) {
   return name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch");
 }
@@ -63,7 +59,7 @@ v1::DataQuality AssessDataQuality(const EventColumns& ev, const StringTable& str
   std::vector<Interval> captured;
   uint64_t profiler_ranges = 0;
   for (const NvtxRangeEvent& r : ev.nvtx_ranges) {
-    if (!Overlaps(r.start_ns, r.end_ns, w)) continue;
+    if (!InWindow(r.start_ns, r.end_ns, w)) continue;
     const std::string_view domain = strings.Get(r.domain);
     if (domain == kCaptureDomain) captured.push_back({r.start_ns, r.end_ns});
     if (domain == kRangeProfilerDomain) ++profiler_ranges;
@@ -97,7 +93,7 @@ v1::DataQuality AssessDataQuality(const EventColumns& ev, const StringTable& str
   const int64_t tail_start = w.end_ns - static_cast<int64_t>(kGraphTailShare * w.length());
   uint64_t missing_graphs = 0;
   for (const ApiEvent& a : ev.apis) {
-    if (!Overlaps(a.start_ns, a.end_ns, w) || a.end_ns > tail_start) continue;
+    if (!InWindow(a.start_ns, a.end_ns, w) || a.end_ns > tail_start) continue;
     if (IsGraphLaunchApi(strings.Get(a.name)) && !ran.contains(a.correlation_id)) ++missing_graphs;
   }
   if (missing_graphs > 0) {
@@ -126,7 +122,7 @@ int64_t UnlaunchedGpuNs(const EventColumns& ev, Interval w) {
   std::vector<Interval> orphans;
   uint64_t matched = 0;  // a producer that records no launch calls at all proves nothing here
   auto add = [&](uint64_t correlation, int64_t start, int64_t end) {
-    if (correlation == 0 || !Overlaps(start, end, w)) return;
+    if (correlation == 0 || !InWindow(start, end, w)) return;
     if (launched.contains(correlation)) {
       ++matched;
     } else {

@@ -13,10 +13,6 @@ namespace {
 // Lower-case fragments of input-pipeline range names.
 constexpr const char* kInputRangeFragments[] = {"dataloader", "data_load", "dataset"};
 
-bool Overlaps(int64_t start, int64_t end, Interval w) {
-  return start < w.end_ns && end > w.start_ns;
-}
-
 // The step's first sign of CUDA work: a CUDA call or GPU activity (window end when none).
 int64_t FirstCudaActivity(const EventColumns& ev, const IntervalSet& busy, Interval w) {
   int64_t first = busy.empty() ? w.end_ns : busy.intervals().front().start_ns;
@@ -41,7 +37,7 @@ bool IsActivityRange(const NvtxRangeEvent& r, const StringTable& strings, Interv
   const std::string_view domain = strings.Get(r.domain);
   if (domain == kCaptureDomain || domain == kRangeProfilerDomain) return false;
   if (r.start_ns <= w.start_ns && r.end_ns >= w.end_ns) return false;
-  return r.end_ns > r.start_ns && Overlaps(r.start_ns, r.end_ns, w);
+  return r.end_ns > r.start_ns && InWindow(r.start_ns, r.end_ns, w);
 }
 
 IntervalSet GpuBusy(const EventColumns& ev, Interval w) {
@@ -65,7 +61,7 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   std::vector<Interval> sync, launches;
   for (const BlockingCall& c : out.blocking_calls) sync.push_back(c.span);
   for (const ApiEvent& a : ev.apis) {
-    if (Overlaps(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) {
+    if (InWindow(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) {
       launches.push_back({a.start_ns, a.end_ns});
     }
   }

@@ -14,6 +14,12 @@ struct Interval {
   friend bool operator==(const Interval&, const Interval&) = default;
 };
 
+// Whether an event belongs to a window: a span must overlap it (one that ends exactly where the
+// window starts belongs to the window before); a point event (start == end) must lie inside it.
+inline bool InWindow(int64_t start, int64_t end, Interval w) {
+  return start < w.end_ns && (end > w.start_ns || (start == end && start >= w.start_ns));
+}
+
 // Sorted, non-overlapping, non-empty intervals.
 class IntervalSet {
  public:

@@ -18,11 +18,6 @@
 namespace gpuspy::analysis {
 namespace {
 
-// Spans overlap the window; point events (start == end) lie inside it.
-bool Overlaps(int64_t start, int64_t end, const Interval& w) {
-  return start < w.end_ns && (end > w.start_ns || (start == end && start >= w.start_ns));
-}
-
 // Nearest-rank percentile of an unsorted sample (copied; the caller's order is kept).
 int64_t Percentile(std::vector<int64_t> v, double p) {
   if (v.empty()) return 0;
@@ -40,7 +35,7 @@ void AddTopKernels(const EventColumns& ev, const StringTable& strings, const Int
   };
   absl::flat_hash_map<StringRef, Acc> by_name;
   for (const KernelEvent& k : ev.kernels) {
-    if (!Overlaps(k.start_ns, k.end_ns, w)) continue;
+    if (!InWindow(k.start_ns, k.end_ns, w)) continue;
     Acc& a = by_name[k.name];
     a.count++;
     a.total_ns += k.end_ns - k.start_ns;
@@ -128,7 +123,7 @@ std::vector<std::string> DistinctKernelNames(const EventColumns& ev, const Strin
   const Interval w{step.start_ns, step.end_ns};
   absl::flat_hash_set<StringRef> refs;
   for (const KernelEvent& k : ev.kernels) {
-    if (Overlaps(k.start_ns, k.end_ns, w)) refs.insert(k.name);
+    if (InWindow(k.start_ns, k.end_ns, w)) refs.insert(k.name);
   }
   std::vector<std::string> names;
   names.reserve(refs.size());
@@ -160,7 +155,7 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   std::vector<Interval> communication, compute;
   absl::flat_hash_map<StringRef, bool> is_comm;
   for (const KernelEvent& k : ev.kernels) {
-    if (!Overlaps(k.start_ns, k.end_ns, w)) continue;
+    if (!InWindow(k.start_ns, k.end_ns, w)) continue;
     ++events_in_window;
     kernels.push_back({k.start_ns, k.end_ns});
     auto [it, fresh] = is_comm.try_emplace(k.name, false);
@@ -169,7 +164,7 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
     kernel_durations.push_back(k.end_ns - k.start_ns);
   }
   for (const MemcpyEvent& m : ev.memcpys) {
-    if (!Overlaps(m.start_ns, m.end_ns, w)) continue;
+    if (!InWindow(m.start_ns, m.end_ns, w)) continue;
     ++events_in_window;
     copies.push_back({m.start_ns, m.end_ns});
     copies_by_kind[static_cast<int>(m.copy_kind) % 6].push_back({m.start_ns, m.end_ns});
@@ -178,31 +173,31 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   }
   // Whole-graph records (when enabled instead of per-node kernels) keep the GPU busy too.
   for (const GraphLaunchEvent& g : ev.graph_launches) {
-    if (!Overlaps(g.start_ns, g.end_ns, w)) continue;
+    if (!InWindow(g.start_ns, g.end_ns, w)) continue;
     ++events_in_window;
     kernels.push_back({g.start_ns, g.end_ns});
     compute.push_back({g.start_ns, g.end_ns});
   }
   for (const MemsetEvent& m : ev.memsets) {
-    if (!Overlaps(m.start_ns, m.end_ns, w)) continue;
+    if (!InWindow(m.start_ns, m.end_ns, w)) continue;
     ++events_in_window;
     sets.push_back({m.start_ns, m.end_ns});
     b->set_memset_count(b->memset_count() + 1);
   }
   for (const SyncEvent& y : ev.syncs) {
-    if (!Overlaps(y.start_ns, y.end_ns, w)) continue;
+    if (!InWindow(y.start_ns, y.end_ns, w)) continue;
     ++events_in_window;
     b->set_sync_count(b->sync_count() + 1);
   }
   for (const ApiEvent& a : ev.apis) {
-    if (!Overlaps(a.start_ns, a.end_ns, w)) continue;
+    if (!InWindow(a.start_ns, a.end_ns, w)) continue;
     ++events_in_window;
     b->set_api_call_count(b->api_call_count() + 1);
     const std::string_view name = strings.Get(a.name);
     if (IsLaunchApi(name)) launches.push_back({a.start_ns, a.end_ns});
   }
   for (const MemoryEvent& m : ev.memory) {
-    if (!Overlaps(m.timestamp_ns, m.timestamp_ns, w)) continue;
+    if (!InWindow(m.timestamp_ns, m.timestamp_ns, w)) continue;
     ++events_in_window;
     if (m.op == MemoryOpKind::kAlloc) {
       b->set_alloc_count(b->alloc_count() + 1);
@@ -212,11 +207,11 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
       b->set_free_bytes(b->free_bytes() + m.bytes);
     }
   }
-  for (const auto& r : ev.nvtx_ranges) events_in_window += Overlaps(r.start_ns, r.end_ns, w);
+  for (const auto& r : ev.nvtx_ranges) events_in_window += InWindow(r.start_ns, r.end_ns, w);
   for (const auto& m : ev.nvtx_marks) {
-    events_in_window += Overlaps(m.timestamp_ns, m.timestamp_ns, w);
+    events_in_window += InWindow(m.timestamp_ns, m.timestamp_ns, w);
   }
-  for (const auto& o : ev.overheads) events_in_window += Overlaps(o.start_ns, o.end_ns, w);
+  for (const auto& o : ev.overheads) events_in_window += InWindow(o.start_ns, o.end_ns, w);
   report.set_event_count(events_in_window);
 
   all_gpu.insert(all_gpu.end(), kernels.begin(), kernels.end());

@@ -72,6 +72,13 @@ grpc::Status AuthorizedQuery::GetStats(grpc::ServerContext* context, const v1::G
   return inner_->GetStats(context, request, response);
 }
 
+grpc::Status AuthorizedQuery::GetRunProfile(grpc::ServerContext* context,
+                                            const v1::GetRunProfileRequest* request,
+                                            v1::GetRunProfileResponse* response) {
+  if (grpc::Status st = ForJob(*context, request->job_id()); !st.ok()) return st;
+  return inner_->GetRunProfile(context, request, response);
+}
+
 grpc::Status AuthorizedControl::Attach(grpc::ServerContext* context, const v1::AttachRequest* request,
                                        v1::AttachResponse* response) {
   for (const auto& [value, field] : {std::pair{&request->job_id(), "job_id"},

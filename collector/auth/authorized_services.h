@@ -24,6 +24,8 @@ class AuthorizedQuery final : public v1::Query::Service {
                          v1::GetEventsResponse* response) override;
   grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
                         v1::GetStatsResponse* response) override;
+  grpc::Status GetRunProfile(grpc::ServerContext* context, const v1::GetRunProfileRequest* request,
+                             v1::GetRunProfileResponse* response) override;
 
  private:
   // Authorizes a query about `job_id`.

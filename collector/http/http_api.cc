@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "collector/analysis/diff/run_diff.h"
 #include "collector/http/query_params.h"
 #include "collector/http/step_timeline.h"
 #include "collector/http/trace_export.h"
@@ -181,6 +182,25 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     res.set_header("Content-Disposition",
                    absl::StrCat("attachment; filename=\"", TraceFileName(job, params), "\""));
     res.set_content(*trace, "application/json");
+  }));
+
+  // Why B is slower than A: /api/diff?a=JOB[@RANK][:STEPS]&b=... (the CLI's `gpuspy diff`).
+  s.Get("/api/diff", WithQuery([engine](const httplib::Request&, const QueryParams& params,
+                                        httplib::Response& res) {
+    if (absl::Status st = CheckRoute("", params, {"a", "b"}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
+    std::vector<v1::RunProfile> sides;
+    for (const char* side : {"a", "b"}) {
+      auto it = params.find(side);
+      if (it == params.end()) return Error(res, 400, absl::StrCat("parameter '", side, "' is required"));
+      absl::StatusOr<v1::GetRunProfileRequest> r = RunProfileQuery(it->second);
+      if (!r.ok()) return Error(res, 400, absl::StrCat(side, ": ", r.status().message()));
+      absl::StatusOr<v1::GetRunProfileResponse> p = engine->GetRunProfile(*r);
+      if (!p.ok()) return Error(res, HttpCode(p.status()), absl::StrCat(side, ": ", p.status().message()));
+      sides.push_back(p->profile());
+    }
+    Json(res, ToJson(absl::StatusOr<v1::RunDiff>(analysis::DiffRuns(sides[0], sides[1]))));
   }));
 
   AddWebUiRoutes(&s);

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "collector/analysis/diff/run_selector.h"
 
 namespace gpuspy::collector {
 namespace {
@@ -213,17 +214,22 @@ absl::StatusOr<TraceQuery> ParseTraceQuery(const QueryParams& params) {
   if (steps == nullptr) return q;
   q.has_steps = true;
   q.steps_text = *steps;
-  std::vector<std::string> parts = absl::StrSplit(*steps, '-');
-  bool ok = false;
-  if (parts.size() == 1) {
-    ok = absl::SimpleAtoi(parts[0], &q.first_step);
-    q.last_step = q.first_step;
-  } else if (parts.size() == 2) {
-    ok = absl::SimpleAtoi(parts[0], &q.first_step) && absl::SimpleAtoi(parts[1], &q.last_step) &&
-         q.first_step <= q.last_step;
-  }
-  if (!ok) return absl::InvalidArgumentError("steps must be N or A-B");
+  absl::StatusOr<analysis::StepRange> range = analysis::ParseStepRange(*steps);
+  if (!range.ok()) return range.status();
+  q.first_step = range->first.value_or(q.first_step);
+  q.last_step = range->last.value_or(q.last_step);
   return q;
+}
+
+absl::StatusOr<v1::GetRunProfileRequest> RunProfileQuery(const std::string& selector) {
+  absl::StatusOr<analysis::RunSelector> s = analysis::ParseRunSelector(selector);
+  if (!s.ok()) return s.status();
+  v1::GetRunProfileRequest r;
+  r.set_job_id(s->base);
+  if (s->rank) r.set_rank(*s->rank);
+  if (s->steps.first) r.set_first_step(*s->steps.first);
+  if (s->steps.last) r.set_last_step(*s->steps.last);
+  return r;
 }
 
 std::string TraceFileName(const std::string& job, const QueryParams& params) {

@@ -53,6 +53,9 @@ struct TimelineQuery {
 };
 absl::StatusOr<TimelineQuery> ParseTimelineQuery(const QueryParams& params);
 
+// /api/diff?a=SEL&b=SEL: each side "JOB[@RANK][:STEPS]" (analysis/diff/run_selector.h).
+absl::StatusOr<v1::GetRunProfileRequest> RunProfileQuery(const std::string& selector);
+
 // /trace[?steps=A-B|N][&process=P]
 struct TraceQuery {
   uint64_t process_id = 0;  // 0 = every process of the job

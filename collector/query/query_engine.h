@@ -49,6 +49,8 @@ class QueryEngine {
   // cost most of the timeline's time).
   absl::StatusOr<SelectedEvents> ReadEvents(const v1::GetEventsRequest& request);
   v1::GetStatsResponse GetStats();
+  // One side of `gpuspy diff` (run_profile_query.cc).
+  absl::StatusOr<v1::GetRunProfileResponse> GetRunProfile(const v1::GetRunProfileRequest& request);
   // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
   uint64_t steps_analysed() const { return steps_analysed_.load(); }
   // Bounds the memory the per-process analysis cache may hold (estimated). Past it, the processes

@@ -37,4 +37,10 @@ grpc::Status QueryService::GetStats(grpc::ServerContext*, const v1::GetStatsRequ
   return grpc::Status::OK;
 }
 
+grpc::Status QueryService::GetRunProfile(grpc::ServerContext*,
+                                         const v1::GetRunProfileRequest* request,
+                                         v1::GetRunProfileResponse* response) {
+  return Reply(engine_->GetRunProfile(*request), response);
+}
+
 }  // namespace gpuspy::collector

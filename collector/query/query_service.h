@@ -22,6 +22,8 @@ class QueryService final : public v1::Query::Service {
                          v1::GetEventsResponse* response) override;
   grpc::Status GetStats(grpc::ServerContext*, const v1::GetStatsRequest*,
                         v1::GetStatsResponse* response) override;
+  grpc::Status GetRunProfile(grpc::ServerContext*, const v1::GetRunProfileRequest* request,
+                             v1::GetRunProfileResponse* response) override;
 
  private:
   QueryEngine* engine_;

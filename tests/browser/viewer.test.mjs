@@ -234,6 +234,32 @@ browserTest('a multi-rank job gets a tab per rank and the straggler stands out',
   await screenshot(page, 'viewer-job.png', {doc: true});
 });
 
+browserTest('compare: the job page links its straggler rank against the fastest, and the diff adds up', async (t) => {
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/job/train');
+  const link = page.locator('#compare-link');
+  await link.waitFor();
+  // `--slow-rank 2`: rank 2 is the one compared against the fastest.
+  assert.match(await link.getAttribute('href'), /^#\/diff\?a=train%40\d&b=train%402$/);
+  await link.click();
+  await page.locator('#diff-contributions li').first().waitFor();
+  const href = await link.getAttribute('href');
+  const q = new URLSearchParams(href.slice(href.indexOf('?') + 1));
+  const diff = await collector.json('/api/diff?' + new URLSearchParams({a: q.get('a'), b: q.get('b')}));
+  const items = diff.contributions || [];
+  assert.equal(await page.locator('#diff-contributions li').count(), items.length);
+  assert.equal(items[items.length - 1].kind, 'other');
+  const sum = items.reduce((acc, c) => acc + num(c.delta_ns), 0);
+  assert.equal(sum, num(diff.mean_delta_ns), 'the contributions add up to the mean change');
+  assert.equal(await page.locator('#diff-contributions li').first().getAttribute('data-kind'), items[0].kind);
+  assert.match(await page.locator('#diff-headline').textContent(), /B is (slower|faster) by [\d.]+ ms per step|median step time is A's/);
+  await screenshot(page, 'viewer-diff.png');
+  // A side the collector does not know: the page says so.
+  const bad = await openPage(t, {httpErrorsExpected: true});
+  await bad.goto(collector.url + '/#/diff?a=nope&b=train');
+  await bad.getByText("unknown job 'nope'").waitFor();
+});
+
 browserTest('a copy-dominated step shows the copy finding, and its timeline draws every kernel of the step', async (t) => {
   const page = await openPage(t);
   await page.goto(collector.url + '/#/job/copy');

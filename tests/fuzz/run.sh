@@ -14,6 +14,7 @@ seconds=${SECONDS_PER_TARGET:-60}
 targets=(${TARGETS:-kineto_trace_fuzz batch_decode_fuzz ingest_fuzz http_query_fuzz config_fuzz spill_file_fuzz})
 dir=build-fuzz
 launcher=()
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as scripts/build.sh: a fresh clone reuses the cache
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DGPUSPY_FUZZ=ON -DGPUSPY_BUILD_TESTS=OFF -DGPUSPY_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null

@@ -4,32 +4,22 @@
 #include <iostream>
 #include <limits>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "viewer/cli/query_client.h"
+#include "collector/analysis/diff/run_selector.h"
 
 namespace gpuspy::cli {
-namespace {
-
-bool ParseRange(const std::string& text, int64_t* lo, int64_t* hi) {
-  std::vector<std::string> parts = absl::StrSplit(text, '-');
-  if (parts.size() == 1) {
-    if (!absl::SimpleAtoi(parts[0], lo)) return false;
-    *hi = *lo;
-    return true;
-  }
-  return parts.size() == 2 && absl::SimpleAtoi(parts[0], lo) && absl::SimpleAtoi(parts[1], hi) &&
-         *lo <= *hi;
-}
-
-}  // namespace
 
 int Export(const GlobalOptions& g, const ExportOptions& o) {
   int64_t first = std::numeric_limits<int64_t>::min(), last = std::numeric_limits<int64_t>::max();
-  if (!o.steps.empty() && !ParseRange(o.steps, &first, &last)) {
-    std::fprintf(stderr, "gpuspy export: --steps '%s' is not N or A-B\n", o.steps.c_str());
-    return 2;
+  if (!o.steps.empty()) {
+    absl::StatusOr<analysis::StepRange> range = analysis::ParseStepRange(o.steps);
+    if (!range.ok()) {
+      std::fprintf(stderr, "gpuspy export: --%s\n", std::string(range.status().message()).c_str());
+      return 2;
+    }
+    first = range->first.value_or(first);
+    last = range->last.value_or(last);
   }
   QueryClient q(g.collector, std::max(g.timeout_s, 60.0));
   v1::ListJobsResponse jobs;

@@ -10,6 +10,7 @@
 #include "viewer/cli/commands.h"
 #include "viewer/cli/export_command.h"
 #include "viewer/cli/analyze_command.h"
+#include "viewer/cli/diff_command.h"
 #include "viewer/cli/import_command.h"
 #include "viewer/cli/report_command.h"
 #include "viewer/cli/spill_command.h"
@@ -139,6 +140,17 @@ int main(int argc, char** argv) {
   add_offline_options(analyze);
   analyze->footer("Example: gpuspy analyze run/rank*.pt.trace.json.gz --html report.html");
 
+  gpuspy::cli::DiffOptions df;
+  auto* diff = app.add_subcommand(
+      "diff", "Why B is slower (or faster) than A: step time, where it goes, and the changes that "
+              "add up to the difference");
+  diff->add_option("a", df.a, "Run A: trace file(s) (a file or a directory) or a job id, "
+                              "optionally @RANK and :STEPS (N, A-B, A-, -B)")->required();
+  diff->add_option("b", df.b, "Run B, as A")->required();
+  diff->add_option("--threads", df.threads, "Trace files read at once (default: one per core)");
+  diff->footer("Examples: gpuspy diff last_week/ today/    gpuspy diff bert@0 bert@7\n"
+               "          gpuspy diff bert:100-200 bert:900-1000    gpuspy diff base.json.gz pr.json.gz");
+
   std::string import_job;
   std::vector<std::string> import_files;
   bool import_offline = false;
@@ -200,6 +212,7 @@ int main(int argc, char** argv) {
   if (*events) return gpuspy::cli::Events(g, e);
   if (*stats) return gpuspy::cli::Stats(g);
   if (*analyze) return gpuspy::cli::Analyze(g, an);
+  if (*diff) return gpuspy::cli::Diff(g, df);
   if (*import && import_offline) {
     an.files = import_files;
     an.job = import_job;

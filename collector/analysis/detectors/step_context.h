@@ -29,7 +29,7 @@ struct StepContext {
   // Spans must overlap the window; point events (start == end) must lie inside it. A span that
   // ends exactly where the step starts belongs to the previous step.
   bool InWindow(int64_t start, int64_t end) const {
-    return start < step.end_ns && (end > step.start_ns || (start == end && start >= step.start_ns));
+    return analysis::InWindow(start, end, window());
   }
   double ShareOfWall(int64_t ns) const {
     return breakdown.wall_ns() > 0 ? static_cast<double>(ns) / breakdown.wall_ns() : 0.0;

@@ -40,4 +40,5 @@ export const api = {
   summary: (id, signal) => getJson(job(id) + '/summary', signal),
   timeline: (id, process, step, signal) => getJson(job(id) + '/timeline' + query({process, step}), signal),
   traceUrl: (id, {process, steps} = {}) => job(id) + '/trace' + query({process, steps}),
+  diff: (a, b, signal) => getJson('/api/diff' + query({a, b}), signal),
 };

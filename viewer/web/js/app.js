@@ -8,17 +8,23 @@ import * as jobsPage from './jobs_page.js';
 import * as jobPage from './job_page.js';
 import * as stepPage from './step_page.js';
 import * as exportPage from './export_page.js';
+import * as diffPage from './diff_page.js';
 
 // #/                              jobs
 // #/job/<job>                     job overview
 // #/job/<job>/step/<process>/<n>  step detail
 // #/job/<job>/export              export
+// #/diff?a=<run>&b=<run>          compare two runs, ranks or step ranges
 const ROUTES = [
   {re: /^#?\/?$/, page: jobsPage, params: () => ({})},
   {re: /^#\/job\/([^/]+)\/?$/, page: jobPage, params: (m) => ({job: decodeURIComponent(m[1])})},
   {re: /^#\/job\/([^/]+)\/step\/(\d+)\/(\d+)\/?$/, page: stepPage,
     params: (m) => ({job: decodeURIComponent(m[1]), process: m[2], step: Number(m[3])})},
   {re: /^#\/job\/([^/]+)\/export\/?$/, page: exportPage, params: (m) => ({job: decodeURIComponent(m[1])})},
+  {re: /^#\/diff\/?(?:\?(.*))?$/, page: diffPage, params: (m) => {
+    const q = new URLSearchParams(m[1] || '');
+    return {a: q.get('a') || '', b: q.get('b') || ''};
+  }},
 ];
 
 class PageContext {

@@ -11,6 +11,7 @@ import {aggregateFindings, severityBadge} from './findings.js';
 import {kernelTable} from './kernels.js';
 import {gpuTime} from './gpu_time.js';
 import {largestGain} from './largest_gain.js';
+import {diffHref} from './diff_page.js';
 import {
   attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateBadge, stateCounts,
 } from './job_info.js';
@@ -93,6 +94,18 @@ export async function render(root, {job: jobId}, ctx) {
   });
 }
 
+// A multi-rank job: the rank the others waited for most (else the slowest) against the fastest.
+// One rank: the job against another job, for the user to name.
+function compareHref(jobId, summary) {
+  const ranks = (summary.ranks || []).slice();
+  if (ranks.length < 2) return diffHref(jobId, '');
+  const key = (r) => [num(r.straggler_steps), num(r.median_wall_ns) - num(r.median_wait_ns)];
+  ranks.sort((x, y) => key(y)[0] - key(x)[0] || key(y)[1] - key(x)[1]);
+  const slow = ranks[0];
+  const fast = ranks.slice(1).sort((x, y) => key(x)[1] - key(y)[1])[0];
+  return diffHref(jobId + '@' + num(fast.rank), jobId + '@' + num(slow.rank));
+}
+
 function groupByProcess(reports) {
   const by = new Map();
   for (const r of reports) {
@@ -111,6 +124,7 @@ function drawHead(head, job, summary, jobId) {
       h('h1', {}, 'Job ', h('span', {class: 'job-id'}, jobId)),
       stateCounts(job).map(([s, n]) => stateBadge(s, procs.length > 1 ? n + ' ' + s : s)),
       h('span', {class: 'spacer'}),
+      h('a', {class: 'button', id: 'compare-link', href: compareHref(jobId, summary)}, 'Compare…'),
       h('a', {class: 'button', href: '#/job/' + encodeURIComponent(jobId) + '/export'}, 'Export trace…')),
     h('div', {class: 'stats'},
       stat('processes', procs.length),

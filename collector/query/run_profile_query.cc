@@ -1,0 +1,87 @@
+// QueryEngine::GetRunProfile: one side of `gpuspy diff` from stored events. The job's analyses
+// (cached, job-level findings applied) pick the steps; each compared step's events are read
+// back once more for what the profile counts by name (analysis/diff/step_facts.h).
+#include <set>
+#include <shared_mutex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "collector/analysis/diff/run_profile.h"
+#include "collector/analysis/diff/run_selector.h"
+#include "collector/query/query_engine.h"
+
+namespace gpuspy::collector {
+namespace {
+
+std::string Label(const v1::GetRunProfileRequest& r) {
+  analysis::RunSelector s;
+  s.base = r.job_id();
+  if (r.has_rank()) s.rank = r.rank();
+  if (r.has_first_step()) s.steps.first = r.first_step();
+  if (r.has_last_step()) s.steps.last = r.last_step();
+  return analysis::SelectorLabel(s);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
+    const v1::GetRunProfileRequest& request) {
+  absl::StatusOr<std::vector<ProcessRecord>> all = ProcessesOf(request.job_id(), 0);
+  if (!all.ok()) return all.status();
+  std::vector<ProcessRecord> processes = *all;
+  if (request.has_rank()) {
+    std::set<int32_t> ranks_present;
+    for (const ProcessRecord& p : *all) ranks_present.insert(p.identity.rank());
+    std::erase_if(processes,
+                  [&](const ProcessRecord& p) { return p.identity.rank() != request.rank(); });
+    if (processes.empty()) {
+      return absl::NotFoundError(absl::StrCat("job '", request.job_id(), "' has no rank ",
+                                              request.rank(), " (ranks: ",
+                                              absl::StrJoin(ranks_present, ", "), ")"));
+    }
+  }
+  // Cross-rank findings need every rank of the job, whichever ranks are compared.
+  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job = AnalyzeJob(*all);
+  if (!job.ok()) return job.status();
+
+  std::vector<const ProcessRecord*> owners;
+  std::vector<const analysis::StepAnalysis*> selected;
+  std::set<int32_t> ranks;
+  for (const ProcessRecord& p : processes) {
+    for (const analysis::StepAnalysis& s : (*job)[p.process_id]) {
+      const int64_t n = s.report.step().number();
+      if (request.has_first_step() && n < request.first_step()) continue;
+      if (request.has_last_step() && n > request.last_step()) continue;
+      owners.push_back(&p);
+      selected.push_back(&s);
+      ranks.insert(p.identity.rank());
+    }
+  }
+  if (selected.empty()) {
+    return absl::NotFoundError(absl::StrCat("no steps in ", Label(request)));
+  }
+  const std::vector<bool> compared = analysis::ComparedSteps(selected);
+  std::vector<analysis::ProfiledStep> steps;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    if (!compared[i]) continue;
+    if (cancelled_.load()) return absl::CancelledError("gpuspyd is stopping");
+    const v1::Step& step = selected[i]->report.step();
+    absl::StatusOr<WindowEvents> window =
+        reader_.Read(owners[i]->process_id, step.start_ns(), step.end_ns());
+    if (!window.ok()) return window.status();
+    std::shared_lock lock(window->dictionary->mu);
+    steps.push_back({selected[i], analysis::MeasureStepFacts(window->events,
+                                                             window->dictionary->dict.strings(),
+                                                             {step.start_ns(), step.end_ns()})});
+  }
+  const bool warmup_included = std::none_of(selected.begin(), selected.end(), [](const auto* s) {
+    return s->report.steady_state();
+  });
+  v1::GetRunProfileResponse out;
+  *out.mutable_profile() = analysis::BuildRunProfile(
+      Label(request), steps, static_cast<uint32_t>(selected.size()), warmup_included,
+      static_cast<uint32_t>(ranks.size()));
+  return out;
+}
+
+}  // namespace gpuspy::collector

@@ -1,0 +1,47 @@
+// Trace files of one job read and analysed in this process, no gpuspyd: what `gpuspy analyze`
+// reports and what `gpuspy diff` compares on the files' side. Each file is read and analysed on
+// its own thread, then the job-level analysis the collector uses (job_analysis.h) runs over them,
+// so the steps are those `gpuspy import` + `gpuspy report` would give.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "collector/analysis/job_analysis.h"
+#include "collector/analysis/step_series.h"
+#include "importers/kineto/kineto_reader.h"
+
+namespace gpuspy::cli {
+
+struct OfflineFile {
+  std::string path;
+  absl::Status status;                        // why it could not be read
+  std::optional<importers::KinetoTrace> trace;
+  importers::KinetoReadTimings timings;
+  int64_t analyse_ns = 0;
+};
+
+struct OfflineJob {
+  std::string job;
+  std::vector<OfflineFile> files;             // in the order given; process id = index + 1
+  std::vector<analysis::JobProcess> processes;  // the files that read
+  // Every step of every process, job-level findings applied.
+  std::map<uint64_t, std::vector<analysis::StepAnalysis>> steps;
+  std::map<uint64_t, std::string> labels;      // process id -> rank, as the CLI shows it
+  int64_t job_ns = 0;                          // the job-level analysis
+  bool any_failed() const;
+};
+
+// "rank0.pt.trace.json.gz" -> "rank0" (what `gpuspy import` names the job).
+std::string JobFromFile(const std::string& path);
+
+// Reads and analyses `files` as job `job` with at most `threads` threads (0: one per file, at
+// most the machine's cores); `progress`: a line per file done on stderr.
+OfflineJob LoadOfflineJob(const std::vector<std::string>& files, const std::string& job,
+                          unsigned threads, bool progress);
+
+}  // namespace gpuspy::cli

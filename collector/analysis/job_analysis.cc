@@ -1,8 +1,10 @@
 #include "collector/analysis/job_analysis.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "collector/analysis/cross_rank_analysis.h"
+#include "collector/analysis/diff/compare_ranks.h"
 #include "collector/analysis/job_summary.h"
 
 namespace gpuspy::analysis {
@@ -29,6 +31,9 @@ v1::JobSummary SummarizeAnalyzedJob(const std::string& job_id,
   }
   v1::JobSummary summary = SummarizeJob(job_id, reports, processes.size(), events);
   AddRankMatrix(reports, ranks, &summary);
+  if (std::optional<v1::RankPair> pair = RanksToCompare(summary)) {
+    *summary.mutable_compare_ranks() = *pair;
+  }
   return summary;
 }
 

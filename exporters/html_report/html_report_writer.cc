@@ -68,10 +68,36 @@ th{text-align:left;background:#f4f4f4}td.n{text-align:right;font-variant-numeric
 code{background:#f4f4f4;padding:0 3px}details{margin:.5em 0}
 )css";
 
+std::string SignedMs(int64_t ns) { return absl::StrFormat("%+.2f", static_cast<double>(ns) / 1e6); }
+
+// The two ranks compared: headline, the parts of the step on both, the changes that add up.
+std::string RankDiffSection(const v1::RunDiff& d) {
+  std::string h = absl::StrCat("<h2 id=ranks-compared>Ranks compared: ", Escape(d.a_label()),
+                               " vs ", Escape(d.b_label()), "</h2><p>Median step ",
+                               Ms(d.a().median_ns()), " vs ", Ms(d.b().median_ns()), " ms (",
+                               SignedMs(d.median_delta_ns()), " ms",
+                               d.within_noise() ? ", within the noise" : "", ").</p>");
+  absl::StrAppend(&h, "<table><tr><th>Part (mean ms per step)<th>A<th>B<th>Change</tr>");
+  for (const v1::PartChange& p : d.parts()) {
+    if (p.a_ns() == 0 && p.b_ns() == 0) continue;
+    absl::StrAppend(&h, "<tr><td>", Escape(p.part()), "<td class=n>", Ms(p.a_ns()),
+                    "<td class=n>", Ms(p.b_ns()), "<td class=n>", SignedMs(p.delta_ns()), "</tr>");
+  }
+  absl::StrAppend(&h, "</table><p>What changed (adds up to the mean change, ",
+                  SignedMs(d.mean_delta_ns()), " ms):</p><ol>");
+  for (const v1::Contribution& c : d.contributions()) {
+    absl::StrAppend(&h, "<li><b>", SignedMs(c.delta_ns()), " ms</b> ", Escape(c.kind()), " ",
+                    c.kind() == "other" ? "" : Escape(c.subject()), "<br>", Escape(c.detail()),
+                    "</li>");
+  }
+  absl::StrAppend(&h, "</ol>");
+  return h;
+}
+
 }  // namespace
 
 std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse& reports,
-                       const std::map<uint64_t, std::string>& labels) {
+                       const std::map<uint64_t, std::string>& labels, const v1::RunDiff* rank_diff) {
   std::string h = absl::StrCat("<!doctype html><html><head><meta charset=utf-8><title>gpuspy: ",
                                Escape(s.job_id()), "</title><style>", kStyle,
                                "</style></head><body><h1>gpuspy report: ", Escape(s.job_id()),
@@ -93,6 +119,7 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
     }
     absl::StrAppend(&h, "</table>");
   }
+  if (rank_diff != nullptr) absl::StrAppend(&h, RankDiffSection(*rank_diff));
   absl::StrAppend(&h,
                   "<h2>Steps</h2><table><tr><th>Rank<th>Step<th>Wall ms<th>GPU busy<th>Kernels"
                   "<th>Breakdown<th>Primary bottleneck<th>Lost ms<th>Steady</tr>");
@@ -133,9 +160,10 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
 
 absl::Status WriteReportHtml(const std::string& path, const v1::JobSummary& summary,
                              const v1::GetStepReportResponse& reports,
-                             const std::map<uint64_t, std::string>& labels) {
+                             const std::map<uint64_t, std::string>& labels,
+                             const v1::RunDiff* rank_diff) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << ReportHtml(summary, reports, labels);
+  out << ReportHtml(summary, reports, labels, rank_diff);
   out.close();
   if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();

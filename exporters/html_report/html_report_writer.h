@@ -8,17 +8,21 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "gpuspy/v1/diff.pb.h"
 #include "gpuspy/v1/report.pb.h"
 #include "gpuspy/v1/services.pb.h"
 
 namespace gpuspy::exporters {
 
-// `labels`: process id -> what the page calls it (its rank).
+// `labels`: process id -> what the page calls it (its rank). `rank_diff` (optional): the job's
+// two ranks compared (JobSummary.compare_ranks, `gpuspy diff`), shown as its own section.
 std::string ReportHtml(const v1::JobSummary& summary, const v1::GetStepReportResponse& reports,
-                       const std::map<uint64_t, std::string>& labels);
+                       const std::map<uint64_t, std::string>& labels,
+                       const v1::RunDiff* rank_diff = nullptr);
 
 absl::Status WriteReportHtml(const std::string& path, const v1::JobSummary& summary,
                              const v1::GetStepReportResponse& reports,
-                             const std::map<uint64_t, std::string>& labels);
+                             const std::map<uint64_t, std::string>& labels,
+                             const v1::RunDiff* rank_diff = nullptr);
 
 }  // namespace gpuspy::exporters

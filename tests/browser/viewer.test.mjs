@@ -240,10 +240,10 @@ browserTest('compare: the job page links its straggler rank against the fastest,
   const link = page.locator('#compare-link');
   await link.waitFor();
   // `--slow-rank 2`: rank 2 is the one compared against the fastest.
-  assert.match(await link.getAttribute('href'), /^#\/diff\?a=train%40\d&b=train%402$/);
+  const href = await link.getAttribute('href');
+  assert.match(href, /^#\/diff\?a=train%40\d&b=train%402$/);
   await link.click();
   await page.locator('#diff-contributions li').first().waitFor();
-  const href = await link.getAttribute('href');
   const q = new URLSearchParams(href.slice(href.indexOf('?') + 1));
   const diff = await collector.json('/api/diff?' + new URLSearchParams({a: q.get('a'), b: q.get('b')}));
   const items = diff.contributions || [];

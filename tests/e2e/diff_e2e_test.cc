@@ -106,6 +106,27 @@ TEST_F(DiffE2E, FilesGpuspydAndHttpGiveTheSameDiffOfTwoRanks) {
   EXPECT_EQ(extra->status, 400) << extra->body;
 }
 
+TEST_F(DiffE2E, AnalyzeHtmlComparesTheRanksTheSummaryPicks) {
+  const std::string html_path = dir_.path() + "/report.html";
+  testing::RunResult r = testing::Run({GPUSPY_BIN, "--json", "analyze", "--job", "run",
+                                       files_[0], files_[1], "--html", html_path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto pair = nlohmann::json::parse(r.out)["summary"]["summary"]["compare_ranks"];
+  ASSERT_TRUE(pair.is_object()) << r.out.substr(0, 400);
+  const std::string a = "run@" + std::to_string(pair.value("a", 0));
+  const std::string b = "run@" + std::to_string(pair.value("b", 0));
+  EXPECT_NE(a, b);
+  const std::string html = testing::ReadFile(html_path);
+  EXPECT_NE(html.find("<h2 id=ranks-compared>Ranks compared: " + a + " vs " + b + "</h2>"),
+            std::string::npos);
+  // The section is `gpuspy diff` of those ranks: its first change is the page's first item.
+  testing::RunResult d = testing::Run({GPUSPY_BIN, "--json", "diff", run_dir_ + "@" + a.substr(4),
+                                       run_dir_ + "@" + b.substr(4)});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const auto first = nlohmann::json::parse(d.out)["contributions"][0];
+  EXPECT_NE(html.find(first["kind"].get<std::string>()), std::string::npos);
+}
+
 TEST_F(DiffE2E, BadSidesGetOneLineAndAnExitCode) {
   testing::RunResult missing =
       testing::Run({GPUSPY_BIN, "diff", dir_.path() + "/nope.json.gz", run_dir_});

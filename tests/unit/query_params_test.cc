@@ -67,9 +67,18 @@ TEST(QueryParams, TraceStepsAreOneNumberOrAnOrderedRange) {
   EXPECT_EQ(range.first_step, 2);
   EXPECT_EQ(range.last_step, 4);
   EXPECT_EQ(range.process_id, 3u);
-  for (const char* bad : {"4-2", "-3", "1-2-3", "a-b", "", "1-"}) {
+  // Open ranges, as the CLI takes them (analysis/diff/run_selector.h): up to 3, from 1 on.
+  const TraceQuery upto = *ParseTraceQuery({{"steps", "-3"}});
+  EXPECT_EQ(upto.first_step, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(upto.last_step, 3);
+  const TraceQuery from = *ParseTraceQuery({{"steps", "1-"}});
+  EXPECT_EQ(from.first_step, 1);
+  EXPECT_EQ(from.last_step, std::numeric_limits<int64_t>::max());
+  for (const char* bad : {"4-2", "1-2-3", "a-b", "", "-"}) {
     EXPECT_FALSE(ParseTraceQuery({{"steps", bad}}).ok()) << bad;
   }
+  EXPECT_NE(ParseTraceQuery({{"steps", "4-2"}}).status().message().find("reversed"),
+            std::string::npos);
 }
 
 TEST(QueryParams, TraceFileNameKeepsOnlySafeCharacters) {

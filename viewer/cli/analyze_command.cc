@@ -6,12 +6,15 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "codec/expanded_events.h"
+#include "collector/analysis/diff/run_diff.h"
+#include "collector/analysis/diff/run_profile.h"
 #include "collector/analysis/job_analysis.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "exporters/html_report/html_report_writer.h"
@@ -36,6 +39,22 @@ std::string ToJson(const google::protobuf::Message& m) {
   (void)google::protobuf::util::MessageToJsonString(m, &json, options);
   while (!json.empty() && json.back() == '\n') json.pop_back();
   return json;
+}
+
+// rank `pair.a` against rank `pair.b` of the job, as `gpuspy diff DIR@a DIR@b` would.
+v1::RunDiff RankDiff(const OfflineJob& job, const v1::RankPair& pair) {
+  auto profile = [&](int32_t rank) {
+    std::vector<analysis::SelectedStep> steps;
+    for (const analysis::JobProcess& p : job.processes) {
+      if (p.rank != rank) continue;
+      const OfflineFile& file = job.files[p.process_id - 1];
+      for (const analysis::StepAnalysis& s : job.steps.at(p.process_id)) {
+        steps.push_back({&s, &file.trace->events, &file.trace->strings, rank});
+      }
+    }
+    return analysis::ProfileSelection(absl::StrCat(job.job, "@", rank), steps);
+  };
+  return analysis::DiffRuns(profile(pair.a()), profile(pair.b()));
 }
 
 }  // namespace
@@ -65,14 +84,19 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
   const std::vector<analysis::JobProcess>& processes = loaded.processes;
   const std::map<uint64_t, std::string>& labels = loaded.labels;
   const int64_t job_ns = loaded.job_ns;
-  v1::GetStepReportResponse reports;
-  for (auto& [process_id, list] : loaded.steps) {
-    for (analysis::StepAnalysis& a : list) *reports.add_reports() = std::move(a.report);
+  std::vector<v1::StepReport> all;
+  for (const auto& [process_id, list] : loaded.steps) {
+    for (const analysis::StepAnalysis& a : list) all.push_back(a.report);
   }
   v1::GetJobSummaryResponse summary;
-  *summary.mutable_summary() = analysis::SummarizeAnalyzedJob(
-      job, std::vector<v1::StepReport>(reports.reports().begin(), reports.reports().end()),
-      processes);
+  *summary.mutable_summary() = analysis::SummarizeAnalyzedJob(job, all, processes);
+  // The HTML report compares the two ranks the summary picks (the viewer's compare page does too).
+  std::optional<v1::RunDiff> rank_diff;
+  if (!o.html.empty() && summary.summary().has_compare_ranks()) {
+    rank_diff = RankDiff(loaded, summary.summary().compare_ranks());
+  }
+  v1::GetStepReportResponse reports;
+  for (v1::StepReport& r : all) *reports.add_reports() = std::move(r);
 
   if (o.timings) {
     for (size_t i = 0; i < n; ++i) {
@@ -107,7 +131,8 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
     }
   }
   if (!o.html.empty()) {
-    if (absl::Status st = exporters::WriteReportHtml(o.html, summary.summary(), reports, labels);
+    if (absl::Status st = exporters::WriteReportHtml(o.html, summary.summary(), reports, labels,
+                                                     rank_diff ? &*rank_diff : nullptr);
         !st.ok()) {
       std::fprintf(stderr, "gpuspy analyze: %s\n", std::string(st.message()).c_str());
       return 1;

@@ -293,10 +293,15 @@ void CollectiveChange(const v1::RunProfile& a, const v1::RunProfile& b, int64_t 
   std::vector<std::string> lines;
   for (size_t i = 0; i < ranked.size() && i < kDetailItems; ++i) {
     const Op& o = ranked[i].second;
+    const uint64_t bytes_a = o.a ? o.a->median_bytes() : 0, bytes_b = o.b ? o.b->median_bytes() : 0;
+    // Live capture knows no message sizes (0): say nothing rather than "0 B".
+    const std::string sizes = bytes_a == 0 && bytes_b == 0
+                                  ? ""
+                                  : absl::StrCat(" median ", bytes_a ? FormatBytes(bytes_a) : "?",
+                                                 " → ", bytes_b ? FormatBytes(bytes_b) : "?", ",");
     lines.push_back(absl::StrCat(
         ranked[i].first, " ", Calls(o.a ? o.a->calls_per_step() : 0, o.b ? o.b->calls_per_step() : 0),
-        " calls/step, median ", FormatBytes(o.a ? o.a->median_bytes() : 0), " → ",
-        FormatBytes(o.b ? o.b->median_bytes() : 0), ", ",
+        " calls/step,", sizes, " ",
         PerStepMs(o.a ? o.a->ns_per_step() : 0, o.b ? o.b->ns_per_step() : 0)));
   }
   out->push_back(Make(

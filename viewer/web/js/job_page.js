@@ -94,16 +94,12 @@ export async function render(root, {job: jobId}, ctx) {
   });
 }
 
-// A multi-rank job: the rank the others waited for most (else the slowest) against the fastest.
-// One rank: the job against another job, for the user to name.
+// A multi-rank job: the two ranks the summary picks (JobSummary.compare_ranks: the rank the others
+// waited for most against the fastest). One rank: the job against another, for the user to name.
 function compareHref(jobId, summary) {
-  const ranks = (summary.ranks || []).slice();
-  if (ranks.length < 2) return diffHref(jobId, '');
-  const key = (r) => [num(r.straggler_steps), num(r.median_wall_ns) - num(r.median_wait_ns)];
-  ranks.sort((x, y) => key(y)[0] - key(x)[0] || key(y)[1] - key(x)[1]);
-  const slow = ranks[0];
-  const fast = ranks.slice(1).sort((x, y) => key(x)[1] - key(y)[1])[0];
-  return diffHref(jobId + '@' + num(fast.rank), jobId + '@' + num(slow.rank));
+  const pair = summary.compare_ranks;
+  if (!pair) return diffHref(jobId, '');
+  return diffHref(jobId + '@' + num(pair.a), jobId + '@' + num(pair.b));
 }
 
 function groupByProcess(reports) {

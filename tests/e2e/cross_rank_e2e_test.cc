@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -249,6 +250,49 @@ TEST_F(CrossRankE2E, StepReportsNameTheStragglerAndWhoWaitedForIt) {
       EXPECT_GT(Median(waits), kConstructedWaitNs / 2) << "rank " << rank;
     }
   }
+}
+
+// The offline path on the same events: each rank exported (`gpuspy export --process`, Kineto's
+// dialect) and the four files analysed together with no gpuspyd (`gpuspy analyze`) give every
+// step of every rank the verdict the live job got.
+TEST_F(CrossRankE2E, TheOfflinePathGivesTheLiveVerdicts) {
+  const std::map<int, std::vector<v1::StepReport>> live = SteadyReports();
+  ASSERT_EQ(live.size(), static_cast<size_t>(kWorldSize));
+  const std::string address = "127.0.0.1:" + std::to_string(port_);
+  std::vector<std::string> analyze = {GPUSPY_BIN, "--json", "analyze", "--job", kJob};
+  for (const auto& [process_id, rank] : Ranks()) {
+    const std::string file = dir_->path() + "/exported-rank" + std::to_string(rank) + ".json";
+    testing::RunResult x = testing::Run({GPUSPY_BIN, "--collector", address, "export", "--job", kJob,
+                                         "--process", std::to_string(process_id), "-o", file});
+    ASSERT_EQ(x.exit_code, 0) << x.err;
+    analyze.push_back(file);
+  }
+  testing::RunResult offline = testing::Run(analyze);
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  v1::GetStepReportResponse reports;
+  const std::string json = offline.out.substr(offline.out.find("\"reports\": ") + 11);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  json.substr(0, json.find(",\n\"summary\": ")), &reports)
+                  .ok());
+  // Processes are numbered by file there: the files are in rank order of Ranks()'s ids.
+  std::map<uint64_t, int> rank_of;
+  int i = 0;
+  for (const auto& [process_id, rank] : Ranks()) rank_of[++i] = rank;
+  std::map<std::pair<int, int64_t>, std::string> got;
+  for (const v1::StepReport& r : reports.reports()) {
+    got[{rank_of.at(r.step().process_id()), r.step().number()}] = r.primary_bottleneck();
+  }
+  size_t compared = 0;
+  for (const auto& [rank, steps] : live) {
+    for (const v1::StepReport& r : steps) {
+      auto it = got.find({rank, r.step().number()});
+      ASSERT_NE(it, got.end()) << "rank " << rank << " step " << r.step().number();
+      EXPECT_EQ(it->second, r.primary_bottleneck())
+          << "rank " << rank << " step " << r.step().number() << Findings(r);
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, static_cast<size_t>(kWorldSize * kSteps / 2));
 }
 
 }  // namespace

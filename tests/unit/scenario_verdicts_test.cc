@@ -2,6 +2,8 @@
 // steady step, warm-up steps must be called warm-up, and healthy steps must not be accused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <set>
 
 #include "collector/analysis/cross_rank_analysis.h"
@@ -148,6 +150,32 @@ TEST(ScenarioVerdicts, SlowRankIsTheStragglerAndOnlyIt) {
         }
       }
     }
+  }
+}
+
+// The README's demo (scripts/demo.sh: sync_stall, 2 ranks, rank 1 slow): rank 0's steps look
+// busy (its NCCL kernel spans the wait), yet each steady one says it waited for rank 1 and why
+// rank 1 is late; rank 1 is the straggler.
+TEST(ScenarioVerdicts, TheDemosFastRankSaysItWaitsForRankOneAndWhy) {
+  synthetic::SyntheticOptions o;
+  o.scenario = Scenario::kSyncStall;
+  o.steps = 8;
+  o.ranks = 2;
+  o.slow_rank = 1;
+  const std::vector<std::vector<StepAnalysis>> ranks = AnalyzeJob(synthetic::GenerateJob(o));
+  for (size_t i = 2; i < ranks[0].size(); ++i) {
+    const v1::StepReport& r = ranks[0][i].report;
+    EXPECT_NE(r.primary_bottleneck(), "none") << "step " << i;
+    EXPECT_NE(r.primary_bottleneck(), "gpu_bound") << "step " << i;
+    EXPECT_EQ(r.comm().waited_for_rank(), 1) << "step " << i;
+    const auto wait = std::find_if(r.findings().begin(), r.findings().end(),
+                                   [](const v1::Finding& f) { return f.detector() == "straggler_wait"; });
+    ASSERT_NE(wait, r.findings().end()) << "step " << i;
+    EXPECT_NE(wait->title().find("rank 1"), std::string::npos) << wait->title();
+    const bool why = std::any_of(wait->evidence().begin(), wait->evidence().end(),
+                                 [](const v1::Evidence& e) { return e.key() == "why_rank_1_is_late"; });
+    EXPECT_TRUE(why) << "step " << i;
+    EXPECT_EQ(ranks[1][i].report.primary_bottleneck(), "straggler") << "step " << i;
   }
 }
 

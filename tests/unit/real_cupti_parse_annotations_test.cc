@@ -2,6 +2,8 @@
 // correlation ids) and the records the parser must step over or drop (kinds it does not model,
 // GPU records CUPTI could not time, a walk the real library abandons), walked by the REAL
 // libcupti and checked field by field. Skipped only where the toolkit's libcupti is absent.
+#include <cstring>
+
 #include "tests/unit/real_cupti_parse_fixture.h"
 
 namespace gpuspy::inject {
@@ -87,6 +89,46 @@ TEST_F(RealCuptiParseTest, NvtxGraphsOverheadAndExternalIdsKeepEveryField) {
   EXPECT_EQ(out_.external_correlations[0],
             (ExternalCorrelationEvent{1001, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                                       123'456'789'012ull}));
+}
+
+// The field checks catch a layout the parser does not expect even when the size is right: a
+// MEMCPY record laid out as if a new 8-byte field had been inserted after `kind` (the rest moved
+// down, the struct's size unchanged) walks fine with the real library, but the fields the parser
+// reads at CUDA 13.0's offsets are not the ones written. A new CUPTI that did this would fail
+// CopiesAndFillsKeepDirectionMemoryKindsBytesAndAsync the same way.
+TEST_F(RealCuptiParseTest, AFieldAtAnotherOffsetIsCaughtThoughTheSizeIsRight) {
+  CUpti_ActivityMemcpy6 want{};
+  want.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  want.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  want.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  want.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  want.bytes = 64ull << 20;
+  want.start = kT0 + 200'000;
+  want.end = kT0 + 2'900'000;
+  want.deviceId = kDevice;
+  want.contextId = kContext;
+  want.streamId = kStream;
+  want.correlationId = 1301;
+  RecordBuffer b;
+  uint8_t* at = b.Append(CUPTI_ACTIVITY_KIND_MEMCPY, sizeof(CUpti_ActivityMemcpy6));
+  constexpr size_t kInserted = 8;
+  const size_t after_kind = sizeof(want.kind) + sizeof(want.copyKind) + sizeof(want.srcKind) +
+                            sizeof(want.dstKind) + sizeof(want.flags);  // the 8-byte head
+  const auto* src = reinterpret_cast<const uint8_t*>(&want);
+  std::memcpy(at, src, after_kind);
+  std::memcpy(at + after_kind + kInserted, src + after_kind,
+              sizeof(want) - after_kind - kInserted);
+  Parse(b);  // the real walker steps it by its (unchanged) size: one record
+  ASSERT_EQ(out_.memcpys.size(), 1u);
+  const MemcpyEvent intended{static_cast<int64_t>(want.start), static_cast<int64_t>(want.end),
+                             want.correlationId, {kDevice, kContext, kStream}, CopyKind::kHtoD,
+                             MemoryKind::kPinned, MemoryKind::kDevice, false, want.bytes,
+                             kDevice, kDevice};
+  EXPECT_NE(out_.memcpys[0], intended);
+  // Each field is read one field early: `bytes` is the inserted zeros, `start` the written bytes.
+  EXPECT_EQ(out_.memcpys[0].bytes, 0u);
+  EXPECT_EQ(out_.memcpys[0].start_ns, static_cast<int64_t>(want.bytes));
+  EXPECT_EQ(out_.memcpys[0].end_ns, static_cast<int64_t>(want.start));
 }
 
 TEST_F(RealCuptiParseTest, KindsGpuspyDoesNotModelAreCountedAndSteppedOver) {

@@ -117,6 +117,31 @@ TEST(ScenarioVerdicts, EagerAttentionIsNotCalledUnfusedElementwise) {
   }
 }
 
+// The fixes applied (torch.compile's fused tail, SDPA's flash kernel): the same models are
+// GPU-bound and no fusion finding is left, not even a secondary one.
+TEST(ScenarioVerdicts, FusedControlsGetNoFusionFinding) {
+  for (Scenario s : {Scenario::kCompiledMlp, Scenario::kSdpaAttention}) {
+    synthetic::SyntheticOptions o;
+    o.scenario = s;
+    o.steps = 6;
+    const std::vector<StepAnalysis> steps = Analyze(synthetic::GenerateRank(o, 0));
+    for (size_t i = 2; i < steps.size(); ++i) {
+      const v1::StepReport& r = steps[i].report;
+      EXPECT_EQ(r.primary_bottleneck(), "gpu_bound") << synthetic::ScenarioName(s) << " step " << i;
+      for (const v1::Finding& f : r.findings()) {
+        EXPECT_NE(f.detector(), "unfused_elementwise") << synthetic::ScenarioName(s) << ": " << f.title();
+        EXPECT_NE(f.detector(), "unfused_attention") << synthetic::ScenarioName(s) << ": " << f.title();
+      }
+      // The composition names the fused kernels' classes.
+      const bool fused = std::any_of(r.kernel_classes().begin(), r.kernel_classes().end(),
+                                     [](const v1::KernelClassTime& c) {
+                                       return c.kernel_class() == "triton" || c.kernel_class() == "attention";
+                                     });
+      EXPECT_TRUE(fused) << synthetic::ScenarioName(s);
+    }
+  }
+}
+
 TEST(ScenarioVerdicts, DifferentSeedsSameVerdicts) {
   for (uint64_t seed : {1, 2, 3}) {
     synthetic::SyntheticOptions o;

@@ -68,6 +68,14 @@ inline constexpr const char* kMaskedFill =
 inline constexpr const char* kSoftmax =
     "void (anonymous namespace)::softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 9, "
     "false, false>(c10::BFloat16*, c10::BFloat16 const*, int, int, int, bool const*, int, bool)";
+// torch.compile (Inductor): an MLP layer's LayerNorm → GELU → dropout → add tail as one kernel.
+inline constexpr const char* kTritonFusedTail =
+    "triton_per_fused_add_gelu_native_dropout_native_layer_norm_0";
+// scaled_dot_product_attention's flash backend: bmm → mask → softmax → dropout → bmm in one kernel.
+inline constexpr const char* kFlashAttention =
+    "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, "
+    "cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, true, false, "
+    "false, false, true, true, false>(pytorch_flash::Flash_fwd_params)";
 inline constexpr const char* kOptimizer =
     "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
     "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<"

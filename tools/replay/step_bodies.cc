@@ -115,6 +115,27 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
         }
       }
       break;
+    case Scenario::kCompiledMlp:
+      // The tail's four memory passes fused into one: a single pass over the activations.
+      for (int layer = 0; layer < kMlpLayers; ++layer) {
+        t.Launch(kTensorCoreGemms[layer % 3], static_cast<int64_t>(kMlpGemmNs * slow));
+        t.HostWork(15 * kUs);
+        t.Launch(kTritonFusedTail, static_cast<int64_t>(kMlpTailKernelNs * slow));
+        t.HostWork(15 * kUs);
+      }
+      break;
+    case Scenario::kSdpaAttention:
+      for (int layer = 0; layer < kAttentionLayers; ++layer) {
+        const std::pair<const char*, int64_t> kernels[] = {
+            {kTensorCoreGemms[0], 400 * kUs}, {kFlashAttention, 300 * kUs},
+            {kTensorCoreGemms[1], 400 * kUs}, {kMlpTail[3], 100 * kUs},
+            {kMlpTail[0], 100 * kUs}};
+        for (const auto& [name, ns] : kernels) {
+          t.Launch(name, static_cast<int64_t>(ns * slow));
+          t.HostWork(15 * kUs);
+        }
+      }
+      break;
     case Scenario::kLaunchStorm:
       for (int i = 0; i < 2500; ++i) {
         t.Launch(kElementwise[i % 4], static_cast<int64_t>(3 * kUs * slow));

@@ -188,7 +188,8 @@ std::vector<Scenario> AllScenarios() {
   return {Scenario::kHealthy,    Scenario::kSyncStall, Scenario::kLaunchStorm,
           Scenario::kCopyHeavy,  Scenario::kInputStall, Scenario::kFp32Gemm,
           Scenario::kAllocChurn, Scenario::kUnfusedMlp, Scenario::kEagerAttention,
-          Scenario::kMemoryLeak, Scenario::kHostBound};
+          Scenario::kMemoryLeak, Scenario::kHostBound, Scenario::kCompiledMlp,
+          Scenario::kSdpaAttention};
 }
 
 std::vector<Scenario> MultiRankScenarios() {
@@ -212,6 +213,8 @@ std::string ScenarioName(Scenario s) {
     case Scenario::kAllocChurn: return "alloc_churn";
     case Scenario::kUnfusedMlp: return "unfused_mlp";
     case Scenario::kEagerAttention: return "eager_attention";
+    case Scenario::kCompiledMlp: return "compiled_mlp";
+    case Scenario::kSdpaAttention: return "sdpa_attention";
     case Scenario::kMemoryLeak: return "memory_leak";
     case Scenario::kHostBound: return "host_bound";
     case Scenario::kStragglerCompute: return "straggler_compute";
@@ -233,6 +236,9 @@ std::string ExpectedPrimary(Scenario s) {
     case Scenario::kAllocChurn: return "alloc_churn";
     case Scenario::kUnfusedMlp: return "unfused_elementwise";
     case Scenario::kEagerAttention: return "unfused_attention";
+    // The fused controls: the same models with the fix applied are GPU-bound, nothing to fuse.
+    case Scenario::kCompiledMlp: return "gpu_bound";
+    case Scenario::kSdpaAttention: return "gpu_bound";
     case Scenario::kMemoryLeak: return "memory_growth";
     case Scenario::kHostBound: return "host_bound";
     // The verdict of the ranks that wait (ExpectedPrimary(options, rank) names the straggler).

@@ -28,6 +28,8 @@ enum class Scenario {
   kAllocChurn,   // cudaMalloc/cudaFree every step (empty_cache)
   kUnfusedMlp,   // GPU busy, but each GEMM is followed by 4 memory-bound kernels (>50% of GPU time)
   kEagerAttention,  // attention as bmm → masked_fill → softmax → dropout → bmm in every layer
+  kCompiledMlp,  // kUnfusedMlp after torch.compile: each GEMM's tail is one Triton kernel (GPU-bound)
+  kSdpaAttention,  // kEagerAttention with scaled_dot_product_attention: one flash kernel a layer
   kMemoryLeak,   // the healthy body, plus a 64 MiB cudaMalloc per step that is never freed
   kHostBound,    // the healthy body with 60 ms of Python mid-step (metrics on CPU): the GPU starves
   // Multi-rank (DDP-like) jobs; with one rank they run alone with no one to wait for.

@@ -212,6 +212,18 @@ constexpr NamedKernel kRealKernels[] = {
      "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<int>, at::detail::Array<char*, "
      "1>)",
      KernelClass::kMemoryBound},
+    // fbgemm's table-batched embeddings (sampled_rank-0/1: a recommender), whose lookups and
+    // row-wise Adagrad updates gather and scatter rows: memory traffic, not math.
+    {"split_embedding_codegen_forward_unweighted_kernel", KernelClass::kMemoryBound},
+    {"void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<"
+     "c10::Half, float, c10::Half, 2ul, 32>(at::GenericPackedTensorAccessor<float, 2ul, "
+     "at::RestrictPtrTraits, long>, float, float, float, long)",
+     KernelClass::kMemoryBound},
+    {"split_embedding_codegen_grad_indice_weights_kernel", KernelClass::kMemoryBound},
+    {"void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int>::"
+     "Policy800, false, long, int, int, int>(int*, int*, int*, int const*, long*, long const*, "
+     "int*, int const*, int, int, int)",
+     KernelClass::kMemoryBound},
     // --- communication ---
     {"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
      KernelClass::kCommunication},

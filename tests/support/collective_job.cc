@@ -8,7 +8,6 @@ namespace {
 constexpr StreamKey kComputeStream{0, 1, 7};
 constexpr StreamKey kNcclStream{0, 1, 13};
 constexpr char kComputeKernel[] = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
-constexpr char kAllReduceKernel[] = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 constexpr char kOptimizerKernel[] = "void at::native::multi_tensor_apply_kernel<Adam>";
 
 }  // namespace
@@ -59,9 +58,9 @@ std::vector<CollectiveJobRank> BuildCollectiveJob(const CollectiveJobPlan& plan)
         const int64_t off = plan.ranks[r].clock_offset_ns;
         const uint64_t c = corr++;
         out_r.events.kernels.push_back({start[r] + off, end + off, c,
-                                        out_r.strings.Intern(kAllReduceKernel), kNcclStream, {}, 0});
+                                        out_r.strings.Intern(plan.kernel), kNcclStream, {}, 0});
         if (plan.with_args) {
-          out_r.events.collectives.push_back({c, out_r.strings.Intern("allreduce"),
+          out_r.events.collectives.push_back({c, out_r.strings.Intern(plan.op),
                                               out_r.strings.Intern("Float"), out_r.strings.Intern("0"),
                                               plan.bytes, plan.bytes, static_cast<uint32_t>(n), -1});
         }

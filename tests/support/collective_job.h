@@ -42,6 +42,10 @@ struct CollectiveJobPlan {
   // Each rank reaches each collective up to this much later than planned (a deterministic
   // pseudo-random share): the arrival noise of a real job, no straggler.
   int64_t arrival_jitter_ns = 0;
+  // What the collectives are: Kineto's collective name and the NCCL kernel that runs them
+  // (an all_to_all runs as NCCL's grouped send/recv kernel).
+  std::string op = "allreduce";
+  std::string kernel = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 };
 
 struct CollectiveJobRank {

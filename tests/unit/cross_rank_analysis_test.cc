@@ -231,6 +231,39 @@ TEST(CrossRank, AWaitOnAnUncapturedRankIsStillAWait) {
   }
 }
 
+// Issue 18's recommender: one rank's trace of an 8-rank job whose 289 MB all_to_all (NCCL's
+// send/recv kernel, Kineto's args) takes 3.1 ms in most steps and ~13 ms in the steps where a
+// peer is late, compute unchanged: those steps are a wait on a peer that was not captured.
+TEST(CrossRank, AnAllToAllThatTakesFourTimesLongerWithOneRankCapturedIsAWait) {
+  CollectiveJobPlan plan;
+  plan.ranks.resize(8);
+  plan.op = "all_to_all";
+  plan.kernel = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+  plan.bytes = 289ull << 20;
+  plan.transfer_ns = 3'100'000;
+  plan.ranks[5].slow_steps = {1, 3};
+  // Whole 2 ms kernels: rank 5 computes 10 ms more, so rank 0's all_to_all lasts 3.1 + 10 ms.
+  plan.ranks[5].slow_compute_ns = plan.ranks[5].compute_ns + 10 * ms;
+  const AnalysedJob job = Analyse(plan, {0});
+  ASSERT_EQ(job.steps.size(), 1u);
+  for (const StepAnalysis& s : job.steps[0]) {
+    const v1::StepReport& r = s.report;
+    const int64_t step = r.step().number();
+    SCOPED_TRACE("step " + std::to_string(step) + ": " + Describe(r));
+    ASSERT_TRUE(r.has_comm());
+    if (step == 1 || step == 3) {
+      EXPECT_EQ(r.primary_bottleneck(), "straggler_wait");
+      EXPECT_EQ(r.comm().waited_for_rank(), kUncapturedPeer);
+      const double built = static_cast<double>(job.built[0].wait_ns[step]);
+      EXPECT_GT(built, 9 * ms);
+      EXPECT_NEAR(r.breakdown().comm_wait_ns(), built, 0.05 * built);
+    } else {
+      EXPECT_LT(r.breakdown().comm_wait_ns(), ms / 10);
+      EXPECT_NE(r.primary_bottleneck(), "straggler_wait");
+    }
+  }
+}
+
 TEST(CrossRank, ARankJustUnderTheWaitThresholdIsNotAStraggler) {
   CollectiveJobPlan plan;
   plan.ranks.resize(4);

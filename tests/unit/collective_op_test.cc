@@ -50,3 +50,31 @@ TEST(CollectiveOp, BusBandwidthFactorsOfNcclTests) {
 
 }  // namespace
 }  // namespace gpuspy::analysis
+
+namespace gpuspy::analysis {
+namespace {
+
+TEST(CollectiveOp, NcclKernelNamesSayTypeAlgorithmAndProtocol) {
+  const NcclKernelTraits a = NcclTraitsOfKernel(
+      "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  EXPECT_EQ(a.dtype, "bf16");
+  EXPECT_EQ(a.algorithm, "RING");
+  EXPECT_EQ(a.protocol, "LL");
+  EXPECT_EQ(DescribeNcclTraits(a), "bf16 RING/LL");
+  // NCCL < 2.19's names: algorithm and protocol before the op's reduction and type.
+  const NcclKernelTraits old = NcclTraitsOfKernel(
+      "ncclKernel_AllReduce_RING_LL128_Sum_float(ncclDevComm*, unsigned long, ncclWork*)");
+  EXPECT_EQ(old.dtype, "float");
+  EXPECT_EQ(old.algorithm, "RING");
+  EXPECT_EQ(old.protocol, "LL128");
+  // A two-part algorithm is not its second part.
+  EXPECT_EQ(NcclTraitsOfKernel("ncclDevKernel_AllReduce_Sum_f16_NVLS_TREE_SIMPLE").algorithm,
+            "NVLS_TREE");
+  EXPECT_EQ(NcclTraitsOfKernel("ncclDevKernel_AllGather_RING_LL").dtype, "");
+  // Send/recv names nothing of the sort; other kernels are not NCCL's.
+  EXPECT_EQ(DescribeNcclTraits(NcclTraitsOfKernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)")), "");
+  EXPECT_EQ(DescribeNcclTraits(NcclTraitsOfKernel("ampere_sgemm_128x64_tn")), "");
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

@@ -129,6 +129,9 @@ void ExpectStraggler(const AnalysedJob& job, int slow, const std::string& cause)
         const v1::Finding* w = FindingOf(r, "straggler_wait");
         ASSERT_NE(w, nullptr);
         EXPECT_FALSE(Evidence(*w, "why_rank_" + std::to_string(slow) + "_is_late").empty());
+        // The collective as NCCL ran it: type, algorithm and protocol from the kernel's name.
+        EXPECT_NE(Evidence(*w, "collective").find("allreduce#0 (f32 RING/LL)"), std::string::npos)
+            << Evidence(*w, "collective");
         // The GPU "busy" in the NCCL kernel is not computing: never healthy.
         EXPECT_EQ(FindingOf(r, "gpu_bound"), nullptr);
       }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gpuspy::analysis {
@@ -27,6 +28,21 @@ CollectiveOp ParseCollectiveName(std::string_view name);
 
 // The op an NCCL kernel name encodes; kUnknown for other kernels.
 CollectiveOp CollectiveOpOfKernel(std::string_view kernel_name);
+
+// What else an NCCL kernel's name says: the element type, the algorithm (RING, TREE, NVLS,
+// COLLNET_DIRECT, ...) and the protocol (LL, LL128, SIMPLE: NCCL picks LL for small messages,
+// SIMPLE for large ones). Empty where the name does not say (send/recv kernels, older names
+// without a type). "ncclDevKernel_AllReduce_Sum_bf16_RING_LL" -> {"bf16", "RING", "LL"};
+// "ncclKernel_AllReduce_RING_LL_Sum_float" -> {"float", "RING", "LL"}.
+struct NcclKernelTraits {
+  std::string dtype;
+  std::string algorithm;
+  std::string protocol;
+};
+NcclKernelTraits NcclTraitsOfKernel(std::string_view kernel_name);
+
+// "bf16 RING/LL", "RING/SIMPLE", "" (for evidence).
+std::string DescribeNcclTraits(const NcclKernelTraits& t);
 
 // nccl-tests' busBw = algBw x this factor (PERFORMANCE.md): what a link's peak compares with.
 // `ranks` is the group size; 1 for ops that move data once (broadcast, reduce, send/recv).

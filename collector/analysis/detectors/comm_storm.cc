@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "collector/analysis/comm/collective_op.h"
 #include "collector/analysis/detectors/comm_context.h"
 
 namespace gpuspy::analysis {
@@ -65,6 +66,16 @@ std::optional<v1::Finding> DetectCommStorm(const CommStepContext& ctx) {
     AddEvidence(&f, "bus_bandwidth", bw);
   }
   AddEvidence(&f, "coalesced_estimate", std::to_string(coalesced) + " collectives");
+  // The kernel says what NCCL chose: LL is its protocol for small, latency-bound messages.
+  if (!c.collectives().empty()) {
+    const NcclKernelTraits t = NcclTraitsOfKernel(c.collectives(0).kernel());
+    const std::string nccl = DescribeNcclTraits(t);
+    if (!nccl.empty()) {
+      AddEvidence(&f, "nccl", nccl + (t.protocol == "LL" ? " (the low-latency protocol NCCL "
+                                                             "uses for small messages)"
+                                                           : ""));
+    }
+  }
   f.set_fix_hint("coalesce communication: raise DDP's bucket_cap_mb (default 25), use fewer "
                  "parameter groups / flatten parameters, all-reduce a list of tensors together "
                  "(torch.distributed coalescing, FSDP flat parameters) instead of one call per "

@@ -4,6 +4,7 @@
 // the waits show who is late.
 #include <string>
 
+#include "collector/analysis/comm/collective_op.h"
 #include "collector/analysis/detectors/comm_context.h"
 
 namespace gpuspy::analysis {
@@ -41,8 +42,10 @@ std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
   int listed = 0;
   for (const v1::CollectiveWait& w : c.collectives()) {
     if (w.wait_ns() <= 0 || listed++ == kListedCollectives) continue;
+    const std::string nccl = DescribeNcclTraits(NcclTraitsOfKernel(w.kernel()));
     AddEvidence(&f, "collective",
-                w.op() + "#" + std::to_string(w.index()) + ": wait " + FormatMs(w.wait_ns()) +
+                w.op() + "#" + std::to_string(w.index()) + (nccl.empty() ? "" : " (" + nccl + ")") +
+                    ": wait " + FormatMs(w.wait_ns()) +
                     " of " + FormatMs(w.duration_ns()) + ", last to arrive: " +
                     WhoFor(w.last_rank()) + " (" + w.kernel() + ")");
   }

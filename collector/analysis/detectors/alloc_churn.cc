@@ -2,8 +2,10 @@
 // makes these rare after warm-up; many per step means it is being defeated (empty_cache(),
 // fragmentation, changing shapes), and cudaFree synchronizes the device.
 #include <map>
+#include <string>
 #include <vector>
 
+#include "collector/analysis/call_site_summary.h"
 #include "collector/analysis/detectors/detectors.h"
 
 namespace gpuspy::analysis {
@@ -11,6 +13,7 @@ namespace {
 
 constexpr uint64_t kMinAllocatorCalls = 10;  // cudaMalloc/cudaFree (runtime or driver) per step
 constexpr uint64_t kMinMemoryOps = 20;       // or MEMORY2 alloc+free records per step
+constexpr size_t kListedSites = 3;           // allocator call sites in the evidence
 
 bool IsAllocatorApi(std::string_view name) {
   for (std::string_view p : {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"}) {
@@ -64,10 +67,18 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
   AddEvidence(&f, "allocated", FormatBytes(b.alloc_bytes()));
   AddEvidence(&f, "freed", FormatBytes(b.free_bytes()));
   for (const auto& [name, n] : by_name) AddEvidence(&f, "api", name + " x" + std::to_string(n));
-  f.set_fix_hint(
+  // Where the allocator is called from: the line with empty_cache() or the changing shape.
+  const std::vector<CallSiteCount> sites = CallSitesOf(
+      ctx.events, ctx.strings, ctx.window(),
+      [&](const ApiEvent& a) { return IsAllocatorApi(ctx.strings.Get(a.name)); }, kListedSites);
+  for (const CallSiteCount& c : sites) AddEvidence(&f, "call_site", Describe(c));
+  const std::string hint =
       "let PyTorch's caching allocator reuse memory: remove torch.cuda.empty_cache() from the "
       "loop, keep tensor shapes stable (pad variable lengths to buckets), and consider "
-      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation");
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation";
+  f.set_fix_hint(sites.empty() ? hint
+                               : sites[0].site + " calls the allocator " +
+                                     std::to_string(sites[0].calls) + "x in this step: " + hint);
   return f;
 }
 

@@ -46,6 +46,21 @@ TEST(AllocChurn, AllocatorCallsThatIdleTheGpuFire) {
   EXPECT_THAT(f->fix_hint(), HasSubstr("empty_cache"));
 }
 
+TEST(AllocChurn, TheLineThatCallsTheAllocatorIsNamed) {
+  DetectorStep s;
+  s.Then(testing::kTcGemm, 1'000 * us);
+  for (int i = 0; i < 12; ++i) {
+    const int64_t t = 1'000 * us + i * 10 * us;
+    s.Call(i % 2 == 0 ? "cudaMalloc" : "cudaFree", t, t + 10 * us,
+           i % 2 == 0 ? "train.py:88 step" : "train.py:91 step");
+  }
+  s.Idle(120 * us);
+  const auto f = s.Run(&DetectAllocChurn);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(Evidence(*f, "call_site"), "train.py:88 step x6 (0.1 ms)");
+  EXPECT_THAT(f->fix_hint(), HasSubstr("train.py:88 step calls the allocator 6x in this step"));
+}
+
 TEST(AllocChurn, JustUnderTheAllocatorCallCountDoesNotFire) {
   EXPECT_FALSE(AllocatorCalls(9).Run(&DetectAllocChurn).has_value());
   EXPECT_TRUE(AllocatorCalls(10).Run(&DetectAllocChurn).has_value());

@@ -3,7 +3,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -93,11 +95,13 @@ class Sink {
  public:
   explicit Sink(std::string* memory) : gz_(false), memory_(memory) {}
   explicit Sink(const std::string& path) : gz_(absl::EndsWith(path, ".gz")) {
+    errno = 0;
     if (gz_) {
       gzf_ = gzopen(path.c_str(), "wb6");
     } else {
       file_ = std::fopen(path.c_str(), "wb");
     }
+    if (!ok()) error_ = errno;
   }
   ~Sink() { (void)Close(); }
   bool ok() const { return memory_ != nullptr || (gz_ ? gzf_ != nullptr : file_ != nullptr); }
@@ -111,16 +115,20 @@ class Sink {
     } else {
       failed_ = std::fwrite(s.data(), 1, s.size(), file_) != s.size();
     }
+    if (failed_ && error_ == 0) error_ = errno;
   }
   bool Close() {
     bool ok = !failed_;
     if (gzf_ != nullptr) ok &= gzclose(gzf_) == Z_OK;
     if (file_ != nullptr) ok &= std::fclose(file_) == 0;
+    if (!ok && error_ == 0) error_ = errno;
     gzf_ = nullptr;
     file_ = nullptr;
     return ok;
   }
   uint64_t bytes() const { return bytes_; }
+  // What the system said when opening or writing failed ("No such file or directory").
+  std::string error() const { return std::strerror(error_ != 0 ? error_ : EIO); }
 
  private:
   bool gz_;
@@ -128,6 +136,7 @@ class Sink {
   gzFile gzf_ = nullptr;
   FILE* file_ = nullptr;
   bool failed_ = false;
+  int error_ = 0;
   uint64_t bytes_ = 0;
 };
 
@@ -360,9 +369,11 @@ std::string ChromeTraceJson(const std::vector<ExportedProcess>& processes, Expor
 absl::Status WriteChromeTrace(const std::string& path, const std::vector<ExportedProcess>& processes,
                               ExportStats* stats) {
   Sink sink(path);
-  if (!sink.ok()) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  if (!sink.ok()) return absl::UnavailableError(absl::StrCat("cannot write ", path, ": ", sink.error()));
   const ExportStats s = WriteDocument(&sink, processes);
-  if (!sink.Close()) return absl::UnavailableError(absl::StrCat("writing ", path, " failed"));
+  if (!sink.Close()) {
+    return absl::UnavailableError(absl::StrCat("writing ", path, " failed: ", sink.error()));
+  }
   if (stats != nullptr) *stats = s;
   return absl::OkStatus();
 }

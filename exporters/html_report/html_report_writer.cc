@@ -1,6 +1,8 @@
 #include "exporters/html_report/html_report_writer.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -162,10 +164,18 @@ absl::Status WriteReportHtml(const std::string& path, const v1::JobSummary& summ
                              const v1::GetStepReportResponse& reports,
                              const std::map<uint64_t, std::string>& labels,
                              const v1::RunDiff* rank_diff) {
+  errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", path, ": ", std::strerror(errno != 0 ? errno : EIO)));
+  }
   out << ReportHtml(summary, reports, labels, rank_diff);
   out.close();
-  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  if (!out) {
+    return absl::UnavailableError(
+        absl::StrCat("writing ", path, " failed: ", std::strerror(errno != 0 ? errno : EIO)));
+  }
   return absl::OkStatus();
 }
 

@@ -98,6 +98,21 @@ TEST(AnalyzeE2E, WritesPerfettoAndHtml) {
   EXPECT_EQ(html.find("<script"), std::string::npos);       // static: nothing runs
 }
 
+TEST(AnalyzeE2E, AnOutputThatCannotBeWrittenSaysWhy) {
+  const std::string file = TraceDir() + "/alexnet_a100.json.gz";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " not present";
+  for (const char* flag : {"--html", "--export"}) {
+    std::vector<std::string> argv = {GPUSPY_BIN, "analyze", file, flag};
+    if (std::string(flag) == "--export") argv.push_back("perfetto");
+    argv.push_back("/nonexistent-dir/out.json");
+    testing::RunResult r = testing::Run(argv);
+    EXPECT_EQ(r.exit_code, 1) << flag;
+    EXPECT_NE(r.err.find("cannot write /nonexistent-dir/out.json: No such file or directory"),
+              std::string::npos)
+        << flag << ": " << r.err;
+  }
+}
+
 TEST(AnalyzeE2E, ABadFileIsOneLineWithItsNameAndKeepGoingAnalysesTheRest) {
   const std::string good = TraceDir() + "/alexnet_a100.json.gz";
   if (!std::filesystem::exists(good)) GTEST_SKIP() << good << " not present";

@@ -104,6 +104,13 @@ TEST_F(DiffE2E, FilesGpuspydAndHttpGiveTheSameDiffOfTwoRanks) {
   auto extra = c.Get("/api/diff?a=j&b=j&rank=1");
   ASSERT_TRUE(extra);
   EXPECT_EQ(extra->status, 400) << extra->body;
+
+  // The CLI pointed at the HTTP port says which port it should have been given.
+  testing::RunResult http = testing::Run({GPUSPY_BIN, "--collector",
+                                          "127.0.0.1:" + std::to_string(d.http_port()), "diff",
+                                          "j@0", "j@1"});
+  EXPECT_EQ(http.exit_code, 1);
+  EXPECT_NE(http.err.find("is an HTTP port (gpuspyd's --http"), std::string::npos) << http.err;
 }
 
 TEST_F(DiffE2E, AnalyzeHtmlComparesTheRanksTheSummaryPicks) {

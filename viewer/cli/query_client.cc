@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "client/transport/channel_security.h"
 
@@ -31,6 +32,15 @@ std::chrono::system_clock::time_point QueryClient::Deadline() const {
 void QueryClient::PrintError(const grpc::Status& st) const {
   switch (st.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
+      // gRPC's words when the port speaks HTTP/1: gpuspyd's --http port (the web viewer's).
+      if (st.error_message().find("http1.x server") != std::string::npos) {
+        std::fprintf(stderr,
+                     "gpuspy: %s is an HTTP port (gpuspyd's --http: the web viewer and /api), "
+                     "not its gRPC port: give --collector gpuspyd's --listen address (default "
+                     "127.0.0.1:7070)\n",
+                     address_.c_str());
+        break;
+      }
       std::fprintf(stderr, "gpuspy: cannot reach gpuspyd at %s (%s)\n", address_.c_str(),
                    st.error_message().c_str());
       break;

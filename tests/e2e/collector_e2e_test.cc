@@ -3,8 +3,10 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -192,6 +194,46 @@ TEST_F(CollectorE2E, BothBinariesSayTheirVersionWithoutADaemon) {
     EXPECT_EQ(v.exit_code, 0) << bin << v.err;
     EXPECT_NE(v.out.find(" 0."), std::string::npos) << bin << ": " << v.out;
   }
+}
+
+// Completion scripts and the man page come from the CLI's own definitions: every command the
+// help lists is in each, the bash script parses, and groff reads the page without a warning.
+TEST_F(CollectorE2E, CompletionAndManPageCoverEveryCommand) {
+  RunResult help = testing::Run({GPUSPY_BIN, "--help"});
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  const std::string commands_header = "Subcommands:";
+  const size_t at = help.out.find(commands_header);
+  ASSERT_NE(at, std::string::npos) << help.out;
+  std::vector<std::string> commands;
+  std::istringstream lines(help.out.substr(at + commands_header.size()));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first;
+    if (words >> first) commands.push_back(first);
+  }
+  ASSERT_GE(commands.size(), 15u) << help.out;
+  RunResult bash = testing::Run({GPUSPY_BIN, "completion", "bash"});
+  RunResult zsh = testing::Run({GPUSPY_BIN, "completion", "zsh"});
+  RunResult man = testing::Run({GPUSPY_BIN, "man"});
+  for (const RunResult* r : {&bash, &zsh, &man}) ASSERT_EQ(r->exit_code, 0) << r->err;
+  for (const std::string& c : commands) {
+    EXPECT_NE(bash.out.find(" " + c + ") opts=\""), std::string::npos) << c;
+    EXPECT_NE(zsh.out.find("'" + c + ":"), std::string::npos) << c;
+    EXPECT_NE(man.out.find(".SS " + c + "\n"), std::string::npos) << c;
+  }
+  EXPECT_NE(bash.out.find("diff) opts=\"-h --help --threads"), std::string::npos) << bash.out;
+  const std::string script = dir_.path() + "/gpuspy.bash", page = dir_.path() + "/gpuspy.1";
+  std::ofstream(script) << bash.out;
+  std::ofstream(page) << man.out;
+  RunResult parses = testing::Run({"/bin/bash", "-n", script});
+  EXPECT_EQ(parses.exit_code, 0) << parses.err;
+  if (std::filesystem::exists("/usr/bin/groff")) {
+    RunResult groff = testing::Run({"/usr/bin/groff", "-man", "-ww", "-z", page});
+    EXPECT_EQ(groff.exit_code, 0) << groff.err;
+    EXPECT_EQ(groff.err, "");
+  }
+  RunResult fish = testing::Run({GPUSPY_BIN, "completion", "fish"});
+  EXPECT_EQ(fish.exit_code, 2);
 }
 
 TEST_F(CollectorE2E, DaemonRejectsBadFlagsAndBusyPort) {

@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "viewer/cli/attach_command.h"
+#include "viewer/cli/cli_docs.h"
 #include "viewer/cli/commands.h"
 #include "viewer/cli/export_command.h"
 #include "viewer/cli/analyze_command.h"
@@ -182,6 +183,14 @@ int main(int argc, char** argv) {
   run->add_option("--job", run_job, "Job id to report (default: from SLURM/torchrun/env)");
   run->footer("Example: gpuspy run --job bert -- python train.py --lr 3e-4");
 
+  std::string shell;
+  auto* completion = app.add_subcommand(
+      "completion", "Print a shell completion script (bash or zsh) made from these definitions");
+  completion->add_option("shell", shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+  completion->footer("Example: source <(gpuspy completion bash)");
+  auto* man = app.add_subcommand("man", "Print gpuspy(1), the man page made from these definitions");
+  man->footer("Example: gpuspy man > gpuspy.1 && man -l gpuspy.1");
+
   // Everything after the first `--` is the command for `gpuspy run`; CLI11 sees what precedes it.
   int cli_argc = argc;
   for (int i = 1; i < argc; ++i) {
@@ -203,6 +212,14 @@ int main(int argc, char** argv) {
   }
   if (!tls_ca.empty()) setenv("GPUSPY_TLS_CA", tls_ca.c_str(), 1);
 
+  if (*completion) {
+    std::cout << (shell == "zsh" ? gpuspy::cli::ZshCompletion(app) : gpuspy::cli::BashCompletion(app));
+    return 0;
+  }
+  if (*man) {
+    std::cout << gpuspy::cli::ManPage(app, std::string("gpuspy ") + GPUSPY_VERSION);
+    return 0;
+  }
   if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
   if (*attach) return gpuspy::cli::Attach(g, at);
   if (*detach) return gpuspy::cli::Detach(g, detach_job);

@@ -60,10 +60,10 @@ absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
   if (selected.empty()) {
     return absl::NotFoundError(absl::StrCat("no steps in ", Label(request)));
   }
-  const std::vector<bool> compared = analysis::ComparedSteps(selected);
+  const analysis::ComparedSelection selection = analysis::ComparedSteps(selected);
   std::vector<analysis::ProfiledStep> steps;
   for (size_t i = 0; i < selected.size(); ++i) {
-    if (!compared[i]) continue;
+    if (!selection.compared[i]) continue;
     if (cancelled_.load()) return absl::CancelledError("gpuspyd is stopping");
     const v1::Step& step = selected[i]->report.step();
     absl::StatusOr<WindowEvents> window =
@@ -74,12 +74,9 @@ absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
                                                              window->dictionary->dict.strings(),
                                                              {step.start_ns(), step.end_ns()})});
   }
-  const bool warmup_included = std::none_of(selected.begin(), selected.end(), [](const auto* s) {
-    return s->report.steady_state();
-  });
   v1::GetRunProfileResponse out;
   *out.mutable_profile() = analysis::BuildRunProfile(
-      Label(request), steps, static_cast<uint32_t>(selected.size()), warmup_included,
+      Label(request), steps, static_cast<uint32_t>(selected.size()), selection.warmup_included,
       static_cast<uint32_t>(ranks.size()));
   return out;
 }

@@ -102,13 +102,14 @@ v1::WallParts MeanParts(const v1::WallParts& sum, size_t n) {
 
 }  // namespace
 
-std::vector<bool> ComparedSteps(const std::vector<const StepAnalysis*>& steps) {
+ComparedSelection ComparedSteps(const std::vector<const StepAnalysis*>& steps) {
   const bool any_steady = std::any_of(steps.begin(), steps.end(), [](const StepAnalysis* s) {
     return s->report.steady_state();
   });
-  std::vector<bool> out;
-  out.reserve(steps.size());
-  for (const StepAnalysis* s : steps) out.push_back(!any_steady || s->report.steady_state());
+  ComparedSelection out;
+  out.warmup_included = !any_steady;
+  out.compared.reserve(steps.size());
+  for (const StepAnalysis* s : steps) out.compared.push_back(!any_steady || s->report.steady_state());
   return out;
 }
 
@@ -243,19 +244,16 @@ v1::RunProfile ProfileSelection(const std::string& label, const std::vector<Sele
     analyses.push_back(s.analysis);
     ranks.insert(s.rank);
   }
-  const std::vector<bool> compared = ComparedSteps(analyses);
+  const ComparedSelection selection = ComparedSteps(analyses);
   std::vector<ProfiledStep> profiled;
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (!compared[i]) continue;
+    if (!selection.compared[i]) continue;
     const v1::Step& st = steps[i].analysis->report.step();
     profiled.push_back({steps[i].analysis, MeasureStepFacts(*steps[i].events, *steps[i].strings,
                                                             {st.start_ns(), st.end_ns()})});
   }
-  const bool warmup_included = profiled.size() == steps.size() &&
-                               std::none_of(analyses.begin(), analyses.end(), [](const auto* a) {
-                                 return a->report.steady_state();
-                               });
-  return BuildRunProfile(label, profiled, static_cast<uint32_t>(steps.size()), warmup_included,
+  return BuildRunProfile(label, profiled, static_cast<uint32_t>(steps.size()),
+                         selection.warmup_included,
                          static_cast<uint32_t>(ranks.size()));
 }
 

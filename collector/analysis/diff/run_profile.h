@@ -19,9 +19,13 @@ struct ProfiledStep {
   StepFacts facts;
 };
 
-// Whether a step of the selection is compared: its steady steps, or every step when it has none
-// (said in the profile). Callers measure facts only for the steps this picks.
-std::vector<bool> ComparedSteps(const std::vector<const StepAnalysis*>& steps);
+// Which steps of a selection are compared: its steady steps, or every step when it has none
+// (warmup_included, said in the profile). Callers measure facts only for the steps this picks.
+struct ComparedSelection {
+  std::vector<bool> compared;  // per step of the selection
+  bool warmup_included = false;
+};
+ComparedSelection ComparedSteps(const std::vector<const StepAnalysis*>& steps);
 
 // The profile of `steps` (those ComparedSteps picked, each with its facts). `steps_seen` counts
 // the whole selection, warm-up included; `ranks` the ranks it spans.

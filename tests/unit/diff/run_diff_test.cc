@@ -232,6 +232,25 @@ TEST(RunDiffTest, PartsAddUpToTheMeanStepOnEachSide) {
   EXPECT_FALSE(p.warmup_included());
 }
 
+TEST(RunDiffTest, ASelectionWithoutASteadyStepComparesEveryStepAndSaysSo) {
+  auto a = MakeRun([](Timeline& t) { Model(t, synthetic::kTensorCoreGemms, 900 * kUs); }, 1);
+  const v1::RunProfile steady = Profile(*a, "a");
+  EXPECT_FALSE(steady.warmup_included());
+  for (StepAnalysis& s : a->steps) s.report.set_steady_state(false);
+  const v1::RunProfile all = Profile(*a, "a");
+  EXPECT_TRUE(all.warmup_included());
+  EXPECT_EQ(all.steps(), static_cast<uint32_t>(kSteps));
+  const v1::RunDiff d = DiffRuns(all, steady);
+  ASSERT_FALSE(d.notes().empty());
+  EXPECT_NE(d.notes(0).find("has no steady step"), std::string::npos) << d.notes(0);
+  // One steady step among warm-up ones: only it is compared.
+  a->steps[3].report.set_steady_state(true);
+  const v1::RunProfile one = Profile(*a, "a");
+  EXPECT_FALSE(one.warmup_included());
+  EXPECT_EQ(one.steps(), 1u);
+  EXPECT_EQ(one.steps_seen(), static_cast<uint32_t>(kSteps));
+}
+
 v1::RunProfile Steps(std::initializer_list<int64_t> walls) {
   v1::RunProfile p;
   int64_t sum = 0;

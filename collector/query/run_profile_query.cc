@@ -13,13 +13,14 @@
 namespace gpuspy::collector {
 namespace {
 
-std::string Label(const v1::GetRunProfileRequest& r) {
+// The request as the selector the CLI and HTTP parsed it from (run_selector.h).
+analysis::RunSelector SelectorOf(const v1::GetRunProfileRequest& r) {
   analysis::RunSelector s;
   s.base = r.job_id();
   if (r.has_rank()) s.rank = r.rank();
   if (r.has_first_step()) s.steps.first = r.first_step();
   if (r.has_last_step()) s.steps.last = r.last_step();
-  return analysis::SelectorLabel(s);
+  return s;
 }
 
 }  // namespace
@@ -44,21 +45,20 @@ absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job = AnalyzeJob(*all);
   if (!job.ok()) return job.status();
 
+  const analysis::RunSelector selector = SelectorOf(request);
   std::vector<const ProcessRecord*> owners;
   std::vector<const analysis::StepAnalysis*> selected;
   std::set<int32_t> ranks;
   for (const ProcessRecord& p : processes) {
     for (const analysis::StepAnalysis& s : (*job)[p.process_id]) {
-      const int64_t n = s.report.step().number();
-      if (request.has_first_step() && n < request.first_step()) continue;
-      if (request.has_last_step() && n > request.last_step()) continue;
+      if (!selector.steps.Contains(s.report.step().number())) continue;
       owners.push_back(&p);
       selected.push_back(&s);
       ranks.insert(p.identity.rank());
     }
   }
   if (selected.empty()) {
-    return absl::NotFoundError(absl::StrCat("no steps in ", Label(request)));
+    return absl::NotFoundError(absl::StrCat("no steps in ", analysis::SelectorLabel(selector)));
   }
   const analysis::ComparedSelection selection = analysis::ComparedSteps(selected);
   std::vector<analysis::ProfiledStep> steps;
@@ -76,7 +76,8 @@ absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
   }
   v1::GetRunProfileResponse out;
   *out.mutable_profile() = analysis::BuildRunProfile(
-      Label(request), steps, static_cast<uint32_t>(selected.size()), selection.warmup_included,
+      analysis::SelectorLabel(selector), steps, static_cast<uint32_t>(selected.size()),
+      selection.warmup_included,
       static_cast<uint32_t>(ranks.size()));
   return out;
 }

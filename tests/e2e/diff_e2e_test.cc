@@ -105,6 +105,19 @@ TEST_F(DiffE2E, FilesGpuspydAndHttpGiveTheSameDiffOfTwoRanks) {
   ASSERT_TRUE(extra);
   EXPECT_EQ(extra->status, 400) << extra->body;
 
+  // Step ranges narrow a side, in gpuspyd as in files.
+  testing::RunResult ranged = testing::Run(
+      {GPUSPY_BIN, "--collector", d.address(), "--json", "diff", "j@0:551", "j@1:552-"});
+  ASSERT_EQ(ranged.exit_code, 0) << ranged.err;
+  const auto r = nlohmann::json::parse(ranged.out);
+  EXPECT_EQ(r["a_label"], "j@0:551-551");
+  EXPECT_EQ(r["a"]["steps"], 1);
+  EXPECT_EQ(r["b"]["steps"], 1);
+  testing::RunResult none =
+      testing::Run({GPUSPY_BIN, "--collector", d.address(), "diff", "j@0:900", "j@1"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no steps in j@0:900-900"), std::string::npos) << none.err;
+
   // The CLI pointed at the HTTP port says which port it should have been given.
   testing::RunResult http = testing::Run({GPUSPY_BIN, "--collector",
                                           "127.0.0.1:" + std::to_string(d.http_port()), "diff",

@@ -105,6 +105,31 @@ TEST_F(DiffE2E, FilesGpuspydAndHttpGiveTheSameDiffOfTwoRanks) {
   ASSERT_TRUE(extra);
   EXPECT_EQ(extra->status, 400) << extra->body;
 
+  // --rank wherever --process is taken: steps, events, export (report has it too).
+  testing::RunResult steps1 = testing::Run(
+      {GPUSPY_BIN, "--collector", d.address(), "--json", "steps", "--job", "j", "--rank", "1"});
+  ASSERT_EQ(steps1.exit_code, 0) << steps1.err;
+  const auto listed = nlohmann::json::parse(steps1.out)["steps"];
+  ASSERT_FALSE(listed.empty());
+  for (const auto& s : listed) EXPECT_EQ(s["process_id"], listed[0]["process_id"]);
+  testing::RunResult all_steps =
+      testing::Run({GPUSPY_BIN, "--collector", d.address(), "--json", "steps", "--job", "j"});
+  EXPECT_GT(nlohmann::json::parse(all_steps.out)["steps"].size(), listed.size());
+  for (const char* cmd : {"steps", "events", "export"}) {
+    std::vector<std::string> argv = {GPUSPY_BIN, "--collector", d.address(), cmd, "--job", "j",
+                                     "--rank", "7"};
+    if (std::string(cmd) == "export") {
+      argv.push_back("-o");
+      argv.push_back(dir_.path() + "/x.json");
+    }
+    testing::RunResult missing = testing::Run(argv);
+    EXPECT_EQ(missing.exit_code, 1) << cmd;
+    EXPECT_NE(missing.err.find("has no rank 7"), std::string::npos) << cmd << ": " << missing.err;
+  }
+  testing::RunResult both = testing::Run({GPUSPY_BIN, "--collector", d.address(), "steps", "--job",
+                                          "j", "--rank", "1", "--process", "1"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+
   // Step ranges narrow a side, in gpuspyd as in files.
   testing::RunResult ranged = testing::Run(
       {GPUSPY_BIN, "--collector", d.address(), "--json", "diff", "j@0:551", "j@1:552-"});

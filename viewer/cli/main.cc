@@ -13,6 +13,7 @@
 #include "viewer/cli/analyze_command.h"
 #include "viewer/cli/diff_command.h"
 #include "viewer/cli/import_command.h"
+#include "viewer/cli/rank_option.h"
 #include "viewer/cli/report_command.h"
 #include "viewer/cli/spill_command.h"
 
@@ -91,7 +92,10 @@ int main(int argc, char** argv) {
   uint64_t process = 0;
   auto* steps = app.add_subcommand("steps", "List the steps found for a job");
   steps->add_option("--job", job, "Job id")->required();
-  steps->add_option("--process", process, "Only this process id");
+  int32_t steps_rank = -1, events_rank = -1, export_rank = -1;
+  auto* steps_process = steps->add_option("--process", process, "Only this process id");
+  steps->add_option("--rank", steps_rank, "Only the process that ran as this rank")
+      ->check(CLI::NonNegativeNumber)->excludes(steps_process);
 
   gpuspy::cli::ReportOptions r;
   auto* report = app.add_subcommand(
@@ -114,7 +118,9 @@ int main(int argc, char** argv) {
   gpuspy::cli::EventsOptions e;
   auto* events = app.add_subcommand("events", "Raw events of a time window");
   events->add_option("--job", e.job, "Job id")->required();
-  events->add_option("--process", e.process, "Only this process id");
+  auto* events_process = events->add_option("--process", e.process, "Only this process id");
+  events->add_option("--rank", events_rank, "Only the process that ran as this rank")
+      ->check(CLI::NonNegativeNumber)->excludes(events_process);
   events->add_option("--from", e.from_ns, "Window start (ns, CUPTI clock)");
   events->add_option("--to", e.to_ns, "Window end (ns)");
   events->add_option("--limit", e.limit, "At most this many events")->capture_default_str();
@@ -166,7 +172,9 @@ int main(int argc, char** argv) {
   auto* exp = app.add_subcommand("export", "Write a job (or some steps) as a Perfetto/Chrome trace");
   exp->add_option("--job", x.job, "Job id")->required();
   exp->add_option("--steps", x.steps, "Step N or range A-B (default: everything)");
-  exp->add_option("--process", x.process, "Only this process id");
+  auto* export_process = exp->add_option("--process", x.process, "Only this process id");
+  exp->add_option("--rank", export_rank, "Only the process that ran as this rank")
+      ->check(CLI::NonNegativeNumber)->excludes(export_process);
   exp->add_option("-o,--output", x.output, "Output file (.json or .json.gz)")->required();
 
   gpuspy::cli::SpillOptions sp;
@@ -223,10 +231,16 @@ int main(int argc, char** argv) {
   if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
   if (*attach) return gpuspy::cli::Attach(g, at);
   if (*detach) return gpuspy::cli::Detach(g, detach_job);
-  if (*steps) return gpuspy::cli::Steps(g, job, process);
+  if (*steps) {
+    if (!gpuspy::cli::ResolveRank(g, job, steps_rank, &process)) return 1;
+    return gpuspy::cli::Steps(g, job, process);
+  }
   if (*report) return gpuspy::cli::Report(g, r);
   if (*summary) return gpuspy::cli::Summary(g, job);
-  if (*events) return gpuspy::cli::Events(g, e);
+  if (*events) {
+    if (!gpuspy::cli::ResolveRank(g, e.job, events_rank, &e.process)) return 1;
+    return gpuspy::cli::Events(g, e);
+  }
   if (*stats) return gpuspy::cli::Stats(g);
   if (*analyze) return gpuspy::cli::Analyze(g, an);
   if (*diff) return gpuspy::cli::Diff(g, df);
@@ -236,7 +250,10 @@ int main(int argc, char** argv) {
     return gpuspy::cli::Analyze(g, an);
   }
   if (*import) return gpuspy::cli::Import(g, import_job, import_files);
-  if (*exp) return gpuspy::cli::Export(g, x);
+  if (*exp) {
+    if (!gpuspy::cli::ResolveRank(g, x.job, export_rank, &x.process)) return 1;
+    return gpuspy::cli::Export(g, x);
+  }
   if (*spill) return gpuspy::cli::Spill(g, sp);
   if (*run) {
     return gpuspy::cli::Run(g, run_job, command);

@@ -8,7 +8,7 @@
 
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
-#include "viewer/cli/rank_select.h"
+#include "viewer/cli/rank_option.h"
 #include "viewer/cli/rank_view.h"
 #include "viewer/cli/report_view.h"
 
@@ -51,16 +51,7 @@ int PrintRanks(QueryClient& q, const GlobalOptions& g, const ReportOptions& r) {
 int Report(const GlobalOptions& g, const ReportOptions& r) {
   QueryClient q(g.collector, g.timeout_s);
   uint64_t process = r.process;
-  if (r.rank >= 0) {
-    v1::ListJobsResponse jobs;
-    if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &jobs)) return 1;
-    absl::StatusOr<uint64_t> p = ProcessOfRank(jobs, r.job, r.rank);
-    if (!p.ok()) {
-      std::fprintf(stderr, "gpuspy: %s\n", std::string(p.status().message()).c_str());
-      return 1;
-    }
-    process = *p;
-  }
+  if (!ResolveRank(g, r.job, r.rank, &process)) return 1;
   if (r.ranks) return PrintRanks(q, g, r);
 
   v1::GetStepReportRequest req;

@@ -20,8 +20,7 @@ std::vector<BlockingCall> FindBlockingCalls(const EventColumns& ev, const String
   absl::flat_hash_set<uint64_t> blocking_copies;
   for (const MemcpyEvent& m : ev.memcpys) {
     if (!Touches(m.start_ns, m.end_ns, w)) continue;
-    const bool pageable = m.src_kind == MemoryKind::kPageable || m.dst_kind == MemoryKind::kPageable;
-    if (!m.async || (pageable && m.copy_kind != CopyKind::kDtoD)) {
+    if (!m.async || (IsPageableCopy(m) && m.copy_kind != CopyKind::kDtoD)) {
       blocking_copies.insert(m.correlation_id);
     }
   }

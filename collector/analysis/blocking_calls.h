@@ -19,6 +19,12 @@ struct BlockingCall {
   bool allocator = false;         // cudaFree/cuMemFree: blocking, but alloc_churn's business
 };
 
+// A copy to or from pageable host memory: CUDA stages it through a pinned buffer, synchronously
+// for the host whatever the call asked for.
+inline bool IsPageableCopy(const MemcpyEvent& m) {
+  return m.src_kind == MemoryKind::kPageable || m.dst_kind == MemoryKind::kPageable;
+}
+
 // API calls overlapping `window` that block the host: by name (IsBlockingApi), and copy calls
 // whose copy is synchronous or touches pageable host memory (cudaMemcpyAsync to pageable memory
 // is synchronous). When no API records exist (API tracing off), SYNCHRONIZATION records other

@@ -48,16 +48,16 @@ std::string ZshText(const std::string& text) {
   return absl::StrReplaceAll(text, {{"[", "\\["}, {"]", "\\]"}, {":", "\\:"}, {"'", "'\\''"}});
 }
 
-}  // namespace
-
 // A command's own options, then the global ones it also takes, each once.
-static std::vector<std::string> Unique(std::vector<std::string> words) {
+std::vector<std::string> Unique(std::vector<std::string> words) {
   std::vector<std::string> out;
   for (std::string& w : words) {
     if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
   }
   return out;
 }
+
+}  // namespace
 
 std::string BashCompletion(const CLI::App& app) {
   std::vector<std::string> commands;

@@ -1,5 +1,6 @@
 // Copy-dominated step: memcpy time that no kernel overlaps takes a large share of the step.
 #include "absl/container/flat_hash_set.h"
+#include "collector/analysis/blocking_calls.h"
 #include "collector/analysis/call_site_summary.h"
 #include "collector/analysis/detectors/detectors.h"
 
@@ -24,8 +25,7 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
     if (!ctx.InWindow(m.start_ns, m.end_ns)) continue;
     ++copies;
     copy_time_ns += m.end_ns - m.start_ns;
-    const bool pageable = m.src_kind == MemoryKind::kPageable || m.dst_kind == MemoryKind::kPageable;
-    (pageable ? pageable_bytes : pinned_bytes) += m.bytes;
+    (IsPageableCopy(m) ? pageable_bytes : pinned_bytes) += m.bytes;
     if (!m.async) ++sync_copies;
     if (m.copy_kind == CopyKind::kHtoD) htod_bytes += m.bytes;
     if (m.copy_kind == CopyKind::kDtoH) dtoh_bytes += m.bytes;

@@ -10,10 +10,6 @@
 namespace gpuspy::analysis {
 namespace {
 
-bool IsPageable(const MemcpyEvent& m) {
-  return m.src_kind == MemoryKind::kPageable || m.dst_kind == MemoryKind::kPageable;
-}
-
 bool TouchesHost(const MemcpyEvent& m) {
   return m.copy_kind == CopyKind::kHtoD || m.copy_kind == CopyKind::kDtoH;
 }
@@ -81,7 +77,7 @@ StepFacts MeasureStepFacts(const EventColumns& ev, const StringTable& strings, I
     if (!InWindow(m.start_ns, m.end_ns, w)) continue;
     ++out.copies;
     if (!TouchesHost(m)) continue;
-    if (IsPageable(m)) {
+    if (IsPageableCopy(m)) {
       ++out.pageable_copies;
       out.pageable_bytes += m.bytes;
     } else {

@@ -36,15 +36,17 @@ struct TraceRun {
   std::vector<StepAnalysis> steps;
 };
 
-// `body` runs the step's work on the host timeline; every step ends with loss.item(), as the
-// synthetic workloads' do, and is an NVTX ProfilerStep range.
-std::unique_ptr<TraceRun> MakeRun(const std::function<void(Timeline&)>& body, uint64_t seed) {
+// `body` runs the step's work on the host timeline (and may annotate the events it made, e.g.
+// with call sites); every step ends with loss.item(), as the synthetic workloads' do, and is an
+// NVTX ProfilerStep range.
+std::unique_ptr<TraceRun> MakeRun(const std::function<void(Timeline&, EventColumns&)>& body,
+                                  uint64_t seed) {
   auto r = std::make_unique<TraceRun>();
   Timeline t(&r->strings, seed, 4242, 1.0, 1.0);
   t.Begin(&r->events, kStartNs);
   for (int s = 0; s < kSteps; ++s) {
     const int64_t start = t.host();
-    body(t);
+    body(t, r->events);
     t.Item();
     t.Range(absl::StrCat("ProfilerStep#", s), start, t.host(), 0);
   }
@@ -53,6 +55,9 @@ std::unique_ptr<TraceRun> MakeRun(const std::function<void(Timeline&)>& body, ui
   AnalyzeJobSteps({{1, 0, 1, 0, "host", r->events.size()}}, &job);
   r->steps = std::move(job[1]);
   return r;
+}
+std::unique_ptr<TraceRun> MakeRun(const std::function<void(Timeline&)>& body, uint64_t seed) {
+  return MakeRun([&](Timeline& t, EventColumns&) { body(t); }, seed);
 }
 
 v1::RunProfile Profile(const TraceRun& r, const std::string& label) {
@@ -113,31 +118,21 @@ TEST(RunDiffTest, AnAddedItemIsItsCallSiteWithTheStallItCosts) {
       },
       3);
   // The same with the .item() calls, their API records carrying the Python line.
-  auto b = std::make_unique<TraceRun>();
-  {
-    Timeline t(&b->strings, 3, 4242, 1.0, 1.0);
-    t.Begin(&b->events, kStartNs);
-    const StringRef site = b->strings.Intern(kItemSite);
-    for (int s = 0; s < kSteps; ++s) {
-      const int64_t start = t.host();
-      for (int i = 0; i < kKernelsPerStep; ++i) {
-        t.HostWork(100 * kUs);
-        t.Launch(synthetic::kTensorCoreGemms[0], 200 * kUs);
-        if (i % 3 == 2) {
-          t.Item();  // metrics.append(acc.item()) in the layer loop: a D2H copy and a sync
-          // The copy's and the sync's API records: the last two.
-          b->events.apis[b->events.apis.size() - 1].call_site = site;
-          b->events.apis[b->events.apis.size() - 2].call_site = site;
+  auto b = MakeRun(
+      [](Timeline& t, EventColumns& events) {
+        const StringRef site = t.strings()->Intern(kItemSite);
+        for (int i = 0; i < kKernelsPerStep; ++i) {
+          t.HostWork(100 * kUs);
+          t.Launch(synthetic::kTensorCoreGemms[0], 200 * kUs);
+          if (i % 3 == 2) {
+            t.Item();  // metrics.append(acc.item()) in the layer loop: a D2H copy and a sync
+            // The copy's and the sync's API records: the last two.
+            events.apis[events.apis.size() - 1].call_site = site;
+            events.apis[events.apis.size() - 2].call_site = site;
+          }
         }
-      }
-      t.Item();
-      t.Range(absl::StrCat("ProfilerStep#", s), start, t.host(), 0);
-    }
-    std::map<uint64_t, std::vector<StepAnalysis>> job;
-    job[1] = AnalyzeProcessSteps(CutIntoImportBatches(b->events), b->strings, 1);
-    AnalyzeJobSteps({{1, 0, 1, 0, "host", b->events.size()}}, &job);
-    b->steps = std::move(job[1]);
-  }
+      },
+      3);
   const v1::RunDiff d = DiffRuns(Profile(*a, "a"), Profile(*b, "b"));
   ASSERT_GE(d.contributions_size(), 2);
   const v1::Contribution& first = d.contributions(0);

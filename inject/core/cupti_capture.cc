@@ -143,7 +143,9 @@ absl::Status CuptiCapture::Check(CUptiResult result, const char* what) const {
 absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cupti_path) {
   std::string error;
   if (!api_.Load(cupti_path, &error)) return absl::UnavailableError(error);
-  pool_ = new BufferPool(config.buffer_bytes, config.max_buffers);
+  // A session started again after Stop (gpuspy detach, then attach) keeps the first one's pool and
+  // call sites: CUPTI may still hold buffers of the pool, and both are leaked on purpose anyway.
+  if (pool_ == nullptr) pool_ = new BufferPool(config.buffer_bytes, config.max_buffers);
 
   const CUptiResult sub = api_.Subscribe(&subscriber_, &CuptiCapture::OnCallback, this);
   if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -178,7 +180,7 @@ absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cu
       Log(LogLevel::kDebug, "activity kind %d not available", static_cast<int>(k));
     }
   }
-  if (config.call_sites.enabled) {
+  if (config.call_sites.enabled && call_sites_ == nullptr) {
     CallSiteConfig sites = config.call_sites;
     if (char cwd[4096]; sites.frames.base_dir.empty() && getcwd(cwd, sizeof(cwd)) != nullptr) {
       sites.frames.base_dir = cwd;
@@ -247,6 +249,17 @@ void CuptiCapture::StopCollection() {
   for (const KindSwitch& s : kKinds) {
     if (kinds_.*s.enabled) (void)api_.ActivityDisable(s.kind);
   }
+}
+
+void CuptiCapture::Stop() {
+  StopCollection();
+  // Without our subscription the buffers are another profiler's: leave them alone.
+  if (subscriber_ == nullptr) return;
+  Flush(true);
+  (void)api_.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  (void)api_.Unsubscribe(subscriber_);
+  subscriber_ = nullptr;
 }
 
 void CuptiCapture::Flush(bool forced) {

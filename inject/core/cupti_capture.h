@@ -21,7 +21,7 @@ class CuptiCapture {
   // CUPTI's callbacks are plain function pointers: they reach the session through this.
   static CuptiCapture& Instance();
 
-  // Loads CUPTI, subscribes and (in continuous mode) enables the configured activity kinds; in
+  // Loads CUPTI, subscribes (again after Stop) and (in continuous mode) enables the configured activity kinds; in
   // on-demand mode tracing stays off until EnableKinds. FailedPrecondition when
   // another profiler already holds CUPTI (torch.profiler, Nsight Systems): gpuspy then stays
   // inert and the application runs on untouched.
@@ -30,6 +30,9 @@ class CuptiCapture {
   void EnableKinds(const CaptureKinds& kinds);
   // Disables activity collection (no new records); already buffered records stay flushable.
   void StopCollection();
+  // Ends the session (gpuspy detach): collection off, buffers flushed, callbacks off, CUPTI
+  // unsubscribed, so the application pays nothing until Start is called again.
+  void Stop();
   // The CUPTI clock, which activity timestamps use.
   int64_t Now() const;
 

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,12 @@ static int env_true(const char* name) {
   return v != NULL && *v != '\0' && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
 }
 
+/* The last "degraded" reason, for the result of `gpuspy attach --pid` (which cannot read our
+ * stderr). */
+static char g_last_problem[512];
+
 static void log_line(const char* fmt, const char* arg) {
+  snprintf(g_last_problem, sizeof(g_last_problem), fmt, arg);
   if (env_true("GPUSPY_QUIET")) return;
   char buf[1024];
   int n = snprintf(buf, sizeof(buf), "gpuspy[%d]: ", (int)getpid());
@@ -108,6 +114,18 @@ static int phdr_visit(struct dl_phdr_info* info, size_t size, void* data) {
   return 0;
 }
 
+/* A CUPTI the process already loaded (PyTorch's Kineto links one): a second copy from elsewhere
+ * would be a second CUPTI in one process. */
+static int loaded_cupti_visit(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  struct cupti_search* s = (struct cupti_search*)data;
+  const char* name = info->dlpi_name;
+  const char* slash = name != NULL ? strrchr(name, '/') : NULL;
+  if (slash == NULL || strncmp(slash + 1, "libcupti.so", 11) != 0) return 0;
+  snprintf(s->found, sizeof(s->found), "%s", name);
+  return 1;
+}
+
 static const char* find_cupti(char* out, size_t size) {
   const char* env = getenv("GPUSPY_CUPTI_PATH");
   if (env != NULL && *env != '\0') {
@@ -116,7 +134,8 @@ static const char* find_cupti(char* out, size_t size) {
   }
   struct cupti_search s;
   s.found[0] = '\0';
-  dl_iterate_phdr(phdr_visit, &s);
+  dl_iterate_phdr(loaded_cupti_visit, &s);
+  if (s.found[0] == '\0') dl_iterate_phdr(phdr_visit, &s);
   if (s.found[0] != '\0') {
     snprintf(out, size, "%s", s.found);
     return out;
@@ -166,6 +185,18 @@ static gpuspy_core_entry_fn load_core(void) {
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* The result file of `gpuspy attach --pid` (inject/core/attach_config.h), for what fails before
+ * the core runs. */
+static void write_attach_result(const char* config_path, const char* status, const char* message) {
+  char path[PATH_MAX], tmp[PATH_MAX];
+  if (snprintf(path, sizeof(path), "%s.result", config_path) >= (int)sizeof(path)) return;
+  if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) return;
+  FILE* f = fopen(tmp, "w");
+  if (f == NULL) return;
+  fprintf(f, "%s\t%s\n", status, message);
+  if (fclose(f) == 0) rename(tmp, path);
+}
+
 /* Called by the CUDA driver when the process initializes CUDA. */
 __attribute__((visibility("default"))) int InitializeInjection(void) {
   if (env_true("GPUSPY_DISABLE")) return 1;
@@ -199,4 +230,67 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_ex
   if (lib == NULL) return 0;  /* NVTX calls stay no-ops; the app is unaffected */
   nvtx_init_fn init = (nvtx_init_fn)dlsym(lib, "InitializeInjectionNvtx2");
   return init != NULL ? init(get_export_table) : 0;
+}
+
+/* gpuspy attach/detach --pid: the attaching CLI stops one thread of the running process with
+ * ptrace, dlopens this library, calls one of these, and lets the thread go. They copy the path and
+ * return at once: loading the core (gRPC, CUPTI) and delivering happen on a thread of their own, so
+ * that the borrowed thread is stopped for microseconds, not for as long as that takes. */
+struct control_request {
+  char config_path[PATH_MAX];
+  int reason;
+};
+
+static void* control_thread(void* arg) {
+  struct control_request* req = (struct control_request*)arg;
+  pthread_mutex_lock(&g_mu);
+  gpuspy_core_entry_fn entry = load_core();
+  if (entry == NULL) {
+    write_attach_result(req->config_path, "error",
+                        g_last_problem[0] != '\0' ? g_last_problem : "gpuspy's core did not load");
+  } else {
+    char cupti[PATH_MAX];
+    struct gpuspy_core_args args;
+    memset(&args, 0, sizeof(args));
+    args.struct_size = sizeof(args);
+    args.cupti_path = find_cupti(cupti, sizeof(cupti));
+    args.reason = req->reason;
+    args.config_path = req->config_path;
+    entry(&args);
+  }
+  pthread_mutex_unlock(&g_mu);
+  free(req);
+  return NULL;
+}
+
+static int start_control(const char* config_path, int reason) {
+  if (config_path == NULL) return 1;
+  struct control_request* req = (struct control_request*)calloc(1, sizeof(*req));
+  if (req == NULL) return 1;
+  snprintf(req->config_path, sizeof(req->config_path), "%s", config_path);
+  req->reason = reason;
+  /* Our threads take none of the application's signals. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  const int rc = pthread_create(&t, &attr, control_thread, req);
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    free(req);
+    return rc;
+  }
+  return 0;
+}
+
+__attribute__((visibility("default"))) int gpuspy_attach(const char* config_path) {
+  return start_control(config_path, GPUSPY_START_ATTACH);
+}
+
+__attribute__((visibility("default"))) int gpuspy_detach(const char* config_path) {
+  return start_control(config_path, GPUSPY_STOP_DETACH);
 }

@@ -1,0 +1,107 @@
+/* A process for gpuspy's attach tests to borrow a thread of: it knows nothing about gpuspy, says
+ * "ready" on stdout, does one kind of work, and checks that the work came out exactly as it would
+ * have without anyone stopping it. Exit 0 and "ok ..." when it did; anything else is a bug.
+ *
+ *   attach_target spin MS        registers: a chain of multiplications whose result is known
+ *   attach_target read           a read(2) of stdin that must neither fail with EINTR nor lose data
+ *   attach_target sleep MS       a nanosleep that must last its full time
+ *   attach_target threads N MS   N threads spinning beside the main thread
+ *   attach_target exit-soon MS   exits on its own after MS (attach races it)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Kept in registers by the compiler: a borrowed thread whose registers were not put back exactly
+ * gets a different chain. */
+static uint64_t chain(uint64_t x, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull + (x >> 29);
+  return x;
+}
+
+static int spin(int64_t ms) {
+  const uint64_t kRounds = 1000000;
+  uint64_t rounds = 0, x = 42, y = 42;
+  const int64_t end = now_ms() + ms;
+  while (now_ms() < end) {
+    x = chain(x, kRounds);
+    ++rounds;
+  }
+  for (uint64_t i = 0; i < rounds; ++i) y = chain(y, kRounds);
+  if (x != y) {
+    printf("bad chain after %llu rounds\n", (unsigned long long)rounds);
+    return 1;
+  }
+  printf("ok spin\n");
+  return 0;
+}
+
+static volatile int g_stop = 0;
+static void* spinner(void* arg) {
+  uint64_t x = (uint64_t)(uintptr_t)arg;
+  while (!g_stop) x = chain(x, 1000);
+  return (void*)(uintptr_t)(x | 1);
+}
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  if (argc < 2) return 2;
+  const char* mode = argv[1];
+  const int64_t arg = argc > 2 ? atoll(argv[2]) : 0;
+  printf("ready\n");
+  if (strcmp(mode, "spin") == 0) return spin(arg);
+  if (strcmp(mode, "read") == 0) {
+    char buf[128];
+    ssize_t n = read(0, buf, sizeof(buf) - 1);
+    if (n < 0) {
+      printf("read failed: %s\n", strerror(errno));
+      return 1;
+    }
+    buf[n] = '\0';
+    printf("ok read %s", buf);
+    return 0;
+  }
+  if (strcmp(mode, "sleep") == 0) {
+    const int64_t start = now_ms();
+    struct timespec ts = {arg / 1000, (arg % 1000) * 1000000};
+    if (nanosleep(&ts, NULL) != 0) {
+      printf("nanosleep failed: %s\n", strerror(errno));
+      return 1;
+    }
+    const int64_t slept = now_ms() - start;
+    if (slept + 5 < arg) {
+      printf("slept only %lld of %lld ms\n", (long long)slept, (long long)arg);
+      return 1;
+    }
+    printf("ok sleep\n");
+    return 0;
+  }
+  if (strcmp(mode, "threads") == 0) {
+    const int n = (int)arg;
+    pthread_t* t = calloc((size_t)n, sizeof(pthread_t));
+    for (int i = 0; i < n; ++i) pthread_create(&t[i], NULL, spinner, (void*)(uintptr_t)(i + 1));
+    const int rc = spin(argc > 3 ? atoll(argv[3]) : 1000);
+    g_stop = 1;
+    for (int i = 0; i < n; ++i) pthread_join(t[i], NULL);
+    free(t);
+    return rc;
+  }
+  if (strcmp(mode, "exit-soon") == 0) {
+    usleep((useconds_t)(arg * 1000));
+    printf("ok exit\n");
+    return 0;
+  }
+  return 2;
+}

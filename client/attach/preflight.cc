@@ -138,10 +138,16 @@ absl::StatusOr<Target> Preflight(pid_t pid) {
   t.pid = pid;
   t.status = ParseProcStatus(status_text);
   absl::StatusOr<std::vector<Mapping>> maps = ReadMaps(pid);
-  if (!maps.ok()) return maps.status();
-  if (maps->empty()) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot read /proc/", pid,
-                                                    "/maps: only its owner or root may attach"));
+  if (!maps.ok() && maps.status().code() != absl::StatusCode::kPermissionDenied) return maps.status();
+  if (!maps.ok() || maps->empty()) {
+    const Host host = Host::Current();
+    if (host.euid != 0 && host.euid != t.status.real_uid) {
+      return CheckAttachable(pid, t.status, {}, host);  // says whose process it is
+    }
+    return absl::PermissionDeniedError(absl::StrCat(
+        "pid ", pid, " (", t.status.name, ") is not dumpable (prctl PR_SET_DUMPABLE 0, or it "
+        "changed its uid): the kernel lets no other process trace it, so gpuspy cannot attach. "
+        "Start it with `gpuspy run` instead"));
   }
   t.maps = *std::move(maps);
   if (absl::Status st = CheckAttachable(pid, t.status, t.maps, Host::Current()); !st.ok()) return st;

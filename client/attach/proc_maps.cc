@@ -1,7 +1,10 @@
 #include "client/attach/proc_maps.h"
 
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -44,11 +47,22 @@ std::vector<Mapping> ParseMaps(std::string_view text) {
 
 absl::StatusOr<std::vector<Mapping>> ReadMaps(pid_t pid) {
   const std::string path = absl::StrCat("/proc/", pid, "/maps");
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path, ": no such process?"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseMaps(text.str());
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string text;
+  int err = fd < 0 ? errno : 0;
+  if (fd >= 0) {
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) text.append(buf, static_cast<size_t>(n));
+    if (n < 0) err = errno;
+    close(fd);
+  }
+  // The kernel checks ptrace access on open or on the first read, depending on its version.
+  if (err == EACCES || err == EPERM) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot read ", path, ": ", std::strerror(err)));
+  }
+  if (err != 0) return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(err)));
+  return ParseMaps(text);
 }
 
 std::optional<LoadedObject> FindObject(const std::vector<Mapping>& maps, std::string_view prefix) {

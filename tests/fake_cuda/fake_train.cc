@@ -2,6 +2,7 @@
 // gpuspy. With --expect it writes what it did, so a test can check the collector got exactly that;
 // the other flags reproduce how real training processes start children and end.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -238,6 +239,7 @@ int main(int argc, char** argv) {
        lean = false;
   EndMode end = EndMode::kReturn;
   std::string expect, ready_file;
+  int fork_step = 0;  // --fork-at S: the step after which the child is forked
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -247,6 +249,9 @@ int main(int argc, char** argv) {
     else if (a == "--no-cuda") no_cuda = true;
     else if (a == "--fork") fork_child = true;
     else if (a == "--fork-exit") fork_child = fork_exit = true;
+    else if (a == "--fork-at") fork_child = true, fork_step = std::atoi(next().c_str());
+    // Like a process that hides from debuggers: the kernel lets no one else ptrace it.
+    else if (a == "--undumpable") prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     else if (a == "--exec-child") exec_child = true;
     else if (a == "--spawn-child") spawn_child = true;
     else if (a == "--print-maps") print_maps = true;
@@ -271,7 +276,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "fake_train: unknown flag %s\nusage: fake_train [--steps N] [--kernels K] "
-                   "[--sleep-us U] [--no-cuda] [--fork | --fork-exit] [--exec-child] "
+                   "[--sleep-us U] [--no-cuda] [--fork | --fork-exit | --fork-at S] [--undumpable] "
+                   "[--exec-child] "
                    "[--spawn-child] [--print-maps] [--expect FILE] [--launch-loop N] "
                    "[--until-signal [--handle-signals]] [--ready-file FILE] "
                    "[--end return|exit-thread|_exit|abort] [--fast-gpu] [--lean] "
@@ -316,7 +322,7 @@ int main(int argc, char** argv) {
                             std::chrono::steady_clock::now() - step_start)
                             .count());
       if (sleep_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
-      if (s == 0 && fork_child) {
+      if (s == fork_step && fork_child) {
         // A child that does CUDA work after fork() without exec: must not break, and gpuspy's
         // copy in it must stay inert (also in its exit handlers, with --fork-exit).
         if (fork() == 0) {

@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "viewer/cli/attach_command.h"
+#include "viewer/cli/attach_pid_command.h"
 #include "viewer/cli/cli_docs.h"
 #include "viewer/cli/commands.h"
 #include "viewer/cli/export_command.h"
@@ -66,10 +67,21 @@ int main(int argc, char** argv) {
   jobs->add_option("--job", jobs_job, "Only this job (implies --processes)");
 
   gpuspy::cli::AttachOptions at;
+  gpuspy::cli::ProcessSelector attach_to;
   auto* attach = app.add_subcommand(
-      "attach", "Capture N steps (or a duration) of a live job whose processes run dormant "
-                "(GPUSPY_MODE=ondemand), then print their reports");
-  attach->add_option("--job", at.job, "Job id")->required();
+      "attach", "Capture N steps (or a duration) of a live job, then print their reports: a job "
+                "whose processes run dormant (GPUSPY_MODE=ondemand), or running processes "
+                "started without gpuspy (--pid, --match, --cgroup)");
+  attach->add_option("--job", at.job,
+                     "Job id (with --pid/--match/--cgroup: the name to give their job)");
+  attach->add_option("--pid", attach_to.pids,
+                     "Load gpuspy into this running process first (ptrace; its owner or root)")
+      ->check(CLI::PositiveNumber);
+  attach->add_option("--match", attach_to.match,
+                     "... into every running CUDA process whose command line matches this regex");
+  attach->add_option("--cgroup", attach_to.cgroup,
+                     "... into the CUDA processes of this cgroup directory (a SLURM job, a pod)")
+      ->check(CLI::ExistingDirectory);
   attach->add_option("--rank", at.rank, "Only this rank");
   attach->add_option("--host", at.host, "Only processes on this host");
   attach->add_option("--steps", at.steps, "Capture this many steps")
@@ -82,11 +94,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   attach->add_flag("--detach", at.detach, "Return once the processes are armed");
   attach->add_option("--wait", at.wait, "Give up waiting for the capture after this long");
-  attach->footer("Example: gpuspy attach --job 1234 --steps 20");
+  attach->footer("Examples: gpuspy attach --job 1234 --steps 20\n"
+                 "          gpuspy attach --pid 4242 --steps 10");
 
   std::string detach_job;
-  auto* detach = app.add_subcommand("detach", "Stop a running capture early (what was captured is kept)");
-  detach->add_option("--job", detach_job, "Job id")->required();
+  pid_t detach_pid = 0;
+  auto* detach = app.add_subcommand(
+      "detach", "Stop a running capture early (what was captured is kept); with --pid, also end "
+                "gpuspy's session in a process it was attached to");
+  auto* detach_job_opt = detach->add_option("--job", detach_job, "Job id");
+  detach->add_option("--pid", detach_pid, "A process gpuspy was attached to with --pid")
+      ->check(CLI::PositiveNumber)->excludes(detach_job_opt);
 
   std::string job;
   uint64_t process = 0;
@@ -229,8 +247,23 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
-  if (*attach) return gpuspy::cli::Attach(g, at);
-  if (*detach) return gpuspy::cli::Detach(g, detach_job);
+  if (*attach) {
+    if (!attach_to.empty()) return gpuspy::cli::AttachToProcesses(g, at, attach_to);
+    if (at.job.empty()) {
+      std::fprintf(stderr, "gpuspy attach: say which job (--job) or which processes (--pid, "
+                           "--match, --cgroup)\n");
+      return 2;
+    }
+    return gpuspy::cli::Attach(g, at);
+  }
+  if (*detach) {
+    if (detach_pid > 0) return gpuspy::cli::DetachFromProcess(g, detach_pid);
+    if (detach_job.empty()) {
+      std::fprintf(stderr, "gpuspy detach: say which job (--job) or which process (--pid)\n");
+      return 2;
+    }
+    return gpuspy::cli::Detach(g, detach_job);
+  }
   if (*steps) {
     if (!gpuspy::cli::ResolveRank(g, job, steps_rank, &process)) return 1;
     return gpuspy::cli::Steps(g, job, process);

@@ -47,6 +47,7 @@ class QueryClient {
   }
 
   v1::Query::Stub* stub() { return stub_.get(); }
+  const std::string& address() const { return address_; }
 
  private:
   std::chrono::system_clock::time_point Deadline() const;

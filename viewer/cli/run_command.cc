@@ -1,5 +1,6 @@
 // `gpuspy run`: replaces this process with the command under gpuspy (LD_PRELOAD of the shim).
 #include "viewer/cli/commands.h"
+#include "viewer/cli/installed_library.h"
 
 #include <unistd.h>
 
@@ -12,35 +13,14 @@
 #include <vector>
 
 namespace gpuspy::cli {
-namespace {
-
-// libgpuspy.so: $GPUSPY_LIB, else next to this binary's install or build location. The path is
-// made absolute: the command may change directory before the loader of a child reads it.
-std::string FindShim() {
-  std::error_code ec;
-  if (const char* env = std::getenv("GPUSPY_LIB"); env != nullptr && *env != '\0') {
-    return std::filesystem::weakly_canonical(env, ec).string();
-  }
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  const std::filesystem::path dir = exe.parent_path();
-  for (const auto& candidate : {dir / "../lib/libgpuspy.so", dir / "../../lib/libgpuspy.so",
-                                dir / "libgpuspy.so", dir / "../lib/gpuspy/libgpuspy.so"}) {
-    if (std::filesystem::exists(candidate, ec)) {
-      return std::filesystem::weakly_canonical(candidate, ec).string();
-    }
-  }
-  return "";
-}
-
-}  // namespace
 
 int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& command) {
   if (command.empty()) {
     std::fprintf(stderr, "gpuspy run: nothing to run (usage: gpuspy run -- CMD ARGS...)\n");
     return 2;
   }
-  const std::string shim = FindShim();
+  // The path is absolute: the command may change directory before a child's loader reads it.
+  const std::string shim = FindInstalledLibrary("libgpuspy.so", "GPUSPY_LIB");
   if (shim.empty()) {
     std::fprintf(stderr,
                  "gpuspy run: cannot find libgpuspy.so next to the gpuspy binary; set GPUSPY_LIB "

@@ -7,6 +7,8 @@
  *   attach_target sleep MS       a nanosleep that must last its full time
  *   attach_target threads N MS   N threads spinning beside the main thread
  *   attach_target exit-soon MS   exits on its own after MS (attach races it)
+ *   attach_target gaps MS        reads the clock in a tight loop and prints the longest gap
+ *                                between two reads: the stop as the target sees it (bench/attach.sh)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -97,6 +99,20 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) pthread_join(t[i], NULL);
     free(t);
     return rc;
+  }
+  if (strcmp(mode, "gaps") == 0) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    const int64_t end = now_ms() + arg;
+    int64_t max_gap_ns = 0;
+    while (now_ms() < end) {
+      clock_gettime(CLOCK_MONOTONIC, &b);
+      const int64_t gap = (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+      if (gap > max_gap_ns) max_gap_ns = gap;
+      a = b;
+    }
+    printf("ok max_gap_us %lld\n", (long long)(max_gap_ns / 1000));
+    return 0;
   }
   if (strcmp(mode, "exit-soon") == 0) {
     usleep((useconds_t)(arg * 1000));

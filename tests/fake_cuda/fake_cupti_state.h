@@ -61,6 +61,12 @@ struct State {
   // Dropped records per queue: (context id, stream id); context id 0 is the global queue.
   std::map<std::pair<uint32_t, uint32_t>, size_t> dropped;
 
+  // NVTX decides at its first call whether a tool receives its calls, for the process's life:
+  // with an injection library then (NVTX_INJECTION64_PATH, or CUPTI already collecting
+  // activity), MARKER records follow; without, every NVTX call stays a no-op, even for a
+  // profiler attached later (gpuspy attach --pid). 0 = undecided, 1 = hooked, 2 = not.
+  int nvtx_hooked = 0;
+
   // Fake CUDA.
   uint32_t next_correlation = 1;
   uint32_t next_marker = 1;

@@ -128,6 +128,7 @@ void fake_cupti_reset_for_tests(void) {
   s.dropped.clear();
   s.next_correlation = 1;
   s.next_marker = 1;
+  s.nvtx_hooked = 0;
   s.next_event = 1;
   s.allocations.clear();
   s.stream_free.clear();

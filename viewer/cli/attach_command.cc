@@ -52,21 +52,56 @@ std::string Progress(const v1::Capture& c) {
   return absl::StrJoin(parts, ", ");
 }
 
-// The reports of the steps each process captured (its window, on its own clock).
-v1::GetStepReportResponse CapturedSteps(const v1::Capture& c, const v1::GetStepReportResponse& all) {
+// The reports of the steps each process captured (its window, on its own clock); with `steps`,
+// at most that many per process (a window closed by the collector's step count may hold more).
+v1::GetStepReportResponse CapturedSteps(const v1::Capture& c, const v1::GetStepReportResponse& all,
+                                        uint32_t steps) {
   std::map<uint64_t, const v1::CaptureStatus*> windows;
   for (const v1::CaptureProcess& p : c.processes()) windows[p.process_id()] = &p.status();
+  std::map<uint64_t, uint32_t> kept;
   v1::GetStepReportResponse out;
   for (const v1::StepReport& r : all.reports()) {
     auto it = windows.find(r.step().process_id());
     if (it == windows.end() || it->second->window_start_ns() == 0) continue;
     const int64_t end = it->second->window_end_ns() > 0 ? it->second->window_end_ns()
                                                           : std::numeric_limits<int64_t>::max();
-    if (r.step().start_ns() >= it->second->window_start_ns() && r.step().start_ns() < end) {
+    if (r.step().start_ns() >= it->second->window_start_ns() && r.step().start_ns() < end &&
+        (steps == 0 || kept[r.step().process_id()]++ < steps)) {
       *out.add_reports() = r;
     }
   }
   return out;
+}
+
+// A window that could not align to NVTX step ranges (none in the program, or NVTX not hooked
+// because gpuspy was attached after the program's first NVTX call) has no step count of its own:
+// the collector finds those steps by their repetition. True once it has found `steps` complete
+// steps inside every such window (one more than asked: the last one found may still be growing).
+bool CollectorFoundTheSteps(QueryClient& q, const std::string& job, const v1::Capture& c,
+                            uint32_t steps) {
+  std::map<uint64_t, int64_t> window_start;
+  for (const v1::CaptureProcess& p : c.processes()) {
+    const v1::CaptureStatus& s = p.status();
+    if (s.state() != v1::CAPTURE_STATE_CAPTURING) continue;
+    if (s.step_aligned() || s.window_start_ns() == 0) return false;
+    window_start[p.process_id()] = s.window_start_ns();
+  }
+  if (window_start.empty()) return false;
+  v1::ListStepsRequest req;
+  req.set_job_id(job);
+  v1::ListStepsResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (!q.stub()->ListSteps(&ctx, req, &resp).ok()) return false;
+  std::map<uint64_t, uint32_t> found;
+  for (const v1::Step& st : resp.steps()) {
+    auto it = window_start.find(st.process_id());
+    if (it != window_start.end() && st.start_ns() >= it->second) ++found[st.process_id()];
+  }
+  for (const auto& [process, start] : window_start) {
+    if (found[process] < steps + 1) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -129,6 +164,7 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
   get.set_capture_id(armed.capture_id());
   v1::GetCaptureResponse got;
   std::string last_progress;
+  bool closing = false;  // the CLI closed an unaligned window after the collector's step count
   const bool tty = isatty(STDOUT_FILENO) && !g.json;
   for (;;) {
     got.Clear();
@@ -152,6 +188,18 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
       last_progress = progress;
     }
     if (!got.capture().active()) break;
+    if (a.steps > 0 && duration <= absl::ZeroDuration() && !closing &&
+        CollectorFoundTheSteps(q, a.job, got.capture(), a.steps)) {
+      // Closed like `gpuspy detach --job`: the processes end the window with what they traced.
+      v1::DetachRequest stop;
+      stop.set_job_id(a.job);
+      v1::DetachResponse stopped;
+      closing = q.Control(&v1::Control::Stub::Detach, stop, &stopped);
+      if (closing && !g.json) {
+        std::cout << (tty ? "\r\033[K" : "") << "no NVTX step ranges: " << a.steps
+                  << " steps found by their repetition; closing the window\n" << std::flush;
+      }
+    }
     if (absl::Now() >= give_up) {
       if (tty) std::cout << "\n";
       std::fprintf(stderr,
@@ -166,12 +214,6 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
   if (tty) std::cout << "\n";
 
   const v1::Capture& c = got.capture();
-  int captured = 0, failed = 0;
-  for (const v1::CaptureProcess& p : c.processes()) {
-    captured += p.status().steps_captured() > 0 ||
-                (p.status().state() == v1::CAPTURE_STATE_DONE && !p.status().step_aligned());
-    failed += p.status().state() == v1::CAPTURE_STATE_FAILED;
-  }
   // The last batches of each window are acknowledged before the process reports DONE, so the
   // reports below see everything.
   v1::GetStepReportRequest rr;
@@ -179,7 +221,16 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
   rr.set_all(true);
   v1::GetStepReportResponse all;
   const bool have_reports = q.Call(&v1::Query::Stub::GetStepReport, rr, &all);
-  const v1::GetStepReportResponse mine = have_reports ? CapturedSteps(c, all) : all;
+  const v1::GetStepReportResponse mine = have_reports ? CapturedSteps(c, all, a.steps) : all;
+  std::map<uint64_t, int> reported;
+  for (const v1::StepReport& r : mine.reports()) ++reported[r.step().process_id()];
+  int captured = 0, failed = 0;
+  for (const v1::CaptureProcess& p : c.processes()) {
+    // Steps the process counted, or (without NVTX steps) the collector found in its window.
+    captured += p.status().steps_captured() > 0 || reported[p.process_id()] > 0 ||
+                (p.status().state() == v1::CAPTURE_STATE_DONE && !p.status().step_aligned());
+    failed += p.status().state() == v1::CAPTURE_STATE_FAILED;
+  }
   if (g.json) {
     PrintJson(c);
     PrintJson(mine);
@@ -187,10 +238,15 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
   }
   for (const v1::CaptureProcess& p : c.processes()) {
     const v1::CaptureStatus& s = p.status();
+    // A window this command closed after the collector's count ended as planned, not early.
+    const bool counted = closing && !s.step_aligned() && s.state() == v1::CAPTURE_STATE_STOPPED;
     std::cout << "  " << Who(p) << " (pid " << p.pid() << " on " << p.host() << "): "
-              << StateName(s.state()) << ", " << s.steps_captured() << " steps, "
-              << s.events_sent() << " events"
-              << (s.step_aligned() || s.window_start_ns() == 0 ? "" : ", not step-aligned (no NVTX step ranges)");
+              << (counted ? "done" : StateName(s.state())) << ", "
+              << (counted ? reported[p.process_id()] : static_cast<int>(s.steps_captured()))
+              << " steps, " << s.events_sent() << " events"
+              << (counted ? ", steps found by their repetition (no NVTX step ranges)"
+                  : s.step_aligned() || s.window_start_ns() == 0 ? ""
+                                                                 : ", not step-aligned (no NVTX step ranges)");
     if (!s.message().empty()) std::cout << " - " << s.message();
     std::cout << "\n";
   }

@@ -248,7 +248,11 @@ int main(int argc, char** argv) {
   }
   if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
   if (*attach) {
-    if (!attach_to.empty()) return gpuspy::cli::AttachToProcesses(g, at, attach_to);
+    if (!attach_to.empty()) {
+      // A program gpuspy joins late has its NVTX unhooked (README): do not wait long for a range.
+      if (attach->get_option("--start-timeout")->count() == 0) at.start_timeout = "2s";
+      return gpuspy::cli::AttachToProcesses(g, at, attach_to);
+    }
     if (at.job.empty()) {
       std::fprintf(stderr, "gpuspy attach: say which job (--job) or which processes (--pid, "
                            "--match, --cgroup)\n");

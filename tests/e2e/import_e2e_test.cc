@@ -256,5 +256,42 @@ TEST_F(SafeImportE2E, JobsAreRenamedAndDeletedByCliAndHttp) {
   EXPECT_EQ(Jobs().count("web"), 0u);
 }
 
+// A job with a connected process is refused (its next batches would land in a record that is
+// gone, or a reconnect would bring the old name back); --force deletes it anyway.
+TEST_F(SafeImportE2E, ALiveJobIsNotDeletedOrRenamedUnlessForced) {
+  auto channel = grpc::CreateChannel(daemon_.address(), grpc::InsecureChannelCredentials());
+  auto ingest = v1::Ingest::NewStub(channel);
+  grpc::ClientContext ctx;
+  auto stream = ingest->Stream(&ctx);
+  v1::ClientMessage hello;
+  hello.mutable_hello()->mutable_identity()->set_process_key("live-e2e:1");
+  hello.mutable_hello()->mutable_identity()->set_job_id("live");
+  ASSERT_TRUE(stream->Write(hello));
+  v1::ServerMessage welcome;
+  ASSERT_TRUE(stream->Read(&welcome));
+  ASSERT_TRUE(welcome.has_welcome());
+  // The stream is registered as live right after its Welcome is written: wait until it shows.
+  auto query = v1::Query::NewStub(channel);
+  for (bool live = false; !live;) {
+    grpc::ClientContext lctx;
+    v1::ListJobsResponse jobs;
+    ASSERT_TRUE(query->ListJobs(&lctx, {}, &jobs).ok());
+    live = jobs.jobs_size() == 1 && jobs.jobs(0).processes(0).state() != "disconnected";
+  }
+  testing::RunResult refused = Gpuspy({"jobs", "delete", "live"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("job 'live' is live: 1 of its processes are still connected"), std::string::npos)
+      << refused.err;
+  testing::RunResult rename = Gpuspy({"jobs", "rename", "live", "other"});
+  EXPECT_EQ(rename.exit_code, 1);
+  EXPECT_NE(rename.err.find("is live"), std::string::npos) << rename.err;
+  EXPECT_EQ(Jobs().count("live"), 1u);
+  testing::RunResult forced = Gpuspy({"jobs", "delete", "live", "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_TRUE(Jobs().empty());
+  stream->WritesDone();
+  (void)stream->Finish();
+}
+
 }  // namespace
 }  // namespace gpuspy

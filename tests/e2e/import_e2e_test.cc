@@ -293,5 +293,34 @@ TEST_F(SafeImportE2E, ALiveJobIsNotDeletedOrRenamedUnlessForced) {
   (void)stream->Finish();
 }
 
+// The rule holds in the collector, not only in the CLI: a client that skips FindImports and says
+// Hello with the content hash of a stored import, under another process key, is refused.
+TEST_F(SafeImportE2E, TheCollectorRefusesASecondProcessWithTheSameContent) {
+  ASSERT_EQ(Gpuspy({"import", "--job", "t", good_}).exit_code, 0);
+  auto query = v1::Query::NewStub(grpc::CreateChannel(daemon_.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext lctx;
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(query->ListJobs(&lctx, {}, &jobs).ok());
+  const std::string sha = jobs.jobs(0).processes(0).identity().content_sha256();
+  ASSERT_EQ(sha.size(), 64u);
+
+  auto ingest = v1::Ingest::NewStub(grpc::CreateChannel(daemon_.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  auto stream = ingest->Stream(&ctx);
+  v1::ClientMessage hello;
+  hello.mutable_hello()->mutable_identity()->set_process_key("another-client:1");
+  hello.mutable_hello()->mutable_identity()->set_job_id("other");
+  hello.mutable_hello()->mutable_identity()->set_content_sha256(sha);
+  ASSERT_TRUE(stream->Write(hello));
+  stream->WritesDone();
+  v1::ServerMessage m;
+  while (stream->Read(&m)) {
+  }
+  grpc::Status st = stream->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::ALREADY_EXISTS) << st.error_message();
+  EXPECT_NE(st.error_message().find("already imported as job 't'"), std::string::npos) << st.error_message();
+  EXPECT_EQ(Jobs().count("other"), 0u);
+}
+
 }  // namespace
 }  // namespace gpuspy

@@ -81,6 +81,7 @@ absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
   if (absl::Status st = client.Close(); !st.ok()) return st;
   // Every chunk is stored now, including any whose acknowledgement a crash swallowed (the
   // collector's Welcome said it had them, so they were skipped, not sent again).
+  r.process_id = client.process_id();
   r.batches = todo.size();
   for (const EventColumns* c : todo) r.events += c->size();
   return r;

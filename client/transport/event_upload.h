@@ -18,6 +18,7 @@
 namespace gpuspy {
 
 struct UploadResult {
+  uint64_t process_id = 0;  // the collector's id for the process (Welcome)
   size_t events = 0;
   size_t batches = 0;
   size_t wire_bytes = 0;

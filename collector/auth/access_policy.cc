@@ -21,9 +21,9 @@ Principal ForUid(const AccessConfig& config, uint32_t uid, const char* via) {
 
 absl::StatusOr<Principal> Check(Principal p, Permission needed) {
   if (p.May(needed)) return p;
-  if (needed == Permission::kControl) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        p.who, " may not attach or detach: that needs the control token (gpuspyd --control-token-file)"));
+  if (needed == Permission::kControl || needed == Permission::kManage) {
+    return absl::PermissionDeniedError(absl::StrCat(p.who, " may not ", PermissionName(needed),
+                                                    ": that needs the control token (gpuspyd --control-token-file)"));
   }
   return absl::PermissionDeniedError(absl::StrCat(p.who, " may not ", PermissionName(needed)));
 }
@@ -35,6 +35,7 @@ const char* PermissionName(Permission p) {
     case Permission::kIngest: return "send events";
     case Permission::kQuery: return "query";
     case Permission::kControl: return "attach or detach";
+    case Permission::kManage: return "delete or rename jobs";
   }
   return "?";
 }

@@ -11,7 +11,9 @@
 
 namespace gpuspy::collector {
 
-enum class Permission { kIngest, kQuery, kControl };
+// kManage: delete and rename jobs. It goes with control (the control token, or a uid for its own
+// jobs): the ingest/query token is handed to every producer and must not be able to erase data.
+enum class Permission { kIngest, kQuery, kControl, kManage };
 
 // What a caller may do. `only_uid` set: only with the jobs whose processes all belong to that uid
 // (and what it ingests is recorded as that uid's).
@@ -23,7 +25,7 @@ struct Principal {
   std::string who;  // for log lines: "uid 1000 (unix socket)", "token", ...
 
   bool May(Permission p) const {
-    return p == Permission::kIngest ? ingest : p == Permission::kQuery ? query : control;
+    return p == Permission::kIngest ? ingest : p == Permission::kQuery ? query : control;  // kManage: control
   }
 };
 

@@ -12,10 +12,10 @@ constexpr int kMaxAttachKinds = 64;
 
 }  // namespace
 
-grpc::Status AuthorizedQuery::ForJob(const grpc::ServerContext& context,
-                                     const std::string& job_id) const {
+grpc::Status AuthorizedQuery::ForJob(const grpc::ServerContext& context, const std::string& job_id,
+                                     Permission needed) const {
   if (absl::Status st = CheckRequestString(job_id, "job_id"); !st.ok()) return ToGrpc(st);
-  absl::StatusOr<Principal> p = access_->Authorize(context, Permission::kQuery);
+  absl::StatusOr<Principal> p = access_->Authorize(context, needed);
   if (!p.ok()) return ToGrpc(p.status());
   return ToGrpc(access_->CheckJob(*p, job_id));
 }
@@ -77,6 +77,33 @@ grpc::Status AuthorizedQuery::GetRunProfile(grpc::ServerContext* context,
                                             v1::GetRunProfileResponse* response) {
   if (grpc::Status st = ForJob(*context, request->job_id()); !st.ok()) return st;
   return inner_->GetRunProfile(context, request, response);
+}
+
+grpc::Status AuthorizedQuery::FindImports(grpc::ServerContext* context,
+                                          const v1::FindImportsRequest* request,
+                                          v1::FindImportsResponse* response) {
+  absl::StatusOr<Principal> p = access_->Authorize(*context, Permission::kQuery);
+  if (!p.ok()) return ToGrpc(p.status());
+  grpc::Status st = inner_->FindImports(context, request, response);
+  if (!st.ok() || !p->only_uid.has_value()) return st;
+  auto* matches = response->mutable_matches();
+  matches->erase(std::remove_if(matches->begin(), matches->end(),
+                                [&](const v1::ImportMatch& m) { return !access_->CheckJob(*p, m.job_id()).ok(); }),
+                 matches->end());
+  return st;
+}
+
+grpc::Status AuthorizedQuery::DeleteJob(grpc::ServerContext* context, const v1::DeleteJobRequest* request,
+                                        v1::DeleteJobResponse* response) {
+  if (grpc::Status st = ForJob(*context, request->job_id(), Permission::kManage); !st.ok()) return st;
+  return inner_->DeleteJob(context, request, response);
+}
+
+grpc::Status AuthorizedQuery::RenameJob(grpc::ServerContext* context, const v1::RenameJobRequest* request,
+                                        v1::RenameJobResponse* response) {
+  if (absl::Status st = CheckRequestString(request->new_job_id(), "new_job_id"); !st.ok()) return ToGrpc(st);
+  if (grpc::Status st = ForJob(*context, request->job_id(), Permission::kManage); !st.ok()) return st;
+  return inner_->RenameJob(context, request, response);
 }
 
 grpc::Status AuthorizedControl::Attach(grpc::ServerContext* context, const v1::AttachRequest* request,

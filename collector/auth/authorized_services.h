@@ -26,10 +26,20 @@ class AuthorizedQuery final : public v1::Query::Service {
                         v1::GetStatsResponse* response) override;
   grpc::Status GetRunProfile(grpc::ServerContext* context, const v1::GetRunProfileRequest* request,
                              v1::GetRunProfileResponse* response) override;
+  // Matches in jobs the caller may not see are left out, as ListJobs leaves those jobs out.
+  grpc::Status FindImports(grpc::ServerContext* context, const v1::FindImportsRequest* request,
+                           v1::FindImportsResponse* response) override;
+  // The job's owner (a uid for its own jobs) or an admin (gpuspyd's uid, root, the control
+  // token): Permission::kManage, then the job check.
+  grpc::Status DeleteJob(grpc::ServerContext* context, const v1::DeleteJobRequest* request,
+                         v1::DeleteJobResponse* response) override;
+  grpc::Status RenameJob(grpc::ServerContext* context, const v1::RenameJobRequest* request,
+                         v1::RenameJobResponse* response) override;
 
  private:
-  // Authorizes a query about `job_id`.
-  grpc::Status ForJob(const grpc::ServerContext& context, const std::string& job_id) const;
+  // Authorizes a call about `job_id` that needs `needed`.
+  grpc::Status ForJob(const grpc::ServerContext& context, const std::string& job_id,
+                      Permission needed = Permission::kQuery) const;
 
   v1::Query::Service* inner_;
   const GrpcAccess* access_;

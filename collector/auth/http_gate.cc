@@ -24,6 +24,16 @@ void Refuse(const httplib::Request& req, httplib::Response& res, int status, con
   }
 }
 
+// A browser names the page that sent a request in Origin on every cross-origin POST or DELETE (and
+// on same-origin ones too); scripts and curl send none. Without tokens the HTTP port trusts the
+// local user's browser by its uid, so a page on another site must not get a change through it.
+bool SameOrigin(const httplib::Request& req) {
+  if (!req.has_header("Origin")) return true;
+  const std::string origin = req.get_header_value("Origin");
+  const size_t scheme = origin.find("://");
+  return scheme != std::string::npos && origin.substr(scheme + 3) == req.get_header_value("Host");
+}
+
 }  // namespace
 
 std::string CookieValue(const std::string& header, const std::string& name) {
@@ -50,6 +60,11 @@ bool IsLoopbackHostHeader(const std::string& host) {
 bool HttpGate::Admit(const httplib::Request& req, httplib::Response& res) const {
   // The health probe reveals nothing (a fixed "ok") and probes cannot carry a secret.
   if (req.path == "/healthz") return true;
+  const bool changes = req.method != "GET" && req.method != "HEAD";
+  if (changes && !SameOrigin(req)) {
+    Refuse(req, res, 403, "cross-site request refused: jobs are deleted or renamed from gpuspyd's own pages");
+    return false;
+  }
   const AccessTokens* tokens = config_.tokens;
   const bool configured = tokens != nullptr && tokens->configured();
   // The viewer's login: trade the token in the address for a cookie, then drop it from the address.
@@ -69,11 +84,18 @@ bool HttpGate::Admit(const httplib::Request& req, httplib::Response& res) const 
   std::string presented(BearerToken(req.get_header_value("Authorization")));
   if (presented.empty()) presented = CookieValue(req.get_header_value("Cookie"), kTokenCookie);
   if (!presented.empty() || req.has_header("Authorization")) {
-    if (!configured || tokens->Match(presented) == TokenRole::kNone) {
+    const TokenRole role = configured ? tokens->Match(presented) : TokenRole::kNone;
+    if (role == TokenRole::kNone) {
       Refuse(req, res, 401, "wrong token");
       return false;
     }
-    return true;  // both tokens may read, and reading is all HTTP offers
+    // Both tokens may read; changing a job (delete, rename) is Permission::kManage, the control
+    // token's, as on gRPC (access_policy.h).
+    if (changes && role != TokenRole::kControl) {
+      Refuse(req, res, 403, "deleting or renaming a job needs the control token (gpuspyd --control-token-file)");
+      return false;
+    }
+    return true;
   }
   if (configured) {
     Refuse(req, res, 401,

@@ -2,7 +2,8 @@
 //
 // With tokens configured every request needs one: "Authorization: Bearer <token>", or the
 // gpuspy_token cookie the web viewer gets by opening /?token=<token> once (it is then sent back
-// to / without the token in the address). Either token allows reading; HTTP offers nothing else.
+// to / without the token in the address). Either token allows reading; deleting and renaming jobs
+// (DELETE, POST) needs the control token, and a request whose Origin is another site is refused.
 // Without tokens the port is loopback-only and serves gpuspyd's own uid and root (found from the
 // socket table), and only under a loopback Host name (a web page cannot rebind its name to
 // 127.0.0.1 and read the API through the user's browser).

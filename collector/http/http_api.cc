@@ -22,6 +22,9 @@ int HttpCode(const absl::Status& st) {
   switch (st.code()) {
     case absl::StatusCode::kNotFound: return 404;
     case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kPermissionDenied: return 403;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kFailedPrecondition: return 409;
     case absl::StatusCode::kUnavailable: return 503;
     default: return 500;
   }
@@ -97,7 +100,7 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     api->server_ = std::make_unique<httplib::Server>();
   }
   httplib::Server& s = *api->server_;
-  s.set_payload_max_length(64 << 10);  // only GETs are served: a body is never needed
+  s.set_payload_max_length(64 << 10);  // parameters travel in the query string: no body is read
   if (options.admit) {
     s.set_pre_routing_handler([admit = options.admit](const httplib::Request& req, httplib::Response& res) {
       return admit(req, res) ? httplib::Server::HandlerResponse::Unhandled
@@ -182,6 +185,32 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     res.set_header("Content-Disposition",
                    absl::StrCat("attachment; filename=\"", TraceFileName(job, params), "\""));
     res.set_content(*trace, "application/json");
+  }));
+
+  // Changes (job_admin.h; the gate lets only the owner's or an admin's requests this far).
+  s.Delete(R"(/api/jobs/([^/]+))", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    if (absl::Status st = CheckRoute(req.matches[1], params, {"force"}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
+    absl::StatusOr<int64_t> force = IntParam(params, "force", 0);
+    if (!force.ok()) return Error(res, 400, std::string(force.status().message()));
+    v1::DeleteJobRequest r;
+    r.set_job_id(req.matches[1]);
+    r.set_force(*force != 0);
+    Json(res, ToJson(engine->admin()->DeleteJob(r)));
+  }));
+  s.Post(R"(/api/jobs/([^/]+)/rename)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    if (absl::Status st = CheckRoute(req.matches[1], params, {"to"}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
+    auto to = params.find("to");
+    if (to == params.end() || to->second.empty()) return Error(res, 400, "parameter 'to' (the new job id) is required");
+    v1::RenameJobRequest r;
+    r.set_job_id(req.matches[1]);
+    r.set_new_job_id(to->second);
+    Json(res, ToJson(engine->admin()->RenameJob(r)));
   }));
 
   // Why B is slower than A: /api/diff?a=JOB[@RANK][:STEPS]&b=... (the CLI's `gpuspy diff`).

@@ -13,8 +13,11 @@
 //   GET /api/jobs/{job}/trace[?steps=A-B&process=P]      Chrome/Perfetto trace JSON
 //   GET /api/jobs/{job}/timeline?process=P&step=N        one step for the viewer's timeline
 //   GET /metrics                                           Prometheus exposition (metrics/)
+//   DELETE /api/jobs/{job}[?force=1]                       delete a job (force: while live)
+//   POST /api/jobs/{job}/rename?to=NEW                     rename a job
 //
-// Bad parameters answer 400 with a message, unknown jobs 404.
+// Bad parameters answer 400 with a message, unknown jobs 404, refusals 403, a live job or a
+// taken name 409.
 #pragma once
 
 #include <functional>

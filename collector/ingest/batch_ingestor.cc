@@ -15,7 +15,8 @@ absl::Status CheckIdentity(const v1::ProcessIdentity& id) {
   }
   auto too_long = [](const std::string& s) { return s.size() > kMaxIdentityStringBytes; };
   for (const std::string* s : {&id.process_key(), &id.job_id(), &id.host(), &id.source(),
-                               &id.client_version(), &id.launcher(), &id.job_name()}) {
+                               &id.client_version(), &id.launcher(), &id.job_name(),
+                               &id.content_sha256()}) {
     if (too_long(*s)) {
       return absl::InvalidArgumentError(
           absl::StrCat("hello: identity string longer than ", kMaxIdentityStringBytes, " bytes"));
@@ -55,12 +56,30 @@ absl::Status CheckDictionaryLimits(const v1::Dictionary& defs) {
 
 }  // namespace
 
+// The import CLI asks FindImports before it sends anything; this holds the rule for any other
+// client too. Scoped to the uid: another user's import of the same file is theirs, and naming its
+// job would tell this one about a job it may not see. (Two imports of one file at the very same
+// moment can both pass: the check and the insert are not one transaction.)
+absl::Status BatchIngestor::CheckNotImported(const v1::ProcessIdentity& identity) {
+  if (identity.content_sha256().empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<ProcessRecord>> found = store_->FindByContentHash(identity.content_sha256());
+  if (!found.ok()) return found.status();
+  for (const ProcessRecord& p : *found) {
+    if (p.identity.uid() == identity.uid() && p.identity.process_key() != identity.process_key()) {
+      return absl::AlreadyExistsError(absl::StrCat("already imported as job '", p.identity.job_id(),
+                                                   "' (process ", p.process_id, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Welcome> BatchIngestor::Hello(const v1::ProcessIdentity& identity,
                                                  int64_t now_unix_ns) {
   if (absl::Status st = CheckIdentity(identity); !st.ok()) return st;
   v1::ProcessIdentity normalized = identity;
   // Every process belongs to a job; producers that could not find one are grouped per host.
   if (normalized.job_id().empty()) normalized.set_job_id(absl::StrCat("host-", identity.host()));
+  if (absl::Status st = CheckNotImported(normalized); !st.ok()) return st;
   absl::StatusOr<uint64_t> id = store_->UpsertProcess(normalized, now_unix_ns);
   if (!id.ok()) return id.status();
   absl::StatusOr<ProcessRecord> record = store_->GetProcess(*id);

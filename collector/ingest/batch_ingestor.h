@@ -30,6 +30,8 @@ class BatchIngestor {
         segmenter_(std::move(segmenter)), versions_(versions) {}
 
   // Registers (or recognises) the process; the Welcome carries its id and last stored sequence.
+  // AlreadyExists for an import (identity.content_sha256) whose file another process of the same
+  // uid holds already.
   absl::StatusOr<v1::Welcome> Hello(const v1::ProcessIdentity& identity, int64_t now_unix_ns);
 
   // Stores one batch of `process_id`. Errors: InvalidArgument (malformed batch; the producer must
@@ -38,6 +40,7 @@ class BatchIngestor {
   absl::StatusOr<v1::Ack> Ingest(uint64_t process_id, const v1::EventBatch& batch);
 
  private:
+  absl::Status CheckNotImported(const v1::ProcessIdentity& identity);
   absl::Status ApplyDictionary(uint64_t process_id, const v1::Dictionary& defs,
                                DictionaryCache::Entry* entry);
   absl::Status IndexSteps(uint64_t process_id, const EventColumns& events,

@@ -13,6 +13,7 @@
 #include "collector/ingest/overload_ledger.h"
 #include "collector/query/analysis_cache.h"
 #include "collector/query/event_reader.h"
+#include "collector/query/job_admin.h"
 #include "collector/storage/data_versions.h"
 #include "collector/storage/store.h"
 #include "gpuspy/v1/services.pb.h"
@@ -62,6 +63,8 @@ class QueryEngine {
   // gpuspyd is stopping: analyses in progress end after their current step (CANCELLED) and new
   // ones do not start, so a stop never waits for a large backlog to be analysed. For good.
   void Cancel() { cancelled_.store(true); }
+  // Deleting and renaming jobs, finding imports (job_admin.h): the same store, the same liveness.
+  JobAdmin* admin() { return &admin_; }
 
  private:
   // The job's processes, or the one asked for; NotFound when the job (or process) is unknown.
@@ -96,6 +99,7 @@ class QueryEngine {
   const DataVersions* versions_;
   const OverloadLedger* overload_ = nullptr;
   std::atomic<uint64_t> steps_analysed_{0};
+  JobAdmin admin_{store_, connections_};  // after store_ and connections_
 };
 
 }  // namespace gpuspy::collector

@@ -43,4 +43,19 @@ grpc::Status QueryService::GetRunProfile(grpc::ServerContext*,
   return Reply(engine_->GetRunProfile(*request), response);
 }
 
+grpc::Status QueryService::FindImports(grpc::ServerContext*, const v1::FindImportsRequest* request,
+                                       v1::FindImportsResponse* response) {
+  return Reply(engine_->admin()->FindImports(*request), response);
+}
+
+grpc::Status QueryService::DeleteJob(grpc::ServerContext*, const v1::DeleteJobRequest* request,
+                                     v1::DeleteJobResponse* response) {
+  return Reply(engine_->admin()->DeleteJob(*request), response);
+}
+
+grpc::Status QueryService::RenameJob(grpc::ServerContext*, const v1::RenameJobRequest* request,
+                                     v1::RenameJobResponse* response) {
+  return Reply(engine_->admin()->RenameJob(*request), response);
+}
+
 }  // namespace gpuspy::collector

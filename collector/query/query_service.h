@@ -24,6 +24,12 @@ class QueryService final : public v1::Query::Service {
                         v1::GetStatsResponse* response) override;
   grpc::Status GetRunProfile(grpc::ServerContext*, const v1::GetRunProfileRequest* request,
                              v1::GetRunProfileResponse* response) override;
+  grpc::Status FindImports(grpc::ServerContext*, const v1::FindImportsRequest* request,
+                           v1::FindImportsResponse* response) override;
+  grpc::Status DeleteJob(grpc::ServerContext*, const v1::DeleteJobRequest* request,
+                         v1::DeleteJobResponse* response) override;
+  grpc::Status RenameJob(grpc::ServerContext*, const v1::RenameJobRequest* request,
+                         v1::RenameJobResponse* response) override;
 
  private:
   QueryEngine* engine_;

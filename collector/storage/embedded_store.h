@@ -6,6 +6,7 @@
 //   embedded_store_recovery.cc   crash recovery, orphans, segment quarantine, identity backfill
 //   embedded_store_records.cc    processes, dictionaries, batches and steps (the Store calls)
 //   embedded_store_retention.cc  evicting whole segments, oldest first
+//   embedded_store_jobs.cc       deleting processes, renaming jobs
 //
 // Why not events as SQLite rows: a busy job produces 100k+ events/s; a row per event costs
 // ~50-100 B and an index update each, while a stored batch costs ~10 B/event and one row per
@@ -56,6 +57,8 @@ class EmbeddedStore final : public Store {
   absl::StatusOr<std::vector<BatchMark>> ListBatchMarks(uint64_t process_id) override;
   absl::Status UpsertSteps(const std::vector<StepRecord>& steps) override;
   absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) override;
+  absl::StatusOr<uint64_t> DeleteProcesses(const std::vector<uint64_t>& process_ids) override;
+  absl::StatusOr<uint64_t> RenameJob(const std::string& from, const std::string& to) override;
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
                                             int64_t now_unix_ns) override;
   StoreStats Stats() override;

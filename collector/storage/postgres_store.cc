@@ -15,6 +15,7 @@
 #include "collector/storage/payload_codec.h"
 #include "collector/storage/pg_batch_writer.h"
 #include "collector/storage/pg_connection.h"
+#include "collector/storage/pg_job_admin.h"
 #include "collector/storage/pg_migrations.h"
 #include "collector/storage/pg_pool.h"
 #include "spdlog/spdlog.h"
@@ -58,6 +59,12 @@ class PostgresStore final : public Store {
                                                             size_t limit) override;
   absl::Status UpsertSteps(const std::vector<StepRecord>& steps) override;
   absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) override;
+  absl::StatusOr<uint64_t> DeleteProcesses(const std::vector<uint64_t>& process_ids) override {
+    return PgDeleteProcesses(*pool_->Acquire(), process_ids);
+  }
+  absl::StatusOr<uint64_t> RenameJob(const std::string& from, const std::string& to) override {
+    return PgRenameJob(*pool_->Acquire(), from, to);
+  }
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
                                             int64_t now_unix_ns) override {
     return writer_->EnforceRetention(policy, now_unix_ns);

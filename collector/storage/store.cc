@@ -25,4 +25,11 @@ absl::StatusOr<std::vector<BatchMark>> Store::ListBatchMarks(uint64_t process_id
   return out;
 }
 
+absl::StatusOr<std::vector<ProcessRecord>> Store::FindByContentHash(const std::string& content_sha256) {
+  absl::StatusOr<std::vector<ProcessRecord>> all = ListProcesses("");
+  if (!all.ok() || content_sha256.empty()) return all.ok() ? std::vector<ProcessRecord>{} : all;
+  std::erase_if(*all, [&](const ProcessRecord& p) { return p.identity.content_sha256() != content_sha256; });
+  return all;
+}
+
 }  // namespace gpuspy::collector

@@ -116,6 +116,18 @@ class Store {
   virtual absl::Status UpsertSteps(const std::vector<StepRecord>& steps) = 0;
   virtual absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) = 0;
 
+  // Forgets these processes -- batches, dictionary, steps, the process records -- all of them or
+  // none (one transaction). Unknown ids are skipped. Returns how many processes were deleted.
+  // Process ids are never reused, so what query-side caches hold for them is simply never asked for.
+  virtual absl::StatusOr<uint64_t> DeleteProcesses(const std::vector<uint64_t>& process_ids) = 0;
+  // Moves every process of job `from` to job `to`: the job id in the index and in each stored
+  // identity, all or none. NotFound when `from` has no processes, AlreadyExists when `to` has.
+  // Returns how many processes moved.
+  virtual absl::StatusOr<uint64_t> RenameJob(const std::string& from, const std::string& to) = 0;
+  // The processes whose identity carries this import content hash (ProcessIdentity.content_sha256),
+  // by process_id. The default reads every process: imports are rare, processes thousands at most.
+  virtual absl::StatusOr<std::vector<ProcessRecord>> FindByContentHash(const std::string& content_sha256);
+
   // Evicts whole segments, oldest first, until the policy holds. Returns segments evicted.
   virtual absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
                                                     int64_t now_unix_ns) = 0;

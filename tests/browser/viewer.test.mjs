@@ -419,3 +419,25 @@ browserTest('unknown jobs and pages say so', async (t) => {
   await page.locator('.error-box').waitFor();
   assert.match(await page.locator('.error-box').textContent(), /no page/);
 });
+
+browserTest('the job page renames a job (prompt) and deletes it (confirm; cancel keeps it)', async (t) => {
+  await collector.replay(replayBin, ['--job', 'doomed', '--steps', '3']);
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/job/doomed');
+  await page.locator('#rename-job').waitFor();
+  page.once('dialog', (d) => d.accept('renamed'));
+  await page.locator('#rename-job').click();
+  await page.waitForFunction(() => location.hash === '#/job/renamed');
+  await page.locator('#delete-job').waitFor();
+  const jobIds = async () => (await collector.json('/api/jobs')).jobs.map((j) => j.job_id);
+  assert.ok((await jobIds()).includes('renamed'));
+  assert.ok(!(await jobIds()).includes('doomed'));
+
+  page.once('dialog', (d) => d.dismiss());
+  await page.locator('#delete-job').click();
+  assert.ok((await jobIds()).includes('renamed'), 'cancelling the confirm deletes nothing');
+  page.once('dialog', (d) => d.accept());
+  await page.locator('#delete-job').click();
+  await page.waitForFunction(() => location.hash === '#/');
+  assert.ok(!(await jobIds()).includes('renamed'));
+});

@@ -2,10 +2,12 @@
 // real collector. Expected numbers are computed independently by python3 from the same files.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
+#include <httplib.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -125,6 +127,199 @@ TEST(ImportE2EErrors, BadFilesGiveOneClearLine) {
       << r.err;
   testing::RunResult missing = testing::Run({GPUSPY_BIN, "import", dir.path() + "/nope.json"});
   EXPECT_NE(missing.exit_code, 0);
+}
+
+// Imports that are safe to repeat and all or nothing (README "Importing traces").
+class SafeImportE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    good_ = TraceDir() + "/alexnet_a100.json.gz";
+    other_ = TraceDir() + "/sampled_rank-0.json.gz";
+    if (!std::filesystem::exists(good_) || !std::filesystem::exists(other_)) {
+      GTEST_SKIP() << "shared traces not present (shared/ not beside the repo)";
+    }
+    ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+    // A gzip file cut short: the kind of file a crashed profiler leaves.
+    truncated_ = dir_.path() + "/trunc.json.gz";
+    std::ifstream in(TraceDir() + "/sampled_rank-1.json.gz", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(truncated_, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+
+  testing::RunResult Gpuspy(std::vector<std::string> args) {
+    args.insert(args.begin(), {GPUSPY_BIN, "--collector", daemon_.address()});
+    return testing::Run(args);
+  }
+
+  // job id -> (processes, events), from `gpuspy jobs --json`.
+  std::map<std::string, std::pair<int, uint64_t>> Jobs() {
+    testing::RunResult r = Gpuspy({"--json", "jobs"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, std::pair<int, uint64_t>> out;
+    for (const auto& j : nlohmann::json::parse(r.out).value("jobs", nlohmann::json::array())) {
+      out[j["job_id"]] = {static_cast<int>(j["processes"].size()),
+                          std::stoull(j.value("event_count", std::string("0")))};
+    }
+    return out;
+  }
+
+  testing::TempDir dir_;
+  testing::Gpuspyd daemon_{{.binary = GPUSPYD_BIN, .dir = dir_.path(), .http = true}};
+  std::string good_, other_, truncated_;
+};
+
+TEST_F(SafeImportE2E, ImportingTheSameFileTwiceSaysWhereItIsAndAddsNothing) {
+  ASSERT_EQ(Gpuspy({"import", "--job", "t", good_}).exit_code, 0);
+  const auto once = Jobs();
+  ASSERT_EQ(once.at("t").first, 1);
+  ASSERT_GT(once.at("t").second, 0u);
+  // Again, into the same job and into another: the collector knows the content.
+  for (const char* job : {"t", "elsewhere"}) {
+    testing::RunResult again = Gpuspy({"import", "--job", job, good_});
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.err.find("already imported as job 't'"), std::string::npos) << again.err;
+  }
+  EXPECT_EQ(Jobs(), once);
+}
+
+TEST_F(SafeImportE2E, ReplaceLeavesTheCountsOfASingleImport) {
+  ASSERT_EQ(Gpuspy({"import", "--job", "t", good_, other_}).exit_code, 0);
+  const auto once = Jobs();
+  testing::RunResult replaced = Gpuspy({"import", "--job", "t", "--replace", good_});
+  EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_NE(replaced.err.find("replaced the earlier import in job 't'"), std::string::npos) << replaced.err;
+  EXPECT_EQ(Jobs(), once);
+}
+
+TEST_F(SafeImportE2E, AFileThatDoesNotReadStoresNothingAndNamesTheFile) {
+  testing::RunResult r = Gpuspy({"import", "--job", "x", good_, truncated_});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("gpuspy import: " + truncated_ + ": truncated or corrupt gzip stream"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("compressed byte"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing imported"), std::string::npos) << r.err;
+  EXPECT_TRUE(Jobs().empty());
+  // Nothing half-stored either: the good file imports cleanly afterwards.
+  EXPECT_EQ(Gpuspy({"import", "--job", "x", good_}).exit_code, 0);
+}
+
+TEST_F(SafeImportE2E, KeepGoingStoresTheGoodFilesWarnsAndStillFails) {
+  testing::RunResult r = Gpuspy({"import", "--job", "x", "--keep-going", good_, truncated_});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("WARNING: SKIPPED " + truncated_), std::string::npos) << r.err;
+  const auto jobs = Jobs();
+  ASSERT_EQ(jobs.count("x"), 1u);
+  EXPECT_EQ(jobs.at("x").first, 1);
+}
+
+TEST_F(SafeImportE2E, JobsAreRenamedAndDeletedByCliAndHttp) {
+  ASSERT_EQ(Gpuspy({"import", "--job", "a", good_}).exit_code, 0);
+  ASSERT_EQ(Gpuspy({"import", "--job", "b", other_}).exit_code, 0);
+  const auto before = Jobs();
+  testing::RunResult taken = Gpuspy({"jobs", "rename", "a", "b"});
+  EXPECT_EQ(taken.exit_code, 1);
+  EXPECT_NE(taken.err.find("job 'b' exists already"), std::string::npos) << taken.err;
+  testing::RunResult renamed = Gpuspy({"jobs", "rename", "a", "c"});
+  EXPECT_EQ(renamed.exit_code, 0) << renamed.err;
+  auto after = Jobs();
+  EXPECT_EQ(after.count("a"), 0u);
+  EXPECT_EQ(after.at("c"), before.at("a"));
+  // An import recognised after a rename names the new job.
+  EXPECT_NE(Gpuspy({"import", good_}).err.find("already imported as job 'c'"), std::string::npos);
+
+  testing::RunResult unknown = Gpuspy({"jobs", "delete", "nope"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("unknown job 'nope'"), std::string::npos) << unknown.err;
+  testing::RunResult deleted = Gpuspy({"jobs", "delete", "c"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  after = Jobs();
+  EXPECT_EQ(after.count("c"), 0u);
+  EXPECT_EQ(after.at("b"), before.at("b"));
+  // Deleted means forgotten: the file imports again.
+  EXPECT_EQ(Gpuspy({"import", "--job", "a", good_}).exit_code, 0);
+  EXPECT_EQ(Jobs().at("a"), before.at("a"));
+
+  httplib::Client http("127.0.0.1", daemon_.http_port());
+  auto rename = http.Post("/api/jobs/a/rename?to=web", "", "text/plain");
+  ASSERT_TRUE(rename);
+  EXPECT_EQ(rename->status, 200) << rename->body;
+  auto conflict = http.Post("/api/jobs/web/rename?to=b", "", "text/plain");
+  ASSERT_TRUE(conflict);
+  EXPECT_EQ(conflict->status, 409) << conflict->body;
+  auto del = http.Delete("/api/jobs/web");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 200) << del->body;
+  EXPECT_EQ(nlohmann::json::parse(del->body)["processes_deleted"], 1);
+  auto missing = http.Delete("/api/jobs/web");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(Jobs().count("web"), 0u);
+}
+
+// A job with a connected process is refused (its next batches would land in a record that is
+// gone, or a reconnect would bring the old name back); --force deletes it anyway.
+TEST_F(SafeImportE2E, ALiveJobIsNotDeletedOrRenamedUnlessForced) {
+  auto channel = grpc::CreateChannel(daemon_.address(), grpc::InsecureChannelCredentials());
+  auto ingest = v1::Ingest::NewStub(channel);
+  grpc::ClientContext ctx;
+  auto stream = ingest->Stream(&ctx);
+  v1::ClientMessage hello;
+  hello.mutable_hello()->mutable_identity()->set_process_key("live-e2e:1");
+  hello.mutable_hello()->mutable_identity()->set_job_id("live");
+  ASSERT_TRUE(stream->Write(hello));
+  v1::ServerMessage welcome;
+  ASSERT_TRUE(stream->Read(&welcome));
+  ASSERT_TRUE(welcome.has_welcome());
+  // The stream is registered as live right after its Welcome is written: wait until it shows.
+  auto query = v1::Query::NewStub(channel);
+  for (bool live = false; !live;) {
+    grpc::ClientContext lctx;
+    v1::ListJobsResponse jobs;
+    ASSERT_TRUE(query->ListJobs(&lctx, {}, &jobs).ok());
+    live = jobs.jobs_size() == 1 && jobs.jobs(0).processes(0).state() != "disconnected";
+  }
+  testing::RunResult refused = Gpuspy({"jobs", "delete", "live"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("job 'live' is live: 1 of its processes are still connected"), std::string::npos)
+      << refused.err;
+  testing::RunResult rename = Gpuspy({"jobs", "rename", "live", "other"});
+  EXPECT_EQ(rename.exit_code, 1);
+  EXPECT_NE(rename.err.find("is live"), std::string::npos) << rename.err;
+  EXPECT_EQ(Jobs().count("live"), 1u);
+  testing::RunResult forced = Gpuspy({"jobs", "delete", "live", "--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_TRUE(Jobs().empty());
+  stream->WritesDone();
+  (void)stream->Finish();
+}
+
+// The rule holds in the collector, not only in the CLI: a client that skips FindImports and says
+// Hello with the content hash of a stored import, under another process key, is refused.
+TEST_F(SafeImportE2E, TheCollectorRefusesASecondProcessWithTheSameContent) {
+  ASSERT_EQ(Gpuspy({"import", "--job", "t", good_}).exit_code, 0);
+  auto query = v1::Query::NewStub(grpc::CreateChannel(daemon_.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext lctx;
+  v1::ListJobsResponse jobs;
+  ASSERT_TRUE(query->ListJobs(&lctx, {}, &jobs).ok());
+  const std::string sha = jobs.jobs(0).processes(0).identity().content_sha256();
+  ASSERT_EQ(sha.size(), 64u);
+
+  auto ingest = v1::Ingest::NewStub(grpc::CreateChannel(daemon_.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  auto stream = ingest->Stream(&ctx);
+  v1::ClientMessage hello;
+  hello.mutable_hello()->mutable_identity()->set_process_key("another-client:1");
+  hello.mutable_hello()->mutable_identity()->set_job_id("other");
+  hello.mutable_hello()->mutable_identity()->set_content_sha256(sha);
+  ASSERT_TRUE(stream->Write(hello));
+  stream->WritesDone();
+  v1::ServerMessage m;
+  while (stream->Read(&m)) {
+  }
+  grpc::Status st = stream->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::ALREADY_EXISTS) << st.error_message();
+  EXPECT_NE(st.error_message().find("already imported as job 't'"), std::string::npos) << st.error_message();
+  EXPECT_EQ(Jobs().count("other"), 0u);
 }
 
 }  // namespace

@@ -214,3 +214,43 @@ TEST_F(PostgresE2E, UnreachableOrBusyDatabaseIsAClearStartupError) {
 
 }  // namespace
 }  // namespace gpuspy
+
+namespace gpuspy {
+namespace {
+
+// `gpuspy jobs rename` and `jobs delete` on the hub store, through the CLI as on the embedded one.
+TEST_F(PostgresE2E, JobsAreRenamedAndDeletedThroughTheCli) {
+  Gpuspyd& hub = PostgresDaemon();
+  ASSERT_TRUE(hub.Start()) << hub.log();
+  for (const char* job : {"a", "b"}) {
+    RunResult r = Replay(hub, {"--job", job, "--ranks", "2", "--steps", "3"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  const auto before = Events(hub.address(), "a");
+  ASSERT_EQ(before.size(), 2u);
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {GPUSPY_BIN, "--collector", hub.address()});
+    return testing::Run(args);
+  };
+  RunResult taken = cli({"jobs", "rename", "a", "b"});
+  EXPECT_EQ(taken.exit_code, 1);
+  EXPECT_NE(taken.err.find("job 'b' exists already"), std::string::npos) << taken.err;
+  RunResult renamed = cli({"jobs", "rename", "a", "c"});
+  ASSERT_EQ(renamed.exit_code, 0) << renamed.err;
+  EXPECT_EQ(Events(hub.address(), "c"), before);
+  RunResult deleted = cli({"jobs", "delete", "c"});
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  EXPECT_NE(deleted.out.find("deleted job 'c': 2 processes"), std::string::npos) << deleted.out;
+  // What is left survives a restart as it was: b, untouched.
+  EXPECT_EQ(hub.Stop(SIGTERM), 0) << hub.log();
+  ASSERT_TRUE(hub.Start()) << hub.log();
+  for (const char* gone : {"a", "c"}) {
+    RunResult r = cli({"summary", "--job", gone});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(std::string("unknown job '") + gone + "'"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(Events(hub.address(), "b").size(), 2u);
+}
+
+}  // namespace
+}  // namespace gpuspy

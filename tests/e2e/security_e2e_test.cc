@@ -523,3 +523,74 @@ TEST_F(SecurityE2E, InjectedProcessWithAWrongTokenLogsOnceAndRunsOn) {
 
 }  // namespace
 }  // namespace gpuspy
+
+namespace gpuspy {
+namespace {
+
+// Deleting and renaming are the owner's or an admin's (docs/security.md): nobody may change only
+// its own jobs, root any job.
+TEST_F(SharedSocketE2E, OnlyTheOwnerOrAnAdminDeletesOrRenamesAJob) {
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", address_, "--job", "root-job", "--steps", "3"}).exit_code, 0);
+  for (const char* job : {"nobody-job", "nobody-other"}) {
+    RunResult own = testing::Run(AsNobody({REPLAY_BIN, "--collector", address_, "--job", job, "--steps", "3"}));
+    ASSERT_EQ(own.exit_code, 0) << own.err;
+  }
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"jobs", "delete", "root-job"},
+                                               std::vector<std::string>{"jobs", "delete", "root-job", "--force"},
+                                               std::vector<std::string>{"jobs", "rename", "root-job", "mine-now"}}) {
+    std::vector<std::string> argv = {GPUSPY_BIN, "--collector", address_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunResult r = testing::Run(AsNobody(argv));
+    EXPECT_EQ(r.exit_code, 1) << args[1];
+    EXPECT_NE(r.err.find("belongs to another user"), std::string::npos) << args[1] << ": " << r.err;
+  }
+  RunResult renamed = testing::Run(AsNobody({GPUSPY_BIN, "--collector", address_, "jobs", "rename", "nobody-job", "nobody-renamed"}));
+  EXPECT_EQ(renamed.exit_code, 0) << renamed.err;
+  RunResult deleted = testing::Run(AsNobody({GPUSPY_BIN, "--collector", address_, "jobs", "delete", "nobody-renamed"}));
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  // Root, an admin, may delete another user's job.
+  RunResult admin = Cli(address_, {"jobs", "delete", "nobody-other"});
+  EXPECT_EQ(admin.exit_code, 0) << admin.err;
+
+  RunResult all = Cli(address_, {"--json", "jobs"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const nlohmann::json jobs = nlohmann::json::parse(all.out)["jobs"];
+  ASSERT_EQ(jobs.size(), 1u) << all.out;
+  EXPECT_EQ(jobs[0]["job_id"], "root-job");
+}
+
+// The ingest/query token reads; deleting and renaming need the control token, on gRPC and HTTP.
+// And a browser page from another site cannot delete through the user's own HTTP session.
+TEST_F(SecurityE2E, DeletingOrRenamingNeedsTheControlToken) {
+  auto d = TokenDaemon();
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", d->address(), "--job", "j", "--steps", "3"},
+                         {"GPUSPY_TOKEN=" + std::string(kToken)}).exit_code, 0);
+  RunResult query_token = Cli(d->address(), {"--token-file", token_file_, "jobs", "delete", "j"});
+  EXPECT_EQ(query_token.exit_code, 1);
+  EXPECT_NE(query_token.err.find("may not delete or rename jobs"), std::string::npos) << query_token.err;
+  RunResult rename_query = Cli(d->address(), {"--token-file", token_file_, "jobs", "rename", "j", "k"});
+  EXPECT_NE(rename_query.err.find("control token"), std::string::npos) << rename_query.err;
+
+  httplib::Client c("127.0.0.1", d->http_port());
+  const httplib::Headers query = {{"Authorization", std::string("Bearer ") + kToken}};
+  const httplib::Headers control = {{"Authorization", std::string("Bearer ") + kControlToken}};
+  auto refused = c.Post("/api/jobs/j/rename?to=k", query, "", "text/plain");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403) << refused->body;
+  httplib::Headers cross_site = control;
+  cross_site.emplace("Origin", "http://evil.example");
+  auto cross = c.Delete("/api/jobs/j", cross_site);
+  ASSERT_TRUE(cross);
+  EXPECT_EQ(cross->status, 403) << cross->body;
+  auto renamed = c.Post("/api/jobs/j/rename?to=k", control, "", "text/plain");
+  ASSERT_TRUE(renamed);
+  EXPECT_EQ(renamed->status, 200) << renamed->body;
+  RunResult deleted = Cli(d->address(), {"--token-file", control_token_file_, "jobs", "delete", "k"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+  auto gone = c.Get("/api/jobs", query);
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(nlohmann::json::parse(gone->body)["jobs"].size(), 0u) << gone->body;
+}
+
+}  // namespace
+}  // namespace gpuspy

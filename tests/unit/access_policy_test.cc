@@ -70,6 +70,18 @@ TEST_F(AccessPolicyTest, ControlTokenMayAttachAndQueryButNotIngest) {
   EXPECT_TRUE(absl::IsPermissionDenied(Decide(WithTokens(), Tcp(kControlToken, false), Permission::kIngest).status()));
 }
 
+// Deleting and renaming jobs: the control token or a uid (bound to its own jobs by CheckJob),
+// never the ingest/query token every producer holds.
+TEST_F(AccessPolicyTest, OnlyTheControlTokenOrAUidMayDeleteOrRenameJobs) {
+  absl::Status ingest = Decide(WithTokens(), Tcp(kIngestToken, false), Permission::kManage).status();
+  EXPECT_TRUE(absl::IsPermissionDenied(ingest)) << ingest;
+  EXPECT_NE(ingest.message().find("may not delete or rename jobs"), std::string::npos) << ingest;
+  EXPECT_TRUE(Decide(WithTokens(), Tcp(kControlToken, false), Permission::kManage).ok());
+  absl::StatusOr<Principal> other = Decide(WithoutTokens(), Unix(kOwner + 1), Permission::kManage);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->only_uid, kOwner + 1);
+}
+
 TEST_F(AccessPolicyTest, UnixSocketCallersAreKnownByUidWithOrWithoutTokens) {
   for (const AccessConfig& config : {WithTokens(), WithoutTokens()}) {
     absl::StatusOr<Principal> owner = Decide(config, Unix(kOwner), Permission::kControl);

@@ -15,6 +15,32 @@ std::vector<const CLI::App*> Commands(const CLI::App& app) {
   return app.get_subcommands([](const CLI::App*) { return true; });
 }
 
+// A command and the commands under it ("jobs", then "jobs delete", "jobs rename"), each with its
+// full name: the man page documents them all.
+void AllCommands(const CLI::App& app, const std::string& prefix,
+                 std::vector<std::pair<std::string, const CLI::App*>>* out) {
+  for (const CLI::App* c : Commands(app)) {
+    const std::string name = prefix.empty() ? c->get_name() : absl::StrCat(prefix, " ", c->get_name());
+    out->emplace_back(name, c);
+    AllCommands(*c, name, out);
+  }
+}
+
+// The words completed after a command: its subcommands' names, its options and theirs.
+std::vector<std::string> CommandWords(const CLI::App& c) {
+  std::vector<std::string> out;
+  for (const CLI::App* sub : Commands(c)) out.push_back(sub->get_name());
+  for (const CLI::Option* o : c.get_options()) {
+    if (!o->nonpositional()) continue;
+    for (const std::string& s : o->get_snames()) out.push_back("-" + s);
+    for (const std::string& l : o->get_lnames()) out.push_back("--" + l);
+  }
+  for (const CLI::App* sub : Commands(c)) {
+    for (std::string& w : CommandWords(*sub)) out.push_back(std::move(w));
+  }
+  return out;
+}
+
 // Every spelling of each named option: "-o", "--output", ...
 std::vector<std::string> OptionWords(const CLI::App& app) {
   std::vector<std::string> out;
@@ -60,11 +86,12 @@ std::vector<std::string> Unique(std::vector<std::string> words) {
 }  // namespace
 
 std::string BashCompletion(const CLI::App& app) {
-  std::vector<std::string> commands;
+  std::vector<std::string> commands, parents;
   std::string cases;
   for (const CLI::App* c : Commands(app)) {
     commands.push_back(c->get_name());
-    std::vector<std::string> words = OptionWords(*c);
+    if (!Commands(*c).empty()) parents.push_back(c->get_name());
+    std::vector<std::string> words = CommandWords(*c);
     for (std::string& w : OptionWords(app)) words.push_back(std::move(w));
     absl::StrAppend(&cases, "    ", c->get_name(), ") opts=\"", absl::StrJoin(Unique(words), " "),
                     "\" ;;\n");
@@ -86,7 +113,8 @@ std::string BashCompletion(const CLI::App& app) {
       cases,
       "    *) opts='' ;;\n"
       "  esac\n"
-      "  if [[ $cur == -* ]]; then\n"
+      // Right after a command that has commands of its own (`jobs delete`): their names.
+      "  if [[ $cur == -* || ( \" ", absl::StrJoin(parents, " "), " \" == *\" $cmd \"* && $COMP_CWORD -eq 2 ) ]]; then\n"
       "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
       "  else\n"
       "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
@@ -100,7 +128,14 @@ std::string ZshCompletion(const CLI::App& app) {
   for (const CLI::App* c : Commands(app)) {
     absl::StrAppend(&commands, "    '", c->get_name(), ":", ZshText(c->get_description()), "'\n");
     absl::StrAppend(&cases, "    ", c->get_name(), ")\n      _arguments");
-    for (const CLI::Option* o : c->get_options()) {
+    std::vector<const CLI::Option*> options = c->get_options();
+    std::string subcommands;
+    for (const CLI::App* sub : Commands(*c)) {
+      absl::StrAppend(&subcommands, subcommands.empty() ? "" : " ", sub->get_name());
+      for (const CLI::Option* o : sub->get_options()) options.push_back(o);
+    }
+    if (!subcommands.empty()) absl::StrAppend(&cases, " \\\n        '1::command:(", subcommands, ")'");
+    for (const CLI::Option* o : options) {
       if (!o->nonpositional()) continue;
       std::vector<std::string> names;
       for (const std::string& s : o->get_snames()) names.push_back("-" + s);
@@ -144,8 +179,10 @@ std::string ManPage(const CLI::App& app, const std::string& version) {
     absl::StrAppend(&m, ".TP\n.B ", Roff(OptionLabel(*o)), "\n", Roff(o->get_description()), "\n");
   }
   absl::StrAppend(&m, ".SH COMMANDS\n");
-  for (const CLI::App* c : Commands(app)) {
-    absl::StrAppend(&m, ".SS ", Roff(c->get_name()), "\n", Roff(c->get_description()), "\n");
+  std::vector<std::pair<std::string, const CLI::App*>> commands;
+  AllCommands(app, "", &commands);
+  for (const auto& [name, c] : commands) {
+    absl::StrAppend(&m, ".SS ", Roff(name), "\n", Roff(c->get_description()), "\n");
     for (const CLI::Option* o : c->get_options()) {
       if (o->get_lnames().size() == 1 && o->get_lnames()[0] == "help") continue;
       absl::StrAppend(&m, ".TP\n.B ", Roff(OptionLabel(*o)), "\n", Roff(o->get_description()), "\n");

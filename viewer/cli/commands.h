@@ -28,6 +28,9 @@ struct EventsOptions {
 
 // Every job, one line each; with `per_process`, one line per process (of `job` when given).
 int Jobs(const GlobalOptions& g, const std::string& job, bool per_process);
+// `jobs delete` / `jobs rename` (jobs_admin_command.cc).
+int DeleteJob(const GlobalOptions& g, const std::string& job, bool force);
+int RenameJob(const GlobalOptions& g, const std::string& job, const std::string& new_job);
 int Steps(const GlobalOptions& g, const std::string& job, uint64_t process);
 int Summary(const GlobalOptions& g, const std::string& job);
 // The table `gpuspy summary` prints (also under `gpuspy analyze`).

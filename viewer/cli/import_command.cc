@@ -1,12 +1,19 @@
 #include "viewer/cli/import_command.h"
 
+#include <google/protobuf/struct.pb.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "client/transport/event_upload.h"
 #include "importers/kineto/kineto_reader.h"
+#include "viewer/cli/file_sha256.h"
+#include "viewer/cli/json_output.h"
+#include "viewer/cli/query_client.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
@@ -20,52 +27,174 @@ std::string JobFromFile(const std::string& path) {
   return name.substr(0, name.find('.'));
 }
 
+struct ReadTrace {
+  size_t index = 0;  // position on the command line: the rank of a trace that names none
+  std::string path;
+  std::string sha256;
+  importers::KinetoTrace trace;
+};
+
+// Every file read, hashed and parsed before anything is sent: that is what makes an import all or
+// nothing without a staging area in the store. Failures go to `failed`, one line each, naming
+// the file (and the byte where the parser stopped).
+std::vector<ReadTrace> ReadAll(const std::vector<std::string>& files, std::vector<std::string>* failed) {
+  std::vector<ReadTrace> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    absl::StatusOr<std::string> sha = FileSha256Hex(files[i]);
+    absl::StatusOr<importers::KinetoTrace> trace =
+        sha.ok() ? importers::ReadKinetoTrace(files[i]) : absl::StatusOr<importers::KinetoTrace>(sha.status());
+    if (!trace.ok()) {
+      failed->push_back(std::string(trace.status().message()));
+      continue;
+    }
+    out.push_back({i, files[i], *sha, std::move(*trace)});
+  }
+  return out;
+}
+
+v1::ProcessIdentity IdentityOf(const ReadTrace& r, const std::string& job) {
+  v1::ProcessIdentity id = r.trace.identity;
+  std::error_code ec;
+  const std::string abs = std::filesystem::absolute(r.path, ec).string();
+  // Keyed by content, not path: the same bytes are the same process wherever they lie, and an
+  // edited file at the same path is not appended to the old one's record.
+  id.set_process_key(absl::StrCat("import:", r.sha256));
+  id.set_content_sha256(r.sha256);
+  id.set_job_id(job);
+  id.set_host("import");
+  id.set_source("import");
+  id.add_command_line(abs);
+  // Several files are several ranks of one job; a trace without distributedInfo gets its
+  // position on the command line.
+  if (id.rank() < 0) id.set_rank(static_cast<int32_t>(r.index));
+  return id;
+}
+
+// Deletes the processes `matches` name, job by job. `force`: they are this import's own, whose
+// streams may not have been torn down yet.
+bool DeleteProcesses(QueryClient& client, const std::vector<v1::ImportMatch>& matches, bool force) {
+  std::map<std::string, v1::DeleteJobRequest> by_job;
+  for (const v1::ImportMatch& m : matches) {
+    v1::DeleteJobRequest& r = by_job[m.job_id()];
+    r.set_job_id(m.job_id());
+    r.set_force(force);
+    r.add_process_ids(m.process_id());
+  }
+  for (const auto& [job, request] : by_job) {
+    v1::DeleteJobResponse resp;
+    if (!client.Call(&v1::Query::Stub::DeleteJob, request, &resp)) return false;
+  }
+  return true;
+}
+
+// After a failed send: removes what this import stored (found by the hashes it sent).
+void RollBack(QueryClient& client, const std::vector<const ReadTrace*>& sent, const std::string& job) {
+  v1::FindImportsRequest req;
+  for (const ReadTrace* r : sent) req.add_content_sha256(r->sha256);
+  v1::FindImportsResponse found;
+  if (client.Call(&v1::Query::Stub::FindImports, req, &found) &&
+      DeleteProcesses(client, {found.matches().begin(), found.matches().end()}, true)) {
+    std::fprintf(stderr, "gpuspy import: rolled back: nothing of this import is stored\n");
+    return;
+  }
+  std::fprintf(stderr, "gpuspy import: could not roll back: job '%s' may hold part of this import "
+                       "(gpuspy jobs delete %s)\n", job.c_str(), job.c_str());
+}
+
 }  // namespace
 
-int Import(const GlobalOptions& g, const std::string& job_flag, const std::vector<std::string>& files) {
-  const std::string job = job_flag.empty() ? JobFromFile(files.front()) : job_flag;
-  Table t({"FILE", ">RANK", ">EVENTS", ">KERNELS", ">API CALLS", ">SKIPPED", ">B/EVENT"});
-  for (size_t i = 0; i < files.size(); ++i) {
-    absl::StatusOr<importers::KinetoTrace> trace = importers::ReadKinetoTrace(files[i]);
-    if (!trace.ok()) {
-      std::fprintf(stderr, "gpuspy import: %s\n", std::string(trace.status().message()).c_str());
-      return 1;
+int Import(const GlobalOptions& g, const ImportOptions& o) {
+  const std::string job = o.job.empty() ? JobFromFile(o.files.front()) : o.job;
+  std::vector<std::string> failed;
+  std::vector<ReadTrace> traces = ReadAll(o.files, &failed);
+  if (!failed.empty() && !o.keep_going) {
+    for (const std::string& f : failed) {
+      std::fprintf(stderr, "gpuspy import: %s; nothing imported (--keep-going imports the files that read)\n",
+                   f.c_str());
     }
-    v1::ProcessIdentity& id = trace->identity;
-    std::error_code ec;
-    const std::string abs = std::filesystem::absolute(files[i], ec).string();
-    id.set_process_key(absl::StrCat("import:", job, ":", abs));
-    id.set_job_id(job);
-    id.set_host("import");
-    id.set_source("import");
-    id.add_command_line(abs);
-    // Several files are several ranks of one job; a trace without distributedInfo gets its
-    // position on the command line.
-    if (id.rank() < 0) id.set_rank(static_cast<int32_t>(i));
-    const size_t chunks = trace->events.size() / kEventsPerBatch + 1;
+    return 1;
+  }
+  for (const std::string& f : failed) {
+    std::fprintf(stderr, "gpuspy import: WARNING: SKIPPED %s (--keep-going: the other files are imported, "
+                         "the exit code is 1)\n", f.c_str());
+  }
+
+  QueryClient client(g.collector, g.timeout_s);
+  v1::FindImportsRequest find;
+  for (const ReadTrace& r : traces) find.add_content_sha256(r.sha256);
+  v1::FindImportsResponse found;
+  if (!traces.empty() && !client.Call(&v1::Query::Stub::FindImports, find, &found)) return 1;
+  std::multimap<std::string, v1::ImportMatch> stored;
+  for (const v1::ImportMatch& m : found.matches()) stored.emplace(m.content_sha256(), m);
+
+  google::protobuf::Struct json;
+  auto json_list = [&json](const char* key) { return (*json.mutable_fields())[key].mutable_list_value(); };
+  std::vector<v1::ImportMatch> replaced;
+  std::vector<const ReadTrace*> todo;
+  std::map<std::string, std::string> seen;  // sha256 -> the file that had it first
+  for (const ReadTrace& r : traces) {
+    if (auto [it, fresh] = seen.emplace(r.sha256, r.path); !fresh) {
+      std::fprintf(stderr, "gpuspy import: %s: the same content as %s; imported once\n", r.path.c_str(),
+                   it->second.c_str());
+      continue;
+    }
+    auto [first, last] = stored.equal_range(r.sha256);
+    if (first != last && !o.replace) {
+      std::fprintf(stderr, "gpuspy import: %s: already imported as job '%s' (process %llu); not imported "
+                           "again (--replace replaces it)\n", r.path.c_str(), first->second.job_id().c_str(),
+                   static_cast<unsigned long long>(first->second.process_id()));
+      auto* e = json_list("already_imported")->add_values()->mutable_struct_value()->mutable_fields();
+      (*e)["file"].set_string_value(r.path);
+      (*e)["job"].set_string_value(first->second.job_id());
+      continue;
+    }
+    for (auto it = first; it != last; ++it) replaced.push_back(it->second);
+    todo.push_back(&r);
+  }
+  // --replace: the earlier copies go before the new ones arrive (the collector refuses a second
+  // process with the same content); every file has been read by now, so only a failing send can
+  // still leave the job without either.
+  if (!DeleteProcesses(client, replaced, false)) {
+    std::fprintf(stderr, "gpuspy import: nothing imported: the earlier imports could not be replaced\n");
+    return 1;
+  }
+  for (const v1::ImportMatch& m : replaced) {
+    std::fprintf(stderr, "gpuspy import: replaced the earlier import in job '%s' (process %llu)\n",
+                 m.job_id().c_str(), static_cast<unsigned long long>(m.process_id()));
+  }
+
+  Table t({"FILE", ">RANK", ">EVENTS", ">KERNELS", ">API CALLS", ">SKIPPED", ">B/EVENT"});
+  std::vector<const ReadTrace*> sent;
+  for (const ReadTrace* r : todo) {
+    const v1::ProcessIdentity id = IdentityOf(*r, job);
+    const size_t chunks = r->trace.events.size() / kEventsPerBatch + 1;
+    sent.push_back(r);
     absl::StatusOr<UploadResult> up =
-        UploadEvents(g.collector, id, trace->strings, trace->events.Split(chunks));
+        UploadEvents(g.collector, id, r->trace.strings, r->trace.events.Split(chunks));
     if (!up.ok()) {
-      std::fprintf(stderr, "gpuspy import: %s: %s\n", files[i].c_str(),
-                   std::string(up.status().message()).c_str());
+      std::fprintf(stderr, "gpuspy import: %s: %s\n", r->path.c_str(), std::string(up.status().message()).c_str());
+      RollBack(client, sent, job);
       return 1;
     }
     uint64_t skipped = 0;
-    for (const auto& [why, n] : trace->stats.skipped) skipped += n;
+    for (const auto& [why, n] : r->trace.stats.skipped) skipped += n;
     char per_event[32];
     std::snprintf(per_event, sizeof(per_event), "%.1f",
                   up->events > 0 ? static_cast<double>(up->wire_bytes) / up->events : 0.0);
-    t.Add({files[i], std::to_string(id.rank()), std::to_string(up->events),
-           std::to_string(trace->events.kernels.size()), std::to_string(trace->events.apis.size()),
+    t.Add({r->path, std::to_string(id.rank()), std::to_string(up->events),
+           std::to_string(r->trace.events.kernels.size()), std::to_string(r->trace.events.apis.size()),
            std::to_string(skipped), per_event});
+    json_list("imported")->add_values()->set_string_value(r->path);
   }
-  if (!g.json) {
+  for (const std::string& f : failed) json_list("skipped")->add_values()->set_string_value(f);
+  if (g.json) {
+    (*json.mutable_fields())["job"].set_string_value(job);
+    PrintJson(json);
+  } else if (!todo.empty()) {
     t.Print(std::cout);
     std::cout << "\nimported as job '" << job << "': gpuspy report --job " << job << "\n";
-  } else {
-    std::cout << "{\"job\": \"" << job << "\"}\n";
   }
-  return 0;
+  return failed.empty() ? 0 : 1;
 }
 
 }  // namespace gpuspy::cli

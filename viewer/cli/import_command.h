@@ -1,4 +1,13 @@
 // `gpuspy import`: PyTorch profiler traces into the collector, one process per file (rank).
+//
+// Safe to repeat and all or nothing:
+// - Idempotent: each file's SHA-256 (file_sha256.h) is stored with its process; a file the
+//   collector holds already (FindImports) is not sent again ("already imported as job J"), unless
+//   `replace`, which deletes that earlier process first, so the counts equal one import.
+// - Atomic per import: every file is read and parsed before anything is sent; if one fails,
+//   nothing is stored and the exit code is 1 (`keep_going`: the others are imported, the skipped
+//   ones named on stderr, and the exit code is still 1). A send that fails midway (the collector
+//   went away) deletes what this import had stored.
 #pragma once
 
 #include <string>
@@ -8,6 +17,13 @@
 
 namespace gpuspy::cli {
 
-int Import(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& files);
+struct ImportOptions {
+  std::string job;
+  std::vector<std::string> files;
+  bool replace = false;
+  bool keep_going = false;
+};
+
+int Import(const GlobalOptions& g, const ImportOptions& options);
 
 }  // namespace gpuspy::cli

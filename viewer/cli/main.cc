@@ -65,6 +65,18 @@ int main(int argc, char** argv) {
   jobs->add_flag("--processes", job_processes,
                  "One line per process: rank, host, GPUs, state, heartbeat, clock skew");
   jobs->add_option("--job", jobs_job, "Only this job (implies --processes)");
+  std::string delete_job, rename_job, rename_to;
+  bool delete_force = false;
+  auto* jobs_delete = jobs->add_subcommand(
+      "delete", "Delete a job: its events, steps and processes (its owner or an admin)");
+  jobs_delete->add_option("job", delete_job, "Job id")->required();
+  jobs_delete->add_flag("--force", delete_force, "Delete it even while processes of the job are connected");
+  jobs_delete->footer("Example: gpuspy jobs delete bert-old");
+  auto* jobs_rename = jobs->add_subcommand(
+      "rename", "Rename a job (its owner or an admin; the new name must be free)");
+  jobs_rename->add_option("job", rename_job, "Job id")->required();
+  jobs_rename->add_option("new_job", rename_to, "New job id")->required();
+  jobs_rename->footer("Example: gpuspy jobs rename 123456 bert-lr3e-4");
 
   gpuspy::cli::AttachOptions at;
   gpuspy::cli::ProcessSelector attach_to;
@@ -149,7 +161,8 @@ int main(int argc, char** argv) {
   gpuspy::cli::AnalyzeOptions an;
   auto add_offline_options = [&](CLI::App* cmd) {
     cmd->add_flag("--keep-going", an.keep_going,
-                  "Analyse the files that read when others do not (still exits 1)");
+                  "Go on with the files that read when others do not (analyse or import them; "
+                  "the skipped ones are named on stderr; still exits 1)");
     cmd->add_option("--export", an.export_to, "Also write the events: --export perfetto out.json[.gz]")
         ->expected(2);
     cmd->add_option("--html", an.html, "Also write a self-contained static report page");
@@ -176,15 +189,20 @@ int main(int argc, char** argv) {
   diff->footer("Examples: gpuspy diff last_week/ today/    gpuspy diff bert@0 bert@7\n"
                "          gpuspy diff bert:100-200 bert:900-1000    gpuspy diff base.json.gz pr.json.gz");
 
-  std::string import_job;
-  std::vector<std::string> import_files;
+  gpuspy::cli::ImportOptions im;
   bool import_offline = false;
   auto* import = app.add_subcommand(
       "import", "Import PyTorch profiler traces (*.pt.trace.json[.gz]); several files = ranks of one job");
-  import->add_option("files", import_files, "Trace files")->required()->check(CLI::ExistingFile);
-  import->add_option("--job", import_job, "Job id (default: the first file's name)");
+  import->add_option("files", im.files, "Trace files")->required()->check(CLI::ExistingFile);
+  import->add_option("--job", im.job, "Job id (default: the first file's name)");
   import->add_flag("--offline", import_offline, "Analyse here instead (gpuspy analyze)");
+  import->add_flag("--replace", im.replace,
+                   "Files imported before (same content) replace their earlier copy instead of "
+                   "being skipped");
   add_offline_options(import);
+  import->footer("A file whose content the collector holds already is skipped (\"already imported as "
+                 "job J\"). If any file does not read, nothing is imported (exit 1); --keep-going "
+                 "imports the others, names the skipped ones on stderr and still exits 1.");
 
   gpuspy::cli::ExportOptions x;
   auto* exp = app.add_subcommand("export", "Write a job (or some steps) as a Perfetto/Chrome trace");
@@ -246,6 +264,8 @@ int main(int argc, char** argv) {
     std::cout << gpuspy::cli::ManPage(app, std::string("gpuspy ") + GPUSPY_VERSION);
     return 0;
   }
+  if (*jobs_delete) return gpuspy::cli::DeleteJob(g, delete_job, delete_force);
+  if (*jobs_rename) return gpuspy::cli::RenameJob(g, rename_job, rename_to);
   if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
   if (*attach) {
     if (!attach_to.empty()) {
@@ -282,11 +302,14 @@ int main(int argc, char** argv) {
   if (*analyze) return gpuspy::cli::Analyze(g, an);
   if (*diff) return gpuspy::cli::Diff(g, df);
   if (*import && import_offline) {
-    an.files = import_files;
-    an.job = import_job;
+    an.files = im.files;
+    an.job = im.job;
     return gpuspy::cli::Analyze(g, an);
   }
-  if (*import) return gpuspy::cli::Import(g, import_job, import_files);
+  if (*import) {
+    im.keep_going = an.keep_going;  // one --keep-going flag, shared with --offline
+    return gpuspy::cli::Import(g, im);
+  }
   if (*exp) {
     if (!gpuspy::cli::ResolveRank(g, x.job, export_rank, &x.process)) return 1;
     return gpuspy::cli::Export(g, x);

@@ -24,6 +24,20 @@ export async function getJson(path, signal) {
   return body;
 }
 
+// DELETE or POST: the changes the API offers (a job deleted or renamed). No body; parameters go in
+// the query, as for reading. The browser adds Origin, by which gpuspyd refuses other sites' pages.
+export async function send(method, path) {
+  let res;
+  try {
+    res = await fetch(path, {method, headers: {Accept: 'application/json'}});
+  } catch (e) {
+    throw new ApiError(0, 'cannot reach gpuspyd (' + e.message + ')');
+  }
+  const body = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, (body && body.error) || res.statusText);
+  return body;
+}
+
 const job = (id) => '/api/jobs/' + encodeURIComponent(id);
 
 function query(params) {
@@ -41,4 +55,6 @@ export const api = {
   timeline: (id, process, step, signal) => getJson(job(id) + '/timeline' + query({process, step}), signal),
   traceUrl: (id, {process, steps} = {}) => job(id) + '/trace' + query({process, steps}),
   diff: (a, b, signal) => getJson('/api/diff' + query({a, b}), signal),
+  deleteJob: (id, force) => send('DELETE', job(id) + query({force: force ? 1 : ''})),
+  renameJob: (id, to) => send('POST', job(id) + '/rename' + query({to})),
 };

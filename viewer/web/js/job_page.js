@@ -12,6 +12,7 @@ import {kernelTable} from './kernels.js';
 import {gpuTime} from './gpu_time.js';
 import {largestGain} from './largest_gain.js';
 import {diffHref} from './diff_page.js';
+import {jobActions} from './job_actions.js';
 import {
   attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateBadge, stateCounts,
 } from './job_info.js';
@@ -121,7 +122,8 @@ function drawHead(head, job, summary, jobId) {
       stateCounts(job).map(([s, n]) => stateBadge(s, procs.length > 1 ? n + ' ' + s : s)),
       h('span', {class: 'spacer'}),
       h('a', {class: 'button', id: 'compare-link', href: compareHref(jobId, summary)}, 'Compare…'),
-      h('a', {class: 'button', href: '#/job/' + encodeURIComponent(jobId) + '/export'}, 'Export trace…')),
+      h('a', {class: 'button', href: '#/job/' + encodeURIComponent(jobId) + '/export'}, 'Export trace…'),
+      jobActions(jobId)),
     h('div', {class: 'stats'},
       stat('processes', procs.length),
       stat('GPUs', gpuSummary(procs).join(', ') || '—'),

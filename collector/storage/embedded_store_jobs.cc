@@ -1,0 +1,88 @@
+// The embedded store's job administration: deleting processes and renaming jobs (`gpuspy jobs
+// delete|rename`, `gpuspy import --replace`). Both change the index only, in one transaction.
+//
+// Deleted batches stay in their segment files until retention evicts the segment: segments are
+// append-only, and rewriting one to drop a process would cost as much as the import it undoes.
+// `gpuspyd --rebuild-index` reads the segments, so it brings deleted processes back (README).
+// A rename writes each process's identity record again, so a rebuilt index keeps the new name.
+#include <functional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "collector/storage/embedded_store.h"
+#include "collector/storage/status_macros.h"
+
+namespace gpuspy::collector {
+namespace {
+
+// Runs `body` inside BEGIN IMMEDIATE .. COMMIT; rolls back on any error.
+absl::Status InTransaction(SqliteDb& db, const std::function<absl::Status()>& body) {
+  RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
+  absl::Status st = body();
+  if (st.ok()) st = db.Exec("COMMIT");
+  if (!st.ok()) (void)db.Exec("ROLLBACK");
+  return st;
+}
+
+absl::Status RunWithId(SqliteDb& db, const std::string& sql, int64_t id) {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db.Prepare(sql);
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, id);
+  return (*q)->Run();
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> EmbeddedStore::DeleteProcesses(const std::vector<uint64_t>& process_ids) {
+  std::lock_guard lock(mu_);
+  uint64_t deleted = 0;
+  absl::Status st = InTransaction(*db_, [&]() -> absl::Status {
+    for (uint64_t id : process_ids) {
+      const int64_t pid = static_cast<int64_t>(id);
+      // Sequence 0 rows (identity records) go too: eviction must not carry them forward.
+      for (const char* table : {"batches", "dictionary", "steps"}) {
+        RETURN_IF_ERROR(RunWithId(*db_, absl::StrCat("DELETE FROM ", table, " WHERE process_id = ?"), pid));
+      }
+      absl::StatusOr<std::unique_ptr<SqliteStatement>> q =
+          db_->Prepare("DELETE FROM processes WHERE process_id = ? RETURNING process_id");
+      if (!q.ok()) return q.status();
+      (*q)->Bind(1, pid);
+      absl::StatusOr<bool> row = (*q)->Step();
+      if (!row.ok()) return row.status();
+      if (*row) ++deleted;
+      (*q)->Reset();
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return deleted;
+}
+
+absl::StatusOr<uint64_t> EmbeddedStore::RenameJob(const std::string& from, const std::string& to) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::vector<ProcessRecord>> target = QueryProcesses("WHERE job_id = ?", to, 0);
+  if (!target.ok()) return target.status();
+  if (!target->empty()) return absl::AlreadyExistsError(absl::StrCat("job '", to, "' exists already"));
+  absl::StatusOr<std::vector<ProcessRecord>> moving = QueryProcesses("WHERE job_id = ?", from, 0);
+  if (!moving.ok()) return moving.status();
+  if (moving->empty()) return absl::NotFoundError(absl::StrCat("unknown job '", from, "'"));
+  absl::Status st = InTransaction(*db_, [&]() -> absl::Status {
+    for (ProcessRecord& p : *moving) {
+      p.identity.set_job_id(to);
+      std::string blob;
+      p.identity.SerializeToString(&blob);
+      absl::StatusOr<std::unique_ptr<SqliteStatement>> upd =
+          db_->Prepare("UPDATE processes SET job_id = ?, identity = ? WHERE process_id = ?");
+      if (!upd.ok()) return upd.status();
+      (*upd)->Bind(1, to).BindBlob(2, blob).Bind(3, static_cast<int64_t>(p.process_id));
+      RETURN_IF_ERROR((*upd)->Run());
+      // A rolled-back rename leaves these records unindexed: dead bytes, like a failed append.
+      RETURN_IF_ERROR(WriteIdentityRecord(p.process_id, blob));
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return moving->size();
+}
+
+}  // namespace gpuspy::collector

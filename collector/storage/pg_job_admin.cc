@@ -1,0 +1,89 @@
+#include "collector/storage/pg_job_admin.h"
+
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "gpuspy/v1/identity.pb.h"
+
+namespace gpuspy::collector {
+namespace {
+
+// Runs `body` in a transaction that commits durably: the pool's connections default to
+// synchronous_commit=off (metadata made durable by the next batch commit, README), but a delete
+// or rename lost to a database crash would bring back what the user was told is gone.
+template <typename T>
+absl::StatusOr<T> InTransaction(PgConnection& conn, const std::function<absl::StatusOr<T>()>& body) {
+  if (absl::Status st = conn.Run("BEGIN; SET LOCAL synchronous_commit = on"); !st.ok()) return st;
+  absl::StatusOr<T> out = body();
+  absl::Status st = out.ok() ? conn.Run("COMMIT") : out.status();
+  if (!st.ok()) {
+    (void)conn.Run("ROLLBACK");
+    return st;
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> PgDeleteProcesses(PgConnection& conn, const std::vector<uint64_t>& process_ids) {
+  std::vector<int64_t> ids(process_ids.begin(), process_ids.end());
+  return InTransaction<uint64_t>(conn, [&]() -> absl::StatusOr<uint64_t> {
+    // The process rows first, FOR UPDATE: append_batch locks them too, so no batch of these
+    // processes lands between the deletes below.
+    PgParams lock;
+    lock.IntArray(ids);
+    absl::StatusOr<PgResult> locked = conn.Query(
+        "SELECT process_id FROM processes WHERE process_id = ANY($1) FOR UPDATE", lock);
+    if (!locked.ok()) return locked.status();
+    for (const char* table : {"batches", "dictionary", "steps", "processes"}) {
+      PgParams p;
+      p.IntArray(ids);
+      absl::StatusOr<PgResult> r =
+          conn.Query(absl::StrCat("DELETE FROM ", table, " WHERE process_id = ANY($1)"), p);
+      if (!r.ok()) return r.status();
+    }
+    return static_cast<uint64_t>(locked->rows());
+  });
+}
+
+absl::StatusOr<uint64_t> PgRenameJob(PgConnection& conn, const std::string& from, const std::string& to) {
+  return InTransaction<uint64_t>(conn, [&]() -> absl::StatusOr<uint64_t> {
+    // Two renames to the same new id must not both find it free: job ids have no table of their
+    // own to hold a unique key, so the new id's advisory lock serializes them.
+    PgParams key;
+    key.Text(to);
+    if (absl::StatusOr<PgResult> r = conn.Query("SELECT pg_advisory_xact_lock(hashtext($1))", key); !r.ok()) {
+      return r.status();
+    }
+    PgParams taken;
+    taken.Text(to);
+    absl::StatusOr<PgResult> existing =
+        conn.Query("SELECT 1 FROM processes WHERE job_id = $1 LIMIT 1", taken);
+    if (!existing.ok()) return existing.status();
+    if (existing->rows() > 0) return absl::AlreadyExistsError(absl::StrCat("job '", to, "' exists already"));
+    PgParams old;
+    old.Text(from);
+    absl::StatusOr<PgResult> rows = conn.Query(
+        "SELECT process_id, identity FROM processes WHERE job_id = $1 ORDER BY process_id FOR UPDATE", old);
+    if (!rows.ok()) return rows.status();
+    if (rows->rows() == 0) return absl::NotFoundError(absl::StrCat("unknown job '", from, "'"));
+    for (int i = 0; i < rows->rows(); ++i) {
+      v1::ProcessIdentity identity;
+      const std::string_view blob = rows->Bytes(i, 1);
+      if (!identity.ParseFromArray(blob.data(), static_cast<int>(blob.size()))) {
+        return absl::DataLossError(absl::StrCat("process ", rows->Int(i, 0), ": identity unreadable"));
+      }
+      identity.set_job_id(to);
+      std::string updated;
+      identity.SerializeToString(&updated);
+      PgParams p;
+      p.Text(to).Bytes(updated).Int(rows->Int(i, 0));
+      absl::StatusOr<PgResult> r =
+          conn.Query("UPDATE processes SET job_id = $1, identity = $2 WHERE process_id = $3", p);
+      if (!r.ok()) return r.status();
+    }
+    return static_cast<uint64_t>(rows->rows());
+  });
+}
+
+}  // namespace gpuspy::collector

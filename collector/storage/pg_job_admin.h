@@ -1,0 +1,22 @@
+// The PostgreSQL store's job administration (`gpuspy jobs delete|rename`, `gpuspy import
+// --replace`): what PostgresStore::DeleteProcesses and ::RenameJob run, each in one transaction on
+// a pooled connection. Deleted rows leave dead tuples for autovacuum; unlike retention (which
+// drops whole partitions) a delete is rare and small next to the data ingested.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collector/storage/pg_connection.h"
+
+namespace gpuspy::collector {
+
+// Store::DeleteProcesses: returns how many of `process_ids` existed (and are gone now).
+absl::StatusOr<uint64_t> PgDeleteProcesses(PgConnection& conn, const std::vector<uint64_t>& process_ids);
+
+// Store::RenameJob: NotFound for an unknown `from`, AlreadyExists when `to` has processes.
+absl::StatusOr<uint64_t> PgRenameJob(PgConnection& conn, const std::string& from, const std::string& to);
+
+}  // namespace gpuspy::collector

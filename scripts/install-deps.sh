@@ -8,7 +8,7 @@ apt-get install -y -qq --no-install-recommends \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev \
   libsqlite3-dev zlib1g-dev libzstd-dev libre2-dev libsimdjson-dev libdeflate-dev \
-  libpq-dev postgresql prometheus gnuplot-nox \
+  libpq-dev libssl-dev postgresql prometheus gnuplot-nox \
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev \
   chromium fonts-dejavu-core \
   shellcheck patchelf >/dev/null

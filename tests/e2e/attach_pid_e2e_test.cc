@@ -113,6 +113,36 @@ TEST_F(AttachPidE2E, ReportsStepsOfAProcessStartedWithoutGpuspyThenDetachesAndAt
   EXPECT_EQ(TargetLog("train"), "") << "the target's own output must be untouched";
 }
 
+TEST_F(AttachPidE2E, MatchAndCgroupSelectOnlyTheCudaProcessesTheyName) {
+  // Two trainers of one job (their environment names it, as a launcher's would) and a process
+  // whose command line matches too but never loaded CUDA.
+  auto a = StartTarget("a", {FAKE_TRAIN_BIN, "--until-signal", "--handle-signals", "--sleep-us", "20000",
+                             "--kernels", "7"}, {"SLURM_JOB_ID=77001"});
+  auto b = StartTarget("b", {FAKE_TRAIN_BIN, "--until-signal", "--handle-signals", "--sleep-us", "20000",
+                             "--kernels", "7"}, {"SLURM_JOB_ID=77001"});
+  Process bystander({"sh", "-c", "sleep 30 # fake_train --kernels 7"});
+  RunResult r = Cli({"attach", "--match", "fake_train.*--kernels 7", "--duration", "1s"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("pid " + std::to_string(a->pid()) + ": registered with gpuspyd as job 77001"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pid " + std::to_string(b->pid()) + ": registered"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("pid " + std::to_string(bystander.pid())), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 process(es) of job 77001 armed"), std::string::npos) << r.out;
+  // A cgroup is read from its cgroup.procs: here a directory that lists one trainer and the
+  // bystander, so only the trainer is attached.
+  const std::string cgroup = dir_.path() + "/cgroup";
+  ASSERT_EQ(system(("mkdir -p " + cgroup + " && printf '%d\n%d\n' " + std::to_string(bystander.pid()) +
+                    " " + std::to_string(b->pid()) + " > " + cgroup + "/cgroup.procs").c_str()), 0);
+  RunResult c = Cli({"attach", "--cgroup", cgroup, "--duration", "1s"});
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("1 process(es) of job 77001 armed"), std::string::npos) << c.out;
+  RunResult none = Cli({"attach", "--match", "no-such-program-xyz", "--steps", "1"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("no running CUDA process matches"), std::string::npos) << none.err;
+  EXPECT_EQ(a->Stop(SIGTERM), 0);
+  EXPECT_EQ(b->Stop(SIGTERM), 0);
+}
+
 TEST_F(AttachPidE2E, APythonProcessGetsItsCallSitesNamed) {
   auto target = StartTarget("py", {PYTHON3, std::string(SOURCE_DIR) + "/tests/e2e/callsite_train.py",
                                    FAKE_CUPTI_LIB, "100000"});

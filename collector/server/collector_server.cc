@@ -155,6 +155,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     HttpApiOptions http_options;
     http_options.tls_cert = options.security.tls_cert;
     http_options.tls_key = options.security.tls_key;
+    http_options.connections.max_connections = options.http_max_connections;
+    http_options.connections.max_connections_per_peer = options.http_max_connections_per_peer;
+    http_options.connections.request_read_timeout =
+        std::chrono::milliseconds(options.http_request_timeout_ms);
     http_options.admit = [gate = &s->security_->http_gate()](const httplib::Request& req,
                                                              httplib::Response& res) {
       return gate->Admit(req, res);

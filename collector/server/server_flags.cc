@@ -99,6 +99,20 @@ void AddServerFlags(CLI::App& app, ServerFlags* flags) {
                  "HTTP/JSON API address (host:port; port 0 picks a free one; '' disables)")
       ->capture_default_str();
   app.add_option("--http-port-file", options.http_port_file, "Write the bound HTTP port to this file");
+  app.add_option("--http-max-connections", options.http_max_connections,
+                 "HTTP connections held open at once; more are closed as they arrive")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{65536}));
+  app.add_option("--http-max-connections-per-peer", options.http_max_connections_per_peer,
+                 "HTTP connections held open at once from one client address; more from it are "
+                 "closed as they arrive, other clients are still served")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{65536}));
+  app.add_option("--http-request-timeout-ms", options.http_request_timeout_ms,
+                 "Time for an HTTP request (line, headers, body) to arrive whole; a client "
+                 "slower than this is disconnected")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 600000));
   SecurityFlags(app, options.security);
   app.add_option("--compress", flags->compress, "Stored batches: zstd (about half the disk) or none")
       ->check(CLI::IsMember({"zstd", "none"}))

@@ -61,6 +61,10 @@ void AddServerFlags(CLI::App& app, ServerFlags* flags) {
       ->capture_default_str();
   app.add_option("--retention-age", flags->retention_age, "Evict data older than this (e.g. 7d, 12h, 0 = keep)")
       ->capture_default_str();
+  app.add_option("--retention-interval", flags->retention_interval,
+                 "How often retention runs for --retention-age (e.g. 30s, 5m); past "
+                 "--retention-bytes it also runs each time a segment is sealed")
+      ->capture_default_str();
   app.add_option("--segment-bytes", options.segment_bytes, "Size at which a segment file is sealed")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 40));
@@ -154,6 +158,13 @@ absl::Status FinishServerFlags(ServerFlags* flags) {
   absl::StatusOr<absl::Duration> age = ParseRetentionAge(flags->retention_age);
   if (!age.ok()) return age.status();
   options.retention_age = *age;
+  absl::Duration interval;
+  if (!absl::ParseDuration(flags->retention_interval, &interval) ||
+      interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--retention-interval '", flags->retention_interval, "' is not a positive duration (e.g. 30s)"));
+  }
+  options.retention_interval = interval;
   options.fsync_each_batch = flags->fsync == "batch";
   options.compress_segments = flags->compress == "zstd";
   return absl::OkStatus();

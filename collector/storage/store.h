@@ -25,8 +25,9 @@ struct ProcessRecord {
   v1::ProcessIdentity identity;
   int64_t first_seen_unix_ns = 0;
   int64_t last_seen_unix_ns = 0;
-  uint64_t event_count = 0;      // events in batches ever stored (not reduced by retention)
-  uint64_t batch_count = 0;      // distinct batches ever stored
+  uint64_t event_count = 0;      // events in the batches stored now (retention and quarantine
+                                 // subtract theirs)
+  uint64_t batch_count = 0;      // distinct batches ever stored (eviction is not a gap)
   uint64_t max_sequence = 0;     // highest batch sequence stored
   LossCounters loss;             // latest cumulative counters the process reported
   // Batches never received: max_sequence - batch_count (sequences start at 1).
@@ -117,7 +118,9 @@ class Store {
   virtual absl::Status UpsertSteps(const std::vector<StepRecord>& steps) = 0;
   virtual absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) = 0;
 
-  // Evicts whole segments, oldest first, until the policy holds. Returns segments evicted.
+  // Evicts whole segments, oldest first, until the policy holds; their events leave the process
+  // counts, and steps that end before a process's oldest remaining batch are deleted. Returns
+  // segments evicted.
   virtual absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
                                                     int64_t now_unix_ns) = 0;
   virtual StoreStats Stats() = 0;

@@ -61,6 +61,10 @@ void GuardedServer<Base>::ApplyPolicy() {
   // reads depend on it.
   Base::set_read_timeout(policy_.request_read_timeout);
   Base::set_write_timeout(policy_.write_timeout);
+  // Only for the Keep-Alive header httplib writes: Serve() applies both bounds itself.
+  Base::set_keep_alive_max_count(policy_.max_requests_per_connection);
+  Base::set_keep_alive_timeout(
+      std::chrono::duration_cast<std::chrono::seconds>(policy_.idle_timeout).count());
   const size_t max_threads = policy_.max_connections + 64;  // refusals also pass through a thread
   Base::new_task_queue = [max_threads] { return new ConnectionThreads(max_threads); };
 }

@@ -89,15 +89,23 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
   }
   const std::string host = address.substr(0, colon);
   std::unique_ptr<HttpApi> api(new HttpApi());
+  std::function<void()> widen_backlog;
+  auto adopt = [&](auto server) {
+    api->limiter_ = &server->limiter();
+    api->stop_all_ = [raw = server.get()] { raw->StopAll(); };
+    widen_backlog = [raw = server.get()] { raw->WidenBacklog(); };
+    api->server_ = std::move(server);
+  };
   if (!options.tls_cert.empty()) {
-    auto tls = std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str());
+    auto tls = std::make_unique<GuardedServer<httplib::SSLServer>>(
+        options.connections, options.tls_cert.c_str(), options.tls_key.c_str());
     if (!tls->is_valid()) {
       return absl::InvalidArgumentError(absl::StrCat("cannot serve HTTPS with ", options.tls_cert,
                                                      " and ", options.tls_key));
     }
-    api->server_ = std::move(tls);
+    adopt(std::move(tls));
   } else {
-    api->server_ = std::make_unique<httplib::Server>();
+    adopt(std::make_unique<GuardedServer<httplib::Server>>(options.connections));
   }
   httplib::Server& s = *api->server_;
   s.set_payload_max_length(64 << 10);  // parameters travel in the query string: no body is read
@@ -238,12 +246,13 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
   if (api->port_ <= 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on http://", address));
   }
+  widen_backlog();
   api->thread_ = std::thread([raw = api.get()] { raw->server_->listen_after_bind(); });
   return api;
 }
 
 void HttpApi::Stop() {
-  if (server_ != nullptr) server_->stop();
+  if (stop_all_) stop_all_();
   if (thread_.joinable()) thread_.join();
 }
 

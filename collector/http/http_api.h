@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "collector/http/guarded_server.h"
 #include "collector/query/query_engine.h"
 
 namespace httplib {
@@ -41,6 +42,8 @@ struct HttpApiOptions {
   std::string tls_key;
   // Runs before routing (collector/auth/http_gate.h): false = refused, `res` holds the answer.
   std::function<bool(const httplib::Request&, httplib::Response&)> admit;
+  // Caps and deadlines against slow or abusive clients (guarded_server.h).
+  ConnectionPolicy connections;
 };
 
 class HttpApi {
@@ -51,10 +54,15 @@ class HttpApi {
   ~HttpApi();
   void Stop();
   int port() const { return port_; }
+  // Connections open now, and refused for being over a cap since the start.
+  size_t open_connections() const { return limiter_->open(); }
+  uint64_t refused_connections() const { return limiter_->refused(); }
 
  private:
   HttpApi() = default;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<httplib::Server> server_;  // a GuardedServer
+  ConnectionLimiter* limiter_ = nullptr;     // server_'s
+  std::function<void()> stop_all_;           // server_'s StopAll
   std::thread thread_;
   int port_ = 0;
 };

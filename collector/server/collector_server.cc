@@ -155,6 +155,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     HttpApiOptions http_options;
     http_options.tls_cert = options.security.tls_cert;
     http_options.tls_key = options.security.tls_key;
+    http_options.connections.max_connections = options.http_max_connections;
+    http_options.connections.max_connections_per_peer = options.http_max_connections_per_peer;
+    http_options.connections.request_read_timeout =
+        std::chrono::milliseconds(options.http_request_timeout_ms);
     http_options.admit = [gate = &s->security_->http_gate()](const httplib::Request& req,
                                                              httplib::Response& res) {
       return gate->Admit(req, res);
@@ -173,6 +177,15 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   };
   write_port(options.http_port_file, s->http_port());
   write_port(options.port_file, s->tcp_port_);
+  if (options.retention_bytes > 0) {
+    s->store_->set_roll_observer([raw = s.get()] {
+      {
+        std::lock_guard lock(raw->mu_);
+        raw->retention_due_ = true;
+      }
+      raw->stop_cv_.notify_all();
+    });
+  }
   s->retention_thread_ = std::thread([raw = s.get()] { raw->RetentionLoop(); });
   s->warmer_ = std::make_unique<AnalysisWarmer>(s->engine_.get());
   if (s->forwarder_ != nullptr) {
@@ -187,6 +200,7 @@ void CollectorServer::RetentionLoop() {
                                absl::ToInt64Nanoseconds(options_.retention_age)};
   std::unique_lock lock(mu_);
   while (!stopping_) {
+    retention_due_ = false;
     lock.unlock();
     absl::StatusOr<uint64_t> evicted =
         store_->EnforceRetention(policy, absl::ToUnixNanos(absl::Now()));
@@ -196,8 +210,10 @@ void CollectorServer::RetentionLoop() {
       spdlog::info("retention: evicted {} segment(s)", *evicted);
     }
     lock.lock();
+    // Besides the period (age retention), every sealed segment: the store then holds the limit
+    // to within about one segment however fast batches arrive.
     stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(options_.retention_interval),
-                      [this] { return stopping_; });
+                      [this] { return stopping_ || retention_due_; });
   }
 }
 

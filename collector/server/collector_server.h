@@ -67,6 +67,7 @@ class CollectorServer {
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
+  bool retention_due_ = false;  // a segment was sealed: size retention may evict now
   std::thread retention_thread_;
 };
 

@@ -61,6 +61,10 @@ void AddServerFlags(CLI::App& app, ServerFlags* flags) {
       ->capture_default_str();
   app.add_option("--retention-age", flags->retention_age, "Evict data older than this (e.g. 7d, 12h, 0 = keep)")
       ->capture_default_str();
+  app.add_option("--retention-interval", flags->retention_interval,
+                 "How often retention runs for --retention-age (e.g. 30s, 5m); past "
+                 "--retention-bytes it also runs each time a segment is sealed")
+      ->capture_default_str();
   app.add_option("--segment-bytes", options.segment_bytes, "Size at which a segment file is sealed")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{4096}, uint64_t{1} << 40));
@@ -99,6 +103,20 @@ void AddServerFlags(CLI::App& app, ServerFlags* flags) {
                  "HTTP/JSON API address (host:port; port 0 picks a free one; '' disables)")
       ->capture_default_str();
   app.add_option("--http-port-file", options.http_port_file, "Write the bound HTTP port to this file");
+  app.add_option("--http-max-connections", options.http_max_connections,
+                 "HTTP connections held open at once; more are closed as they arrive")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{65536}));
+  app.add_option("--http-max-connections-per-peer", options.http_max_connections_per_peer,
+                 "HTTP connections held open at once from one client address; more from it are "
+                 "closed as they arrive, other clients are still served")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{65536}));
+  app.add_option("--http-request-timeout-ms", options.http_request_timeout_ms,
+                 "Time for an HTTP request (line, headers, body) to arrive whole; a client "
+                 "slower than this is disconnected")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 600000));
   SecurityFlags(app, options.security);
   app.add_option("--compress", flags->compress, "Stored batches: zstd (about half the disk) or none")
       ->check(CLI::IsMember({"zstd", "none"}))
@@ -140,6 +158,13 @@ absl::Status FinishServerFlags(ServerFlags* flags) {
   absl::StatusOr<absl::Duration> age = ParseRetentionAge(flags->retention_age);
   if (!age.ok()) return age.status();
   options.retention_age = *age;
+  absl::Duration interval;
+  if (!absl::ParseDuration(flags->retention_interval, &interval) ||
+      interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--retention-interval '", flags->retention_interval, "' is not a positive duration (e.g. 30s)"));
+  }
+  options.retention_interval = interval;
   options.fsync_each_batch = flags->fsync == "batch";
   options.compress_segments = flags->compress == "zstd";
   return absl::OkStatus();

@@ -16,6 +16,7 @@ namespace gpuspy::collector {
 struct ServerFlags {
   ServerOptions options;
   std::string retention_age = "7d";
+  std::string retention_interval = "30s";
   std::string log_level = "info";
   std::string fsync = "none";
   std::string compress = "zstd";

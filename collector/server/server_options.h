@@ -34,6 +34,11 @@ struct ServerOptions {
   std::string port_file;                  // written with the bound TCP port once listening
   std::string http = "127.0.0.1:7071";    // HTTP/JSON API ("" disables)
   std::string http_port_file;             // written with the bound HTTP port
+  // HTTP connections held at once, in all and per client address; and how long a request may
+  // take to arrive (collector/http/guarded_server.h).
+  size_t http_max_connections = 1024;
+  size_t http_max_connections_per_peer = 64;
+  int http_request_timeout_ms = 5000;
   SecurityOptions security;               // tokens, TLS, shared unix socket (docs/security.md)
 };
 

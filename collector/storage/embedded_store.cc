@@ -43,7 +43,9 @@ absl::Status EmbeddedStore::RollSegment() {
   if (!seal.ok()) return seal.status();
   (*seal)->Bind(1, static_cast<int64_t>(active_->size())).Bind(2, static_cast<int64_t>(active_id_));
   RETURN_IF_ERROR((*seal)->Run());
-  return StartSegment(active_id_ + 1);
+  RETURN_IF_ERROR(StartSegment(active_id_ + 1));
+  NoteRoll();
+  return absl::OkStatus();
 }
 
 absl::Status EmbeddedStore::Open() {

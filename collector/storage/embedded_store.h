@@ -85,6 +85,13 @@ class EmbeddedStore final : public Store {
   // `identities_only`. mu_ held (or opening).
   absl::StatusOr<std::vector<IndexedRecord>> RecordsOf(uint64_t id, bool identities_only);
   absl::Status EvictSegment(uint64_t id);
+  // Drops segment `id`'s rows from the index, its events from its processes' counts and the steps
+  // left without data. mu_ held, inside the caller's transaction.
+  absl::Status ForgetSegmentRows(uint64_t id);
+  // Deletes the steps of a process that end before its oldest stored batch (all of them when none
+  // is left): nothing remains to report on them, and `gpuspy jobs` counts what is stored. mu_
+  // held, inside the caller's transaction.
+  absl::Status ForgetStepsWithoutData(uint64_t process_id);
   absl::Status WriteIdentityRecord(uint64_t process_id, const std::string& blob);  // mu_ held
   absl::Status BackfillIdentityRecords();
   absl::Status NoteActiveBytes();

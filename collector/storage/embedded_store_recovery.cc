@@ -192,6 +192,7 @@ absl::Status EmbeddedStore::QuarantineSegment(uint64_t id, const std::string& wh
     return (*st)->Run();
   };
   absl::Status st = db_->Exec("BEGIN IMMEDIATE");
+  std::set<uint64_t> touched;  // processes that lost batches
   for (const SalvageResult::Moved& m : salvaged->moved) {
     if (!st.ok()) break;
     st = run("UPDATE batches SET segment_id = ?, offset = ?, length = ? "
@@ -202,12 +203,20 @@ absl::Status EmbeddedStore::QuarantineSegment(uint64_t id, const std::string& wh
   }
   for (const IndexedRecord& r : salvaged->lost) {
     if (!st.ok()) break;
-    st = run("DELETE FROM batches WHERE process_id = ? AND sequence = ?",
-             {static_cast<int64_t>(r.process_id), static_cast<int64_t>(r.sequence)});
-    if (st.ok() && r.sequence != kIdentityRecordSequence) {  // a lost identity is backfilled on open
-      st = run("UPDATE processes SET batch_count = MAX(batch_count - 1, 0) WHERE process_id = ?",
-               {static_cast<int64_t>(r.process_id)});
+    if (r.sequence != kIdentityRecordSequence) {  // a lost identity is backfilled on open
+      st = run("UPDATE processes SET batch_count = MAX(batch_count - 1, 0), event_count = "
+               "MAX(event_count - (SELECT event_count FROM batches WHERE process_id = ?1 AND "
+               "sequence = ?2), 0) WHERE process_id = ?1",
+               {static_cast<int64_t>(r.process_id), static_cast<int64_t>(r.sequence)});
+      touched.insert(r.process_id);
     }
+    if (st.ok()) {
+      st = run("DELETE FROM batches WHERE process_id = ? AND sequence = ?",
+               {static_cast<int64_t>(r.process_id), static_cast<int64_t>(r.sequence)});
+    }
+  }
+  for (uint64_t p : touched) {
+    if (st.ok()) st = ForgetStepsWithoutData(p);
   }
   if (st.ok()) st = run("DELETE FROM segments WHERE segment_id = ?", {static_cast<int64_t>(id)});
   if (st.ok()) {

@@ -49,6 +49,22 @@ absl::StatusOr<bool> EmbeddedStore::HoldsBatches(uint64_t id) {
   return *row && (*q)->Int(0) != 0;
 }
 
+absl::Status EmbeddedStore::ForgetStepsWithoutData(uint64_t process_id) {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> oldest = db_->Prepare(
+      "SELECT COALESCE(MIN(min_ns), 9223372036854775807) FROM batches "
+      "WHERE process_id = ? AND sequence > 0");
+  if (!oldest.ok()) return oldest.status();
+  (*oldest)->Bind(1, static_cast<int64_t>(process_id));
+  absl::StatusOr<bool> row = (*oldest)->Step();
+  if (!row.ok()) return row.status();
+  const int64_t oldest_ns = (*oldest)->Int(0);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> del =
+      db_->Prepare("DELETE FROM steps WHERE process_id = ? AND end_ns < ?");
+  if (!del.ok()) return del.status();
+  (*del)->Bind(1, static_cast<int64_t>(process_id)).Bind(2, oldest_ns);
+  return (*del)->Run();
+}
+
 absl::Status EmbeddedStore::EvictSegment(uint64_t id) {
   if (fs::exists(SegmentPath(id))) RETURN_IF_ERROR(CarryIdentityRecords(id));
   if (auto it = read_fds_.find(id); it != read_fds_.end()) {
@@ -57,23 +73,42 @@ absl::Status EmbeddedStore::EvictSegment(uint64_t id) {
   }
   // Index first, file second: a crash in between leaves an orphan file, removed on the next open.
   RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
-  for (const char* sql : {"DELETE FROM batches WHERE segment_id = ?",
-                          "DELETE FROM segments WHERE segment_id = ?"}) {
-    absl::StatusOr<std::unique_ptr<SqliteStatement>> del = db_->Prepare(sql);
-    absl::Status st = del.status();
-    if (st.ok()) {
-      (*del)->Bind(1, static_cast<int64_t>(id));
-      st = (*del)->Run();
-    }
-    if (!st.ok()) {
-      (void)db_->Exec("ROLLBACK");
-      return st;
-    }
+  absl::Status st = ForgetSegmentRows(id);
+  if (st.ok()) st = db_->Exec("COMMIT");
+  if (!st.ok()) {
+    (void)db_->Exec("ROLLBACK");
+    return st;
   }
-  RETURN_IF_ERROR(db_->Exec("COMMIT"));
   std::error_code ec;
   fs::remove(SegmentPath(id), ec);
   if (ec) spdlog::warn("storage: cannot remove {}: {}", SegmentPath(id), ec.message());
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedStore::ForgetSegmentRows(uint64_t id) {
+  std::vector<uint64_t> processes;
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare(
+        "SELECT DISTINCT process_id FROM batches WHERE segment_id = ? AND sequence > 0");
+    if (!q.ok()) return q.status();
+    (*q)->Bind(1, static_cast<int64_t>(id));
+    absl::StatusOr<bool> row = (*q)->Step();
+    for (; row.ok() && *row; row = (*q)->Step()) processes.push_back(static_cast<uint64_t>((*q)->Int(0)));
+    if (!row.ok()) return row.status();
+  }
+  // A process's event count is what is stored of it (gpuspy jobs); batch_count and max_sequence
+  // keep what was ever stored, so that eviction is not mistaken for missing batches.
+  for (const char* sql :
+       {"UPDATE processes SET event_count = MAX(event_count - (SELECT COALESCE(SUM(event_count), 0) "
+        "FROM batches b WHERE b.process_id = processes.process_id AND b.segment_id = ?1 AND "
+        "b.sequence > 0), 0) WHERE process_id IN (SELECT process_id FROM batches WHERE segment_id = ?1)",
+        "DELETE FROM batches WHERE segment_id = ?1", "DELETE FROM segments WHERE segment_id = ?1"}) {
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> stmt = db_->Prepare(sql);
+    if (!stmt.ok()) return stmt.status();
+    (*stmt)->Bind(1, static_cast<int64_t>(id));
+    RETURN_IF_ERROR((*stmt)->Run());
+  }
+  for (uint64_t p : processes) RETURN_IF_ERROR(ForgetStepsWithoutData(p));
   return absl::OkStatus();
 }
 

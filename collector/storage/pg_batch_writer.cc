@@ -214,6 +214,7 @@ absl::Status PgBatchWriter::Roll(int64_t now) {
   active_id_ = id;
   active_bytes_ = 0;
   active_created_ns_ = now;
+  if (options_.on_roll) options_.on_roll();
   return absl::OkStatus();
 }
 
@@ -228,12 +229,34 @@ absl::Status PgBatchWriter::Flush() {
 
 absl::Status PgBatchWriter::DropPartition(int64_t segment_id, const std::string& relname) {
   // Table and catalog row go together (DDL is transactional): nothing to reconcile after a crash.
+  // So do the counts: a process's event_count is what is stored of it (gpuspy jobs), and its
+  // steps that end before its oldest remaining batch go (all of them when none is left);
+  // batch_count and max_sequence keep every batch ever stored, so eviction is no gap.
   absl::Status st = conn_->Run("BEGIN");
+  std::vector<int64_t> processes;
+  if (st.ok()) {
+    absl::StatusOr<PgResult> r = conn_->Query(absl::StrCat(
+        "UPDATE processes p SET event_count = GREATEST(p.event_count - d.events, 0) FROM "
+        "(SELECT process_id, SUM(event_count) AS events FROM ", PgQuoteIdentifier(relname),
+        " GROUP BY process_id) d WHERE p.process_id = d.process_id RETURNING p.process_id"));
+    st = r.status();
+    for (int i = 0; st.ok() && i < r->rows(); ++i) processes.push_back(r->Int(i, 0));
+  }
   if (st.ok()) st = conn_->Run(absl::StrCat("DROP TABLE IF EXISTS ", PgQuoteIdentifier(relname)));
   if (st.ok()) {
     PgParams p;
     p.Int(segment_id);
     st = conn_->Query("DELETE FROM batch_partitions WHERE segment_id = $1", p).status();
+  }
+  if (st.ok() && !processes.empty()) {
+    PgParams p;
+    p.IntArray(processes);
+    st = conn_->Query(
+                  "DELETE FROM steps s USING (SELECT id, (SELECT MIN(b.min_ns) FROM batches b "
+                  "WHERE b.process_id = id) AS oldest_ns FROM unnest($1::bigint[]) AS id) o "
+                  "WHERE s.process_id = o.id AND (o.oldest_ns IS NULL OR s.end_ns < o.oldest_ns)",
+                  p)
+             .status();
   }
   if (st.ok()) st = conn_->Run("COMMIT");
   if (!st.ok()) {

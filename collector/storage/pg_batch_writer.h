@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,6 +33,8 @@ struct PgBatchWriterOptions {
   uint64_t partition_max_bytes = 1ull << 30;  // of stored (compressed) payload
   int64_t partition_max_age_ns = 0;  // 0 = partitions roll by size only
   bool compress = true;              // zstd payloads at rest (kept raw when that is not smaller)
+  // After a new partition started (Store::set_roll_observer); conn_mu_ held: it must only signal.
+  std::function<void()> on_roll;
 };
 
 class PgBatchWriter {

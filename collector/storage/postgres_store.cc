@@ -131,6 +131,7 @@ absl::Status PostgresStore::Open() {
   wo.partition_max_bytes = options_.partition_max_bytes;
   wo.partition_max_age_ns = options_.partition_max_age_ns;
   wo.compress = options_.compress;
+  wo.on_roll = [this] { NoteRoll(); };
   absl::StatusOr<std::unique_ptr<PgBatchWriter>> w = PgBatchWriter::Open(std::move(*writer), wo);
   if (!w.ok()) return w.status();
   writer_ = std::move(*w);

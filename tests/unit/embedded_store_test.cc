@@ -231,7 +231,7 @@ class EmbeddedStoreTest : public ::testing::Test {
 
 TEST_F(EmbeddedStoreTest, IndexIsAtTheCurrentSchemaVersion) {
   { auto store = Open(); }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 4);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 5);
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_table_info('segments') "
                             "WHERE name IN ('path', 'sealed')"),
             2);
@@ -270,7 +270,7 @@ TEST_F(EmbeddedStoreTest, VersionOneDataDirIsMigratedAndStaysReadable) {
     EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));
     EXPECT_TRUE(store->AppendBatch(Batch(id, 7, 7, 7, 400)).ok());
   }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 4);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 5);
   // Every segment but the newest is sealed; paths are filled in.
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE sealed = 0"), 1);
   EXPECT_EQ(SqlInt(Index(), "SELECT sealed FROM segments ORDER BY segment_id DESC LIMIT 1"), 0);
@@ -594,6 +594,7 @@ TEST_F(EmbeddedStoreTest, DamagedSegmentIsQuarantinedItsGoodRecordsKeptAndTheLos
   EXPECT_EQ(Sequences(*again), Sequences(*first));
   EXPECT_EQ(store->Stats().corrupt_records, 1u);
   EXPECT_EQ(store->GetProcess(id)->sequence_gaps(), 1u);
+  EXPECT_EQ(store->GetProcess(id)->event_count, 9u * 3) << "the lost batch's events still counted";
   // And so it stays after a restart, with new batches going on as before.
   store.reset();
   store = Open(1024);

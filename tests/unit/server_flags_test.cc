@@ -85,5 +85,29 @@ TEST(ServerFlags, NegativeRetentionAgeIsRefused) {
   EXPECT_NE(Parse({"--retention-age", "-1s"}, &f).find("--retention-age"), std::string::npos);
 }
 
+TEST(ServerFlags, RetentionIntervalAndHttpBounds) {
+  ServerFlags f = DefaultServerFlags();
+  ASSERT_EQ(Parse({}, &f), "");
+  EXPECT_EQ(f.options.retention_interval, absl::Seconds(30));
+  EXPECT_EQ(f.options.http_max_connections, 1024u);
+  EXPECT_EQ(f.options.http_max_connections_per_peer, 64u);
+  EXPECT_EQ(f.options.http_request_timeout_ms, 5000);
+  f = DefaultServerFlags();
+  ASSERT_EQ(Parse({"--retention-interval", "5m", "--http-max-connections", "10",
+                   "--http-max-connections-per-peer", "2", "--http-request-timeout-ms", "700"},
+                  &f),
+            "");
+  EXPECT_EQ(f.options.retention_interval, absl::Minutes(5));
+  EXPECT_EQ(f.options.http_max_connections, 10u);
+  EXPECT_EQ(f.options.http_max_connections_per_peer, 2u);
+  EXPECT_EQ(f.options.http_request_timeout_ms, 700);
+  for (const char* bad : {"0", "-1s", "soon"}) {
+    f = DefaultServerFlags();
+    EXPECT_NE(Parse({"--retention-interval", bad}, &f).find("--retention-interval"),
+              std::string::npos)
+        << bad;
+  }
+}
+
 }  // namespace
 }  // namespace gpuspy::collector

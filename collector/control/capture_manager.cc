@@ -1,5 +1,7 @@
 #include "collector/control/capture_manager.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "spdlog/spdlog.h"
@@ -14,6 +16,7 @@ std::string Describe(const v1::AttachRequest& r) {
   std::string s = absl::StrCat("job '", r.job_id(), "'");
   if (r.rank() >= 0) absl::StrAppend(&s, " rank ", r.rank());
   if (!r.host().empty()) absl::StrAppend(&s, " on host ", r.host());
+  if (!r.process_keys().empty()) absl::StrAppend(&s, " (", r.process_keys_size(), " named processes)");
   return s;
 }
 
@@ -31,6 +34,11 @@ bool CaptureManager::Matches(const v1::AttachRequest& r, const v1::ProcessIdenti
   if (id.job_id() != r.job_id()) return false;
   if (r.rank() >= 0 && id.rank() != r.rank()) return false;
   if (!r.host().empty() && id.host() != r.host()) return false;
+  if (!r.process_keys().empty() &&
+      std::find(r.process_keys().begin(), r.process_keys().end(), id.process_key()) ==
+          r.process_keys().end()) {
+    return false;
+  }
   return true;
 }
 

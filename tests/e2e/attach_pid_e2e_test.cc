@@ -129,7 +129,8 @@ TEST_F(AttachPidE2E, MatchAndCgroupSelectOnlyTheCudaProcessesTheyName) {
   EXPECT_EQ(r.out.find("pid " + std::to_string(bystander.pid())), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 process(es) of job 77001 armed"), std::string::npos) << r.out;
   // A cgroup is read from its cgroup.procs: here a directory that lists one trainer and the
-  // bystander, so only the trainer is attached.
+  // bystander, so only the trainer is attached, and only it is captured though its job has two
+  // dormant processes now.
   const std::string cgroup = dir_.path() + "/cgroup";
   ASSERT_EQ(system(("mkdir -p " + cgroup + " && printf '%d\n%d\n' " + std::to_string(bystander.pid()) +
                     " " + std::to_string(b->pid()) + " > " + cgroup + "/cgroup.procs").c_str()), 0);

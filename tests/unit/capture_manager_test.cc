@@ -23,6 +23,7 @@ class CaptureManagerTest : public ::testing::Test {
     id.set_job_id(job);
     id.set_rank(rank);
     id.set_host("node-a");
+    id.set_process_key("node-a:" + std::to_string(process_id));
     tokens_[process_id] = registry_.Opened(
         process_id, id, mode,
         [this, process_id](const v1::ServerMessage& m) {
@@ -88,6 +89,23 @@ TEST_F(CaptureManagerTest, ACaptureEndsWhenEveryProcessIsDoneOrGone) {
   EXPECT_EQ(c.processes(0).status().state(), v1::CAPTURE_STATE_EXITED);
   EXPECT_NE(c.processes(0).status().message().find("disconnected"), std::string::npos);
   EXPECT_EQ(c.processes(1).status().state(), v1::CAPTURE_STATE_DONE);
+}
+
+// gpuspy attach --pid names the processes it loaded gpuspy into: the rest of their job (other
+// attached processes, ranks that connect later) stays out of the window.
+TEST_F(CaptureManagerTest, NamedProcessesAreArmedAndNoOtherOfTheirJob) {
+  Connect(1, "train", 0);
+  Connect(2, "train", 1);
+  v1::AttachRequest r = Attach("train");
+  r.add_process_keys("node-a:2");
+  absl::StatusOr<v1::AttachResponse> armed = manager_.Attach(r);
+  ASSERT_TRUE(armed.ok()) << armed.status();
+  EXPECT_EQ(armed->processes_armed(), 1u);
+  EXPECT_TRUE(pushed_[1].empty());
+  EXPECT_EQ(pushed_[2].size(), 1u);
+  Connect(3, "train", 2);
+  EXPECT_TRUE(pushed_[3].empty());
+  EXPECT_EQ(Latest("train").processes_size(), 1);
 }
 
 TEST_F(CaptureManagerTest, ARankThatConnectsDuringACaptureJoinsIt) {

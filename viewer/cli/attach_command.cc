@@ -111,6 +111,7 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
   req.set_job_id(a.job);
   req.set_rank(a.rank);
   req.set_host(a.host);
+  for (const std::string& key : a.process_keys) req.add_process_keys(key);
   v1::StartCapture* cap = req.mutable_capture();
   cap->set_steps(a.steps);
   absl::Duration duration = absl::ZeroDuration(), start_timeout, wait = absl::ZeroDuration();

@@ -19,6 +19,7 @@ struct AttachOptions {
   std::string start_timeout = "10s";  // wait this long for an NVTX step boundary
   bool detach = false;           // return once armed
   std::string wait = "";         // give up waiting after this (default: generous from the request)
+  std::vector<std::string> process_keys;  // only these processes (attach --pid), not their whole job
 };
 
 int Attach(const GlobalOptions& g, const AttachOptions& a);

@@ -295,6 +295,7 @@ int AttachToProcesses(const GlobalOptions& g, AttachOptions a, const ProcessSele
     attached.push_back(*one);
   }
   a.job = attached.front().job;
+  for (const Attached& one : attached) a.process_keys.push_back(one.process_key);
   return Attach(g, a);
 }
 

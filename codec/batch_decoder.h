@@ -3,6 +3,7 @@
 #pragma once
 
 #include "absl/status/status.h"
+#include "codec/batch_event_count.h"  // CountEvents, for the decoder's callers
 #include "codec/process_dictionary.h"
 #include "gpuspy/v1/wire.pb.h"
 #include "model/events.h"
@@ -13,8 +14,5 @@ namespace gpuspy {
 // to `out`. On error `out` is left unchanged and the status names the column and index at fault.
 absl::Status DecodeBatch(const v1::EventBatch& batch, const ProcessDictionary& dict,
                          EventColumns* out);
-
-// Number of events in a batch, from column lengths alone (no validation).
-size_t CountEvents(const v1::EventBatch& batch);
 
 }  // namespace gpuspy

@@ -17,7 +17,7 @@
 #include "client/log/log_line.h"
 #include "client/spill/private_directory.h"
 #include "client/spill/spill_file.h"
-#include "codec/batch_decoder.h"
+#include "codec/batch_event_count.h"
 
 namespace gpuspy::inject {
 namespace {

@@ -1,3 +1,5 @@
+// Every Kineto event category's mapping to gpuspy events, side by side: one table of rules that
+// must stay consistent with each other (which ids join a launch to its kernel, which clock).
 #include "importers/kineto/kineto_mapping.h"
 
 #include <algorithm>

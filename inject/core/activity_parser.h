@@ -10,49 +10,28 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "inject/core/cupti_api.h"
+#include "inject/core/record_parser.h"
 #include "model/events.h"
 #include "model/string_table.h"
 
 namespace gpuspy::inject {
 
-// What a DEVICE record told us; becomes part of the process identity.
-struct DeviceInfo {
-  uint32_t id = 0;
-  std::string name;
-  uint32_t sm_count = 0;
-  uint64_t global_memory_bytes = 0;
-  uint32_t cc_major = 0;
-  uint32_t cc_minor = 0;
-};
-
-struct ParserStats {
-  uint64_t records = 0;
-  uint64_t skipped_kinds = 0;      // records of kinds gpuspy does not model (e.g. NAME, STREAM)
-  uint64_t unpaired_markers = 0;   // NVTX range ends whose start was never seen
-  // GPU records CUPTI could not time (start or end CUPTI_TIMESTAMP_UNKNOWN, "for lack of device
-  // memory"): dropped, since a kernel at t=0 would stretch every time range back to 1970.
-  uint64_t untimed_records = 0;
-  // Buffers whose walk ended on an error, not at their end (a corrupt or unknown record): the
-  // rest of such a buffer cannot be read, since record sizes come from kinds.
-  uint64_t unreadable_buffers = 0;
-};
-
 // NVTX range starts waiting for their end record; beyond this the oldest are dropped (a range
 // that never ends is an application bug, not a reason to grow without bound).
 inline constexpr size_t kMaxOpenNvtxRanges = 4096;
 
-class ActivityParser {
+class ActivityParser : public RecordParser {
  public:
   // `strings` is the process's string table; names are interned into it.
   ActivityParser(const CuptiApi* api, StringTable* strings) : api_(api), strings_(strings) {}
 
   // Appends the events of every record in `buffer[0, valid_bytes)` to `out`.
-  void ParseBuffer(uint8_t* buffer, size_t valid_bytes, EventColumns* out);
+  void ParseBuffer(uint8_t* buffer, size_t valid_bytes, EventColumns* out) override;
   // One record (exposed for tests that build records by hand).
   void ParseRecord(const CUpti_Activity* record, EventColumns* out);
 
-  const std::vector<DeviceInfo>& devices() const { return devices_; }
-  const ParserStats& stats() const { return stats_; }
+  const std::vector<DeviceInfo>& devices() const override { return devices_; }
+  const ParserStats& stats() const override { return stats_; }
 
  private:
   struct OpenRange {

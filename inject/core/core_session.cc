@@ -114,7 +114,7 @@ absl::StatusOr<v1::ProcessIdentity> StartSession(const EnvLookup& env, const std
   identity.set_clock_offset_ns(static_cast<int64_t>(wall.tv_sec) * 1'000'000'000 + wall.tv_nsec -
                                capture.Now());
   auto* pipeline = new EventPipeline(
-      config, capture.api(), identity,
+      config, capture.record_parser(), identity,
       std::make_unique<GrpcBatchSink>(config.collector, config.mode == CaptureMode::kAlways
                                                             ? v1::CAPTURE_MODE_CONTINUOUS
                                                             : v1::CAPTURE_MODE_DORMANT),

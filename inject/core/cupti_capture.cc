@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/log/log_line.h"
+#include "inject/core/activity_parser.h"
 
 namespace gpuspy::inject {
 namespace {
@@ -230,6 +231,12 @@ void CuptiCapture::EnableCallSiteCallbacks(const CaptureKinds& kinds, bool enabl
           api_.ResultString(r).c_str());
     }
   }
+}
+
+MakeRecordParser CuptiCapture::record_parser() const {
+  return [api = &api_](StringTable* strings) -> std::unique_ptr<RecordParser> {
+    return std::make_unique<ActivityParser>(api, strings);
+  };
 }
 
 int64_t CuptiCapture::Now() const {

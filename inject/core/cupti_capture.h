@@ -13,6 +13,7 @@
 #include "inject/core/core_config.h"
 #include "inject/core/cupti_api.h"
 #include "inject/core/event_pipeline.h"
+#include "inject/core/record_parser.h"
 
 namespace gpuspy::inject {
 
@@ -45,6 +46,8 @@ class CuptiCapture {
   void MarkInertAfterFork() { inert_.store(true); }
 
   const CuptiApi* api() const { return &api_; }
+  // Parsers of this session's activity buffers for the pipeline, which sees RecordParser only.
+  MakeRecordParser record_parser() const;
   // The call-site capture; nullptr when call sites are off (GPUSPY_CALLSITES=0).
   CallSites* call_sites() { return call_sites_; }
   BufferPool* pool() { return pool_; }

@@ -10,15 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/log/log_line.h"
-#include "client/transport/ingest_client.h"
-#include "codec/batch_decoder.h"
 
 namespace gpuspy::inject {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::chrono::milliseconds kMaxBackoff{5000};
 constexpr absl::Duration kConnectTimeout = absl::Seconds(2);
 // After a window closes, GPU work launched inside it may still be running or sitting in CUPTI's
 // buffers: wait this long (at least) before dropping what is undecided.
@@ -73,23 +70,27 @@ void CompletedBuffers::Wake() {
   cv_.notify_one();
 }
 
-EventPipeline::EventPipeline(const CoreConfig& config, const CuptiApi* api,
+EventPipeline::EventPipeline(const CoreConfig& config, const MakeRecordParser& make_parser,
                              v1::ProcessIdentity identity, std::unique_ptr<BatchSink> sink,
                              BufferPool* pool, CompletedBuffers* completed,
                              std::function<void(bool)> flush,
                              std::function<uint64_t()> dropped_records, TracingControl tracing)
     : config_(config),
       identity_(std::move(identity)),
-      sink_(std::move(sink)),
       pool_(pool),
       completed_(completed),
       flush_(std::move(flush)),
       dropped_records_(std::move(dropped_records)),
       tracing_(std::move(tracing)),
-      parser_(api, &strings_),
+      parser_(make_parser(&strings_)),
       encoder_(&strings_),
-      spill_(SpillPathFor(config.spill_dir, identity_), config.spill_max_bytes,
-             identity_.SerializeAsString()) {}
+      delivery_(config, &identity_, std::move(sink), &stats_,
+                Delivery::ExitSignal{.stopping = &stopping_, .deadline = &exit_deadline_},
+                Delivery::Hooks{
+                    .resend_definitions = [this] { encoder_.ResendAllDefinitions(); },
+                    // Tell the (possibly restarted) collector where a window stands.
+                    .connected = [this] { last_status_sent_.Clear(); },
+                }) {}
 
 EventPipeline::~EventPipeline() { Stop(std::chrono::milliseconds(0)); }
 
@@ -97,7 +98,7 @@ void EventPipeline::EnableSpillAdoption(std::function<std::unique_ptr<BatchSink>
   if (!config_.adopt_spills) return;
   AdoptionOptions options;
   options.dir = config_.spill_dir;
-  options.own_path = spill_.path();
+  options.own_path = delivery_.spill_path();
   options.connect_timeout = kConnectTimeout;
   options.ack_timeout = ToAbsl(std::chrono::milliseconds(config_.ack_timeout_ms));
   adoption_ = std::make_unique<BackgroundAdoption>(std::move(options), std::move(make_sink));
@@ -163,8 +164,7 @@ void EventPipeline::Run() {
   }
   Drain(true);
   // Say goodbye properly so the collector records a clean close, not a vanished process.
-  if (connected_) sink_->Disconnect();
-  connected_ = false;
+  delivery_.Goodbye();
   {
     std::lock_guard lock(done_mu_);
     done_ = true;
@@ -179,7 +179,7 @@ void EventPipeline::EnableCallSites(CallSiteQueue* queue, const CallSiteRegistry
 void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
   const size_t apis_before = pending_.apis.size();
   for (const CompletedBuffer& b : completed_->PopAll(wait)) {
-    parser_.ParseBuffer(b.data, b.valid_bytes, &pending_);
+    parser_->ParseBuffer(b.data, b.valid_bytes, &pending_);
     pool_->Release(b.data);
   }
   if (call_sites_ != nullptr) {
@@ -188,8 +188,8 @@ void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
     stats_.call_sites_joined.store(call_sites_->stats().joined, std::memory_order_relaxed);
     stats_.call_sites_expired.store(call_sites_->stats().expired, std::memory_order_relaxed);
   }
-  stats_.untimed_records.store(parser_.stats().untimed_records, std::memory_order_relaxed);
-  stats_.unreadable_buffers.store(parser_.stats().unreadable_buffers, std::memory_order_relaxed);
+  stats_.untimed_records.store(parser_->stats().untimed_records, std::memory_order_relaxed);
+  stats_.unreadable_buffers.store(parser_->stats().unreadable_buffers, std::memory_order_relaxed);
 }
 
 void EventPipeline::Drain(bool forced_flush) {
@@ -208,12 +208,12 @@ void EventPipeline::Drain(bool forced_flush) {
   if (!outgoing_.empty()) CutBatch();
   // Nothing new to send, but batches spilled earlier (collector away or overloaded): keep trying
   // until the exit deadline (EnsureConnected waits out an overloaded collector's retry hints).
-  while (!spill_.empty() && EnsureConnected()) ReplaySpill();
-  if (!spill_.empty()) {
+  while (!delivery_.spill_empty() && delivery_.EnsureConnected()) delivery_.ReplaySpill();
+  if (!delivery_.spill_empty()) {
     Log(LogLevel::kWarn,
         "exiting with undelivered events in %s; the next gpuspy process of this user on this "
         "host delivers them (or `gpuspy spill --deliver`)",
-        spill_.path().c_str());
+        delivery_.spill_path().c_str());
   }
   if (in_window) {  // after the last batch, as in TendWindow
     v1::CaptureStatus status = WindowStatus();
@@ -240,26 +240,23 @@ void EventPipeline::Route() {
 }
 
 void EventPipeline::Listen(Clock::time_point now) {
-  if (connected_ && !sink_->Connected()) {
-    // The collector ended the stream while we were quiet (restart): reconnect.
-    connected_ = false;
-    sink_->Disconnect();
-  }
+  // The collector ended the stream while we were quiet (restart): reconnect.
+  delivery_.NoticeClosedStream();
   // Dormant processes register at once so an attach can find them; continuous ones connect
   // with their first batch.
-  if (!connected_ && (config_.mode == CaptureMode::kOnDemand || window_.active())) {
-    if (!EnsureConnected()) return;
+  if (!delivery_.connected() && (config_.mode == CaptureMode::kOnDemand || window_.active())) {
+    if (!delivery_.EnsureConnected()) return;
   }
-  if (!connected_) return;
+  if (!delivery_.connected()) return;
   // A quiet process (dormant, or between windows) sends no batch that would trigger the replay.
-  if (!spill_.empty()) ReplaySpill();
-  if (!connected_) return;
+  if (!delivery_.spill_empty()) delivery_.ReplaySpill();
+  if (!delivery_.connected()) return;
   // The collector is here: a good time to deliver what ended processes left behind.
   if (adoption_ != nullptr && now >= next_adoption_) {
     adoption_->Start();
     next_adoption_ = now + kAdoptionRescan;
   }
-  for (const v1::Command& c : sink_->TakeCommands()) HandleCommand(c);
+  for (const v1::Command& c : delivery_.TakeCommands()) HandleCommand(c);
   if (now - last_heartbeat_ >= std::chrono::milliseconds(config_.heartbeat_ms)) {
     last_heartbeat_ = now;
     v1::ClientMessage m;
@@ -268,10 +265,7 @@ void EventPipeline::Listen(Clock::time_point now) {
     clock_gettime(CLOCK_REALTIME, &ts);
     m.mutable_heartbeat()->set_client_unix_ns(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 +
                                               ts.tv_nsec);
-    if (!sink_->Send(m).ok()) {
-      connected_ = false;
-      sink_->Disconnect();
-    }
+    (void)delivery_.Send(m);
   }
 }
 
@@ -345,13 +339,10 @@ v1::CaptureStatus EventPipeline::WindowStatus() const {
 }
 
 void EventPipeline::SendStatus(const v1::CaptureStatus& status) {
-  if (!connected_) return;  // the next status after reconnecting says it all
+  if (!delivery_.connected()) return;  // the next status after reconnecting says it all
   v1::ClientMessage m;
   *m.mutable_capture_status() = status;
-  if (!sink_->Send(m).ok()) {
-    connected_ = false;
-    sink_->Disconnect();
-  }
+  (void)delivery_.Send(m);
 }
 
 void EventPipeline::TendWindow(Clock::time_point now) {
@@ -387,7 +378,7 @@ void EventPipeline::TendWindow(Clock::time_point now) {
   if (changed || (window_.active() && now - last_status_ >= kStatusPeriod)) {
     if (!window_.active() && last_status_sent_.state() == status.state()) return;
     SendStatus(status);
-    if (connected_) last_status_sent_ = status;
+    if (delivery_.connected()) last_status_sent_ = status;
     last_status_ = now;
   }
 }
@@ -401,7 +392,7 @@ LossCounters EventPipeline::Loss() const {
 
 void EventPipeline::CutBatch() {
   // DEVICE records arrive in the first buffers; later (re)connects announce them.
-  const auto& devices = parser_.devices();
+  const auto& devices = parser_->devices();
   for (; devices_reported_ < devices.size(); ++devices_reported_) {
     const DeviceInfo& d = devices[devices_reported_];
     v1::Device* out = identity_.add_devices();
@@ -414,153 +405,10 @@ void EventPipeline::CutBatch() {
   }
   v1::EventBatch batch;
   encoder_.Encode(outgoing_, next_sequence_++, Loss(), &batch);
-  stats_.events.fetch_add(outgoing_.size());
+  const uint64_t events = outgoing_.size();
+  stats_.events.fetch_add(events);
   outgoing_.clear();
-  Deliver(batch);
-}
-
-void EventPipeline::BackOffFromOverload(const absl::Status& why, Clock::time_point now) {
-  if (stats_.overload_refusals.fetch_add(1) == 0) {
-    Log(LogLevel::kWarn, "collector %s is overloaded (%s); keeping events in %s and retrying",
-        config_.collector.c_str(), std::string(why.message()).c_str(), spill_.path().c_str());
-  }
-  next_connect_attempt_ = now + absl::ToChronoMilliseconds(OverloadBackoff(why));
-  overloaded_ = true;
-}
-
-void EventPipeline::Disconnected(const absl::Status& why) {
-  connected_ = false;
-  sink_->Disconnect();
-  if (absl::IsResourceExhausted(why)) BackOffFromOverload(why, Clock::now());
-}
-
-bool EventPipeline::EnsureConnected() {
-  if (connected_) return true;
-  absl::StatusOr<uint64_t> last;
-  for (;;) {
-    const auto now = Clock::now();
-    if (stopping_.load()) {
-      if (now >= exit_deadline_) return false;
-      // An overloaded collector's retry hint still holds at exit (hammering it helps nobody);
-      // an unreachable one gets one more try at once.
-      if (now < next_connect_attempt_ && overloaded_) {
-        std::this_thread::sleep_until(std::min(next_connect_attempt_, exit_deadline_));
-        continue;
-      }
-    } else if (now < next_connect_attempt_) {
-      return false;
-    }
-    last = sink_->Connect(identity_, kConnectTimeout);
-    if (last.ok()) break;
-    if (absl::IsResourceExhausted(last.status())) {
-      BackOffFromOverload(last.status(), now);
-    } else {
-      overloaded_ = false;
-      if (stats_.connect_failures.fetch_add(1) == 0) {
-        Log(LogLevel::kWarn, "collector %s unreachable (%s); spilling to %s until it is back",
-            config_.collector.c_str(), std::string(last.status().message()).c_str(),
-            spill_.path().c_str());
-      }
-      next_connect_attempt_ = now + backoff_;
-      backoff_ = std::min(backoff_ * 2, kMaxBackoff);
-    }
-    // While the process exits, an overloaded collector is waited for within the exit timeout:
-    // what is not delivered now stays behind in the spill file. Only the gpuspy-send thread
-    // waits here; the application's exit is bounded by Stop's timeout.
-    if (!stopping_.load() || !absl::IsResourceExhausted(last.status())) return false;
-    const auto wake = std::min(next_connect_attempt_, exit_deadline_);
-    if (wake >= exit_deadline_) return false;
-    std::this_thread::sleep_until(wake);
-  }
-  Log(LogLevel::kInfo, "connected to %s", config_.collector.c_str());
-  connected_ = true;
-  overloaded_ = false;
-  backoff_ = std::chrono::milliseconds(100);
-  last_status_sent_.Clear();  // tell the (possibly restarted) collector where a window stands
-  // The collector may have lost what earlier batches defined (restarted with a fresh store).
-  encoder_.ResendAllDefinitions();
-  return true;
-}
-
-void EventPipeline::Spill(const v1::EventBatch& batch) {
-  std::string bytes;
-  batch.SerializeToString(&bytes);
-  absl::Status st = spill_.Append(bytes);
-  if (st.ok()) {
-    stats_.batches_spilled.fetch_add(1);
-    return;
-  }
-  if (stats_.spill_dropped_events.load() == 0) {
-    Log(LogLevel::kWarn, "dropping events: %s", std::string(st.message()).c_str());
-  }
-  stats_.spill_dropped_events.fetch_add(CountEvents(batch));
-  // The dropped batch may have introduced names later batches refer to.
-  encoder_.ResendAllDefinitions();
-}
-
-void EventPipeline::ReplaySpill() {
-  auto timeout = ToAbsl(std::chrono::milliseconds(config_.ack_timeout_ms));
-  if (stopping_.load()) {
-    timeout = std::min(timeout, absl::FromChrono(exit_deadline_ - Clock::now()));
-  }
-  absl::StatusOr<SpillFile::ReplayResult> replayed = spill_.Replay([&](const std::string& bytes) {
-    if (!connected_) return false;
-    v1::EventBatch batch;
-    if (!batch.ParseFromString(bytes)) return true;  // cannot happen: checksummed, ours
-    absl::Status st = sink_->Deliver(batch, timeout);
-    if (st.ok()) {
-      stats_.batches_replayed.fetch_add(1);
-    } else if (absl::IsInvalidArgument(st)) {
-      stats_.batches_refused.fetch_add(1);
-    } else {
-      Disconnected(st);
-      return false;  // it and the rest stay spilled, in order
-    }
-    return true;
-  });
-  if (!replayed.ok()) {
-    Log(LogLevel::kWarn, "spill unreadable, discarded: %s",
-        std::string(replayed.status().message()).c_str());
-  } else if (replayed->torn) {
-    Log(LogLevel::kWarn, "spill %s ended in a damaged record; the rest was discarded",
-        spill_.path().c_str());
-  }
-}
-
-void EventPipeline::Deliver(const v1::EventBatch& batch) {
-  if (!EnsureConnected()) {
-    Spill(batch);
-    return;
-  }
-  if (!spill_.empty()) ReplaySpill();
-  if (!connected_) {
-    Spill(batch);
-    return;
-  }
-  auto timeout = std::chrono::milliseconds(config_.ack_timeout_ms);
-  if (stopping_.load()) {
-    timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    exit_deadline_ - Clock::now()));
-    if (timeout.count() <= 0) {
-      Spill(batch);
-      return;
-    }
-  }
-  absl::Status st = sink_->Deliver(batch, ToAbsl(timeout));
-  if (st.ok()) {
-    stats_.batches_delivered.fetch_add(1);
-    return;
-  }
-  if (absl::IsInvalidArgument(st)) {
-    stats_.batches_refused.fetch_add(1);
-    Log(LogLevel::kError, "collector refused batch %llu: %s",
-        static_cast<unsigned long long>(batch.sequence()), std::string(st.message()).c_str());
-    encoder_.ResendAllDefinitions();
-    return;
-  }
-  Log(LogLevel::kInfo, "delivery failed (%s); spilling", std::string(st.message()).c_str());
-  Disconnected(st);
-  Spill(batch);
+  delivery_.Deliver(batch, events);
 }
 
 }  // namespace gpuspy::inject

@@ -14,13 +14,14 @@
 
 #include "client/spill/batch_sink.h"
 #include "client/spill/spill_adoption.h"
-#include "client/spill/spill_file.h"
 #include "codec/batch_encoder.h"
-#include "inject/core/activity_parser.h"
 #include "inject/core/buffer_pool.h"
 #include "inject/core/call_site_queue.h"
 #include "inject/core/capture_window.h"
 #include "inject/core/core_config.h"
+#include "inject/core/delivery.h"
+#include "inject/core/pipeline_stats.h"
+#include "inject/core/record_parser.h"
 
 namespace gpuspy::inject {
 
@@ -52,31 +53,13 @@ struct TracingControl {
   std::function<int64_t()> now_ns;
 };
 
-struct PipelineStats {
-  std::atomic<uint64_t> events{0};
-  std::atomic<uint64_t> batches_delivered{0};
-  std::atomic<uint64_t> batches_spilled{0};
-  std::atomic<uint64_t> batches_replayed{0};
-  std::atomic<uint64_t> batches_refused{0};   // collector said InvalidArgument
-  std::atomic<uint64_t> spill_dropped_events{0};
-  std::atomic<uint64_t> connect_failures{0};
-  std::atomic<uint64_t> overload_refusals{0};  // collector said RESOURCE_EXHAUSTED (kept, retried)
-  std::atomic<uint64_t> captures_started{0};
-  std::atomic<uint64_t> events_outside_window{0};  // traced around a capture window, not sent
-  // The parser's losses (ParserStats): GPU records CUPTI could not time, buffers whose walk
-  // CUPTI abandoned. Published after each parse, for the exit line and tests.
-  std::atomic<uint64_t> untimed_records{0};
-  std::atomic<uint64_t> unreadable_buffers{0};
-  // API events given a call site, and call-site marks whose API record never came.
-  std::atomic<uint64_t> call_sites_joined{0};
-  std::atomic<uint64_t> call_sites_expired{0};
-};
-
 class EventPipeline {
  public:
-  // `flush` asks CUPTI to complete its buffers (cuptiActivityFlushAll); `dropped_records`
-  // returns CUPTI's cumulative drop count. Both are called on the pipeline thread.
-  EventPipeline(const CoreConfig& config, const CuptiApi* api, v1::ProcessIdentity identity,
+  // `make_parser` gives the capture layer's record parser (CUPTI stays behind it); `flush` asks
+  // CUPTI to complete its buffers (cuptiActivityFlushAll); `dropped_records` returns CUPTI's
+  // cumulative drop count. Both are called on the pipeline thread.
+  EventPipeline(const CoreConfig& config, const MakeRecordParser& make_parser,
+                v1::ProcessIdentity identity,
                 std::unique_ptr<BatchSink> sink, BufferPool* pool, CompletedBuffers* completed,
                 std::function<void(bool forced)> flush,
                 std::function<uint64_t()> dropped_records, TracingControl tracing = {});
@@ -97,7 +80,7 @@ class EventPipeline {
   const PipelineStats& stats() const { return stats_; }
   // Called in a fork()ed child, whose copy of the pipeline never runs: drops what would keep the
   // parent's spill file claimed after the parent ends.
-  void AbandonAfterFork() { spill_.AbandonAfterFork(); }
+  void AbandonAfterFork() { delivery_.AbandonAfterFork(); }
 
  private:
   void Run();
@@ -114,19 +97,10 @@ class EventPipeline {
   void SendStatus(const v1::CaptureStatus& status);
   v1::CaptureStatus WindowStatus() const;
   void CutBatch();
-  void Deliver(const v1::EventBatch& batch);
-  bool EnsureConnected();
-  // The stream failed with `why`: drop it, and stay away a while if the collector is overloaded.
-  void Disconnected(const absl::Status& why);
-  // Notes an overload refusal: no reconnect before the collector's retry hint (with jitter).
-  void BackOffFromOverload(const absl::Status& why, std::chrono::steady_clock::time_point now);
-  void ReplaySpill();
-  void Spill(const v1::EventBatch& batch);
   LossCounters Loss() const;
 
   const CoreConfig config_;
   v1::ProcessIdentity identity_;
-  std::unique_ptr<BatchSink> sink_;
   BufferPool* pool_;
   CompletedBuffers* completed_;
   std::function<void(bool)> flush_;
@@ -134,7 +108,7 @@ class EventPipeline {
   TracingControl tracing_;
 
   StringTable strings_;
-  ActivityParser parser_;
+  std::unique_ptr<RecordParser> parser_;
   BatchEncoder encoder_;
   EventColumns pending_;   // parsed, not yet routed
   EventColumns outgoing_;  // to be cut into batches
@@ -145,11 +119,6 @@ class EventPipeline {
   std::chrono::steady_clock::time_point last_status_{};
   v1::CaptureStatus last_status_sent_;
   uint64_t next_sequence_ = 1;
-  SpillFile spill_;
-  bool connected_ = false;
-  std::chrono::steady_clock::time_point next_connect_attempt_{};
-  std::chrono::milliseconds backoff_{100};
-  bool overloaded_ = false;  // the last refusal was RESOURCE_EXHAUSTED (next_connect_attempt_ is its hint)
   std::unique_ptr<BackgroundAdoption> adoption_;
   std::unique_ptr<CallSiteJoiner> call_sites_;
   std::chrono::steady_clock::time_point next_adoption_{};
@@ -158,6 +127,7 @@ class EventPipeline {
   PipelineStats stats_;
   std::atomic<bool> stopping_{false};
   std::chrono::steady_clock::time_point exit_deadline_{};
+  Delivery delivery_;  // after what it points at: identity_, stats_, stopping_, exit_deadline_
   std::thread thread_;
   std::mutex done_mu_;
   std::condition_variable done_cv_;

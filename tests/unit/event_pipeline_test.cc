@@ -2,6 +2,8 @@
 // away, replay in order, bounded spill, refused batches, bounded exit.
 #include "inject/core/event_pipeline.h"
 
+#include "inject/core/activity_parser.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -143,6 +145,13 @@ class EventPipelineTest : public ::testing::Test {
     identity_.set_pid(1);
   }
 
+  // The capture layer's parser over the test's fake CUPTI walk.
+  MakeRecordParser Parser() {
+    return [this](StringTable* strings) -> std::unique_ptr<RecordParser> {
+      return std::make_unique<ActivityParser>(&api_, strings);
+    };
+  }
+
   void MakePipeline() {
     TracingControl tracing;
     tracing.enable = [this](const CaptureKinds& k) {
@@ -151,7 +160,7 @@ class EventPipelineTest : public ::testing::Test {
     };
     tracing.disable = [this] { ++disables_; };
     pipeline_ = std::make_unique<EventPipeline>(
-        config_, &api_, identity_, std::make_unique<FakeSink>(&collector_), &pool_, &completed_,
+        config_, Parser(), identity_, std::make_unique<FakeSink>(&collector_), &pool_, &completed_,
         [this](bool) { ++flushes_; }, [] { return uint64_t{0}; }, std::move(tracing));
     pipeline_->Start();
   }
@@ -460,7 +469,7 @@ TEST_F(EventPipelineTest, StopIsBoundedWhenCollectorNeverAcks) {
   auto* pool = new BufferPool(64 * 1024, 8);
   auto* completed = new CompletedBuffers;
   config_.ack_timeout_ms = 60'000;
-  auto* pipeline = new EventPipeline(config_, &api_, identity_,
+  auto* pipeline = new EventPipeline(config_, Parser(), identity_,
                                      std::make_unique<FakeSink>(collector), pool, completed,
                                      [](bool) {}, [] { return uint64_t{0}; });
   pipeline->Start();

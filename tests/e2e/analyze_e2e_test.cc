@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
@@ -32,13 +33,9 @@ TEST_P(AnalyzeMatchesCollector, SameReportsAndSummaryAsImportIntoGpuspyd) {
     if (!std::filesystem::exists(files.back())) GTEST_SKIP() << files.back() << " not present";
   }
   testing::TempDir dir;
-  testing::Process daemon({GPUSPYD_BIN, "--listen", "127.0.0.1:0", "--unix", "", "--http", "",
-                           "--data-dir", dir.path() + "/store", "--port-file", dir.path() + "/port",
-                           "--log-level", "warn"},
-                          dir.path() + "/log");
-  const int port = testing::WaitForPortFile(dir.path() + "/port");
-  ASSERT_GT(port, 0);
-  const std::string address = "127.0.0.1:" + std::to_string(port);
+  testing::Gpuspyd daemon({.binary = GPUSPYD_BIN, .dir = dir.path()});
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const std::string address = daemon.address();
 
   std::vector<std::string> import = {GPUSPY_BIN, "--collector", address, "import", "--job", "j"};
   import.insert(import.end(), files.begin(), files.end());

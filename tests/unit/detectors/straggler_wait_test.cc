@@ -1,0 +1,56 @@
+// straggler_wait: a rank waited inside collectives for a named peer: a case that fires, a near miss just under each named threshold.
+#include <gtest/gtest.h>
+
+#include "tests/unit/detectors/comm_test_support.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+using comm_test::Check;
+using comm_test::Evidence;
+using comm_test::ms;
+using comm_test::Step;
+
+v1::StepReport Waiting(int64_t exposed_wait_ns) {
+  v1::StepReport r = Step(0, 100 * ms);
+  r.mutable_breakdown()->set_comm_wait_ns(exposed_wait_ns + 5 * ms);
+  r.mutable_comm()->set_wait_ns(exposed_wait_ns + 5 * ms);
+  r.mutable_comm()->set_exposed_wait_ns(exposed_wait_ns);
+  r.mutable_comm()->set_waited_for_rank(3);
+  auto* c = r.mutable_comm()->add_collectives();
+  c->set_op("allreduce");
+  c->set_wait_ns(exposed_wait_ns);
+  c->set_duration_ns(exposed_wait_ns + 2 * ms);
+  c->set_last_rank(3);
+  return r;
+}
+
+TEST(StragglerWait, FiresOnFivePercentOfTheStepWaitedWithNothingToRun) {
+  const auto f = Check(&DetectStragglerWait, Waiting(5 * ms));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->detector(), "straggler_wait");
+  EXPECT_EQ(f->lost_ns(), 5 * ms);
+  EXPECT_EQ(Evidence(*f, "waited_for"), "rank 3");
+  EXPECT_NE(f->title().find("rank 3"), std::string::npos);
+  EXPECT_NE(f->fix_hint().find("--rank 3"), std::string::npos);
+}
+
+TEST(StragglerWait, NearMissJustUnderFivePercentOrOverlappedByCompute) {
+  EXPECT_FALSE(Check(&DetectStragglerWait, Waiting(5 * ms - 1)).has_value());
+  // 30 ms of raw wait, all of it beside compute: nothing lost.
+  v1::StepReport overlapped = Waiting(0);
+  overlapped.mutable_comm()->set_wait_ns(30 * ms);
+  EXPECT_FALSE(Check(&DetectStragglerWait, overlapped).has_value());
+}
+
+TEST(StragglerWait, AnUncapturedPeerIsNamedAsSuch) {
+  v1::StepReport r = Waiting(20 * ms);
+  r.mutable_comm()->set_waited_for_rank(-2);
+  const auto f = Check(&DetectStragglerWait, r);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(Evidence(*f, "waited_for"), "a peer that was not captured");
+  EXPECT_NE(f->fix_hint().find("attach"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

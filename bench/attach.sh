@@ -6,6 +6,7 @@
 #          the clock in a tight loop and reports its longest gap; the CLI reports the ptrace stop.
 #   first event: fake_train; `gpuspy attach --pid P --steps 1 --detach`, then `gpuspy jobs` polled
 #          every 10 ms until the process's event count is non-zero.
+#   START_TIMEOUT (default 200ms, the --pid default): how long the window waits for an NVTX step.
 #   baseline: the same "gaps" loop with no attach, to tell the stop from the scheduler's noise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,12 +43,12 @@ for i in $(seq "$runs"); do
   train=$!
   sleep 0.5
   start=$(now_ms)
-  "$gpuspy" --collector "$collector" attach --pid "$train" --steps 1 --detach --job "bench-first-$i" >"$work/b.out"
+  "$gpuspy" --collector "$collector" attach --pid "$train" --steps 1 --detach --start-timeout "${START_TIMEOUT:-200ms}" --job "bench-first-$i" >"$work/b.out"
   reg_ms=$(sed -n 's/.*after \([0-9]*\) ms.*/\1/p' "$work/b.out")
   first=""
   for _ in $(seq 1000); do
     events=$("$gpuspy" --collector "$collector" --json jobs --job "bench-first-$i" 2>/dev/null |
-      python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(int(p.get("event_count", 0)) for j in d.get("jobs", []) for p in j.get("processes", [])))' 2>/dev/null || echo 0)
+      python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(int(p.get("event_count", 0)) for j in d.get("jobs", []) if j.get("job_id") == sys.argv[1] for p in j.get("processes", [])))' "bench-first-$i" 2>/dev/null || echo 0)
     if [[ ${events:-0} -gt 0 ]]; then first=$(( $(now_ms) - start )); break; fi
     sleep 0.01
   done

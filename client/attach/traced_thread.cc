@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <elf.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +26,8 @@ constexpr uint64_t kScratchBytes = 4096;
 constexpr uint64_t kCallSlotBytes = 64;
 // Between two tries at a safe stop: long enough for a malloc or a lazy binding to finish.
 constexpr auto kRetryPause = std::chrono::milliseconds(2);
+// Room for the XSAVE area of any x86-64 CPU (AVX-512 with AMX tiles needs ~11 KiB).
+constexpr size_t kMaxXstateBytes = 16384;
 
 std::string Errno(const char* what, int err) { return absl::StrCat(what, ": ", std::strerror(err)); }
 
@@ -84,6 +88,7 @@ absl::StatusOr<std::unique_ptr<TracedThread>> TracedThread::Seize(pid_t pid, pid
   }
   t->stopped_at_ = std::chrono::steady_clock::now();
   t->stopped_ip_ = regs.rip;
+  if (absl::Status st = t->SaveExtendedState(); !st.ok()) return st;
   t->saved_regs_.resize(sizeof(regs));
   std::memcpy(t->saved_regs_.data(), &regs, sizeof(regs));
   t->scratch_top_ = regs.rsp - kRedZoneBytes;
@@ -95,6 +100,36 @@ absl::StatusOr<std::unique_ptr<TracedThread>> TracedThread::Seize(pid_t pid, pid
     return st;
   }
   return t;
+}
+
+absl::Status TracedThread::SaveExtendedState() {
+  saved_xstate_.assign(kMaxXstateBytes, 0);
+  iovec iov{saved_xstate_.data(), saved_xstate_.size()};
+  if (ptrace(PTRACE_GETREGSET, tid_, reinterpret_cast<void*>(NT_X86_XSTATE), &iov) == 0) {
+    saved_xstate_.resize(iov.iov_len);  // what this CPU's XSAVE layout uses
+    return absl::OkStatus();
+  }
+  user_fpregs_struct fp{};
+  if (ptrace(PTRACE_GETFPREGS, tid_, nullptr, &fp) != 0) {
+    saved_xstate_.clear();
+    return absl::InternalError(Errno("saving the vector registers (PTRACE_GETFPREGS)", errno));
+  }
+  saved_xstate_.assign(reinterpret_cast<const uint8_t*>(&fp), reinterpret_cast<const uint8_t*>(&fp) + sizeof(fp));
+  xstate_is_fxsave_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status TracedThread::RestoreExtendedState() {
+  if (saved_xstate_.empty()) return absl::OkStatus();
+  if (xstate_is_fxsave_) {
+    if (ptrace(PTRACE_SETFPREGS, tid_, nullptr, saved_xstate_.data()) == 0) return absl::OkStatus();
+  } else {
+    iovec iov{saved_xstate_.data(), saved_xstate_.size()};
+    if (ptrace(PTRACE_SETREGSET, tid_, reinterpret_cast<void*>(NT_X86_XSTATE), &iov) == 0) {
+      return absl::OkStatus();
+    }
+  }
+  return absl::InternalError(Errno("restoring the vector registers", errno));
 }
 
 absl::Status TracedThread::Read(uint64_t address, void* data, size_t size) {
@@ -191,6 +226,7 @@ absl::Status TracedThread::Release() {
   released_ = true;
   absl::Status result = absl::OkStatus();
   if (!saved_scratch_.empty()) result = Write(saved_from_, saved_scratch_.data(), saved_scratch_.size());
+  if (absl::Status st = RestoreExtendedState(); !st.ok() && result.ok()) result = st;
   if (!saved_regs_.empty() && ptrace(PTRACE_SETREGS, tid_, nullptr, saved_regs_.data()) != 0 && result.ok()) {
     result = absl::InternalError(Errno("restoring the registers (PTRACE_SETREGS)", errno));
   }
@@ -219,6 +255,8 @@ absl::StatusOr<uint64_t> TracedThread::Call(uint64_t, const std::vector<uint64_t
   return absl::UnimplementedError("x86-64 only");
 }
 absl::Status TracedThread::Release() { return absl::OkStatus(); }
+absl::Status TracedThread::SaveExtendedState() { return absl::UnimplementedError("x86-64 only"); }
+absl::Status TracedThread::RestoreExtendedState() { return absl::OkStatus(); }
 
 #endif
 

@@ -63,6 +63,8 @@ class TracedThread {
  private:
   TracedThread(pid_t pid, pid_t tid) : pid_(pid), tid_(tid) {}
   absl::Status Write(uint64_t address, const void* data, size_t size);
+  absl::Status SaveExtendedState();
+  absl::Status RestoreExtendedState();
   absl::Status Read(uint64_t address, void* data, size_t size);
 
   pid_t pid_, tid_;
@@ -72,6 +74,11 @@ class TracedThread {
   bool in_syscall_ = false;
   uint64_t stopped_ip_ = 0;
   std::vector<uint8_t> saved_regs_;     // struct user_regs_struct, opaque here
+  // The extended register state (x87, SSE, AVX, AVX-512: XSAVE layout, or the FXSAVE area where
+  // the kernel offers no XSTATE regset). The borrowed thread may hold live values in vector
+  // registers (a struct copy through xmm0), and dlopen's memcpy and strlen clobber them.
+  std::vector<uint8_t> saved_xstate_;
+  bool xstate_is_fxsave_ = false;
   uint64_t scratch_top_ = 0;            // below the red zone
   uint64_t scratch_used_ = 0;
   std::vector<uint8_t> saved_scratch_;  // what was in the scratch area (and the call slot)

@@ -167,7 +167,7 @@ TEST_F(AttachPidE2E, AProcessThatForksAfterTheAttachKeepsItsChildInertAndExitsNo
 }
 
 TEST_F(AttachPidE2E, AProcessThatExitsDuringTheCaptureEndsItWithWhatWasCaptured) {
-  // ~3 s of steps: the window opens after the 2 s start timeout (no NVTX) and runs until the exit.
+  // ~3 s of steps: the window opens after the 0.2 s start timeout (no NVTX) and runs until the exit.
   auto target = StartTarget("short", {FAKE_TRAIN_BIN, "--steps", "140", "--kernels", "4",
                                       "--sleep-us", "20000"});
   RunResult r = Cli({"attach", "--pid", std::to_string(target->pid()), "--steps", "1000", "--wait", "30s"});

@@ -269,8 +269,10 @@ int main(int argc, char** argv) {
   if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
   if (*attach) {
     if (!attach_to.empty()) {
-      // A program gpuspy joins late has its NVTX unhooked (README): do not wait long for a range.
-      if (attach->get_option("--start-timeout")->count() == 0) at.start_timeout = "2s";
+      // A program gpuspy joins late has its NVTX unhooked (README): waiting for an NVTX range
+      // would usually only delay the first event; a program whose NVTX is hooked and whose steps
+      // are shorter than this still gets an aligned window.
+      if (attach->get_option("--start-timeout")->count() == 0) at.start_timeout = "200ms";
       return gpuspy::cli::AttachToProcesses(g, at, attach_to);
     }
     if (at.job.empty()) {

@@ -7,6 +7,9 @@
  *   attach_target sleep MS       a nanosleep that must last its full time
  *   attach_target threads N MS   N threads spinning beside the main thread
  *   attach_target exit-soon MS   exits on its own after MS (attach races it)
+ *   attach_target vector N       holds a pattern in xmm0-xmm15 for N rounds of checking it (no calls
+ *                                in between): a borrowed thread whose vector registers were not put
+ *                                back fails
  *   attach_target gaps MS        reads the clock in a tight loop and prints the longest gap
  *                                between two reads: the stop as the target sees it (bench/attach.sh)
  */
@@ -49,6 +52,38 @@ static int spin(int64_t ms) {
   printf("ok spin\n");
   return 0;
 }
+
+#if defined(__x86_64__)
+/* One asm block, so the compiler can keep nothing of its own in the vector registers. */
+static int vector_hold(uint64_t rounds) {
+  uint64_t bad = 0;
+  __asm__ volatile(
+      "movabs $0x0123456789abcdef, %%rax\n"
+      "movq %%rax, %%xmm0\n  movq %%rax, %%xmm1\n  movq %%rax, %%xmm2\n  movq %%rax, %%xmm3\n"
+      "movq %%rax, %%xmm4\n  movq %%rax, %%xmm5\n  movq %%rax, %%xmm6\n  movq %%rax, %%xmm7\n"
+      "movq %%rax, %%xmm8\n  movq %%rax, %%xmm9\n  movq %%rax, %%xmm10\n movq %%rax, %%xmm11\n"
+      "movq %%rax, %%xmm12\n movq %%rax, %%xmm13\n movq %%rax, %%xmm14\n movq %%rax, %%xmm15\n"
+      "1:\n"
+      "movq %%xmm0, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm1, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm2, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm3, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm4, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm5, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm6, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm7, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm8, %%rdx\n  cmp %%rax, %%rdx\n jne 2f\n"
+      "movq %%xmm15, %%rdx\n cmp %%rax, %%rdx\n jne 2f\n"
+      "dec %[n]\n jnz 1b\n jmp 3f\n"
+      "2: mov $1, %[bad]\n"
+      "3:\n"
+      : [bad] "+r"(bad), [n] "+r"(rounds)
+      :
+      : "rax", "rdx", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+  return bad != 0;
+}
+#endif
 
 static volatile int g_stop = 0;
 static void* spinner(void* arg) {
@@ -100,6 +135,16 @@ int main(int argc, char** argv) {
     free(t);
     return rc;
   }
+#if defined(__x86_64__)
+  if (strcmp(mode, "vector") == 0) {
+    if (vector_hold((uint64_t)arg)) {
+      printf("vector registers changed\n");
+      return 1;
+    }
+    printf("ok vector\n");
+    return 0;
+  }
+#endif
   if (strcmp(mode, "gaps") == 0) {
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);

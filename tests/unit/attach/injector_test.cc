@@ -113,6 +113,22 @@ TEST(InjectorTest, RunsAFunctionInsideASpinningProcessAndPutsItsRegistersBack) {
   EXPECT_EQ(out, "ok spin\n");
 }
 
+// dlopen's memcpy and strlen use the vector registers: without the XSAVE state put back, a thread
+// holding values there (a struct copied through xmm0) would go on with garbage.
+TEST(InjectorTest, VectorRegistersComeBackExactly) {
+  gpuspy::testing::TempDir dir;
+  Target target({"vector", "400000000"});  // a second or more of checking
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<RemoteCallResult> r = Probe(target.pid(), dir.path() + "/pid" + std::to_string(i));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->was_in_syscall);
+  }
+  std::string out;
+  EXPECT_EQ(target.Wait(&out), 0);
+  EXPECT_EQ(out, "ok vector\n");
+}
+
 TEST(InjectorTest, AReadBlockedInTheKernelResumesAndGetsItsData) {
   gpuspy::testing::TempDir dir;
   Target target({"read"});

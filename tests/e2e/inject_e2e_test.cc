@@ -265,9 +265,25 @@ TEST_F(InjectE2E, GpuspyRunInjectsTheCommand) {
                              env);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Collected("viarun").processes, 1);
+  // It ends saying where the report is, and passes the command's exit status on.
+  EXPECT_NE(r.err.find("exited with status 0; its report: `gpuspy report --job viarun`"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("no gpuspyd answers"), std::string::npos) << r.err;
+  RunResult three = testing::Run({GPUSPY_BIN, "--collector", Address(), "run", "--job", "viarun",
+                                  "--", "sh", "-c", "exit 3"}, env);
+  EXPECT_EQ(three.exit_code, 3);
+  // No collector: said before the command starts, and the command runs all the same.
+  RunResult alone = testing::Run({GPUSPY_BIN, "--collector", "127.0.0.1:1", "run", "--", "sh",
+                                  "-c", "echo ran"}, env);
+  EXPECT_EQ(alone.exit_code, 0);
+  EXPECT_EQ(alone.out, "ran\n");
+  EXPECT_NE(alone.err.find("no gpuspyd answers at 127.0.0.1:1; running anyway"), std::string::npos)
+      << alone.err;
   RunResult missing = testing::Run({GPUSPY_BIN, "run", "--", "/nonexistent/program"}, env);
   EXPECT_EQ(missing.exit_code, 127);
-  EXPECT_NE(missing.err.find("cannot run /nonexistent/program"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("cannot run /nonexistent/program: No such file or directory"),
+            std::string::npos) << missing.err;
+  EXPECT_EQ(missing.err.find("its report"), std::string::npos) << missing.err;
 }
 
 }  // namespace

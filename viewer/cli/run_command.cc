@@ -1,8 +1,15 @@
-// `gpuspy run`: replaces this process with the command under gpuspy (LD_PRELOAD of the shim).
+// `gpuspy run`: runs the command under gpuspy (LD_PRELOAD of the shim), after checking that the
+// collector answers, and says at the end where the report is.
 #include "viewer/cli/commands.h"
 #include "viewer/cli/installed_library.h"
+#include "viewer/cli/query_client.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +20,31 @@
 #include <vector>
 
 namespace gpuspy::cli {
+namespace {
+
+pid_t g_child = -1;
+
+// What a batch scheduler or a supervisor sends to the command's parent goes on to the command.
+// Terminal signals (Ctrl-C, Ctrl-\) reach the command directly, as it shares our process group:
+// the parent ignores those, or the command would get them twice.
+constexpr int kForwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+constexpr int kFromTerminal[] = {SIGINT, SIGQUIT};
+
+void Forward(int sig) {
+  if (g_child > 0) kill(g_child, sig);
+}
+
+// Whether gpuspyd answers at `address`: a long job should not find out at its end that nothing
+// was listening (its events would wait in the spill file).
+bool CollectorAnswers(const std::string& address) {
+  QueryClient q(address, 2.0);
+  v1::ListJobsResponse jobs;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return q.stub()->ListJobs(&ctx, v1::ListJobsRequest(), &jobs).ok();
+}
+
+}  // namespace
 
 int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& command) {
   if (command.empty()) {
@@ -39,12 +71,58 @@ int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::s
   setenv("LD_PRELOAD", preload.c_str(), 1);
   setenv("GPUSPY_COLLECTOR", g.collector.c_str(), 1);
   if (!job.empty()) setenv("GPUSPY_JOB", job.c_str(), 1);
+  if (!CollectorAnswers(g.collector)) {
+    std::fprintf(stderr,
+                 "gpuspy run: no gpuspyd answers at %s; running anyway: events wait in the spill "
+                 "directory and are delivered once one runs there (start one: gpuspyd, or "
+                 "--collector ADDR)\n",
+                 g.collector.c_str());
+  }
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  std::fprintf(stderr, "gpuspy run: cannot run %s: %s\n", argv[0], std::strerror(errno));
-  return 127;
+  // The child tells us through a close-on-exec pipe whether exec failed (its errno), so that a
+  // command exiting 127 is not taken for one that never ran.
+  int exec_pipe[2];
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    std::fprintf(stderr, "gpuspy run: pipe: %s\n", std::strerror(errno));
+    return 1;
+  }
+  for (int sig : kFromTerminal) signal(sig, SIG_IGN);
+  g_child = fork();
+  if (g_child < 0) {
+    std::fprintf(stderr, "gpuspy run: fork: %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (g_child == 0) {
+    for (int sig : kFromTerminal) signal(sig, SIG_DFL);
+    close(exec_pipe[0]);
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    (void)!write(exec_pipe[1], &err, sizeof(err));
+    _exit(127);
+  }
+  close(exec_pipe[1]);
+  struct sigaction forward {};
+  forward.sa_handler = Forward;
+  for (int sig : kForwarded) sigaction(sig, &forward, nullptr);
+  int exec_errno = 0;
+  const bool exec_failed = read(exec_pipe[0], &exec_errno, sizeof(exec_errno)) == sizeof(exec_errno);
+  close(exec_pipe[0]);
+  int status = 0;
+  while (waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (exec_failed) {
+    std::fprintf(stderr, "gpuspy run: cannot run %s: %s\n", argv[0], std::strerror(exec_errno));
+    return 127;
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::fprintf(stderr, "gpuspy: %s %s %d; its report: %s\n", argv[0],
+               WIFEXITED(status) ? "exited with status" : "was killed by signal",
+               WIFEXITED(status) ? code : WTERMSIG(status),
+               job.empty() ? "`gpuspy jobs` names its job, then `gpuspy report --job J`"
+                           : ("`gpuspy report --job " + job + "`").c_str());
+  return code;
 }
 
 }  // namespace gpuspy::cli

@@ -198,6 +198,32 @@ TEST_F(ExportE2E, CollectivesSurviveExportAndReimport) {
   EXPECT_TRUE(Collectives("nccl2") == original) << "collectives differ after the round trip";
 }
 
+// Host-side truth survives the export: every CPU op, user annotation and profiler range of a
+// real trace is in the exported file, in its Kineto category, as many as the source holds
+// (counted independently of gpuspy, with python3's json and gzip).
+TEST_F(ExportE2E, HostOpsSurviveTheExport) {
+  const std::string trace = std::string(SOURCE_DIR) + "/../shared/traces/nccl_a100.json.gz";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << trace << " not present";
+  ASSERT_EQ(testing::Run({GPUSPY_BIN, "--collector", address_, "import", "--job", "host", trace})
+                .exit_code, 0);
+  const std::string file = dir_.path() + "/host.json";
+  ASSERT_EQ(testing::Run({GPUSPY_BIN, "--collector", address_, "export", "--job", "host", "-o", file})
+                .exit_code, 0);
+  const char* kCount =
+      "import collections, gzip, json, sys\n"
+      "p = sys.argv[1]\n"
+      "d = json.load(gzip.open(p) if p.endswith('.gz') else open(p))\n"
+      "c = collections.Counter(e.get('cat') for e in d['traceEvents'])\n"
+      "print(json.dumps({k: c[k] for k in ('cpu_op', 'user_annotation', 'Trace')}))\n";
+  testing::RunResult source = testing::Run({"python3", "-c", kCount, trace});
+  testing::RunResult exported = testing::Run({"python3", "-c", kCount, file});
+  ASSERT_EQ(source.exit_code, 0) << source.err;
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const auto want = nlohmann::json::parse(source.out);
+  EXPECT_GT(want["cpu_op"].get<int>(), 1000);
+  EXPECT_EQ(nlohmann::json::parse(exported.out), want);
+}
+
 // A profile_memory=True trace's allocator totals ([memory] events) are exported as [memory]
 // events again: re-imported, every step has the same memory and the same verdict (a leak).
 TEST_F(ExportE2E, AllocatorMemorySurvivesExportAndReimport) {

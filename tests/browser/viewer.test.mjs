@@ -153,6 +153,27 @@ browserTest('the job overview charts one bar per step, marks warm-up, ranks the 
   assert.match(await page.locator('.gpu-time-line').textContent(), /^GPU time: gemm_tc /);
 });
 
+browserTest('one colour per cause: the step chart\'s legend and the timeline\'s idle legend agree', async (t) => {
+  const page = await openPage(t);
+  const colorsOf = async (selector) => page.locator(selector).evaluateAll((items) =>
+    Object.fromEntries(items.map((el) => [el.textContent.trim(), getComputedStyle(el.querySelector('i')).backgroundColor])));
+  await page.goto(collector.url + '/#/job/copy');
+  await page.locator('.step-bar').first().waitFor();
+  const chart = await colorsOf('.legend .legend-item');
+  const p = await processOf('copy');
+  const steps = (await collector.json('/api/jobs/copy/steps')).steps;
+  await page.goto(collector.url + `/#/job/copy/step/${p}/${num(steps[steps.length - 1].number)}`);
+  await page.locator('.legend.small .legend-item').first().waitFor();
+  const timeline = await colorsOf('.legend.small .legend-item');
+  const pairs = [['sync-blocked idle', 'sync-blocked'], ['launch-bound idle', 'launch-bound'],
+    ['input-stall idle', 'waiting for input'], ['host-work idle', 'host busy without CUDA']];
+  for (const [bar, idle] of pairs) {
+    assert.ok(chart[bar], `the step chart's legend has "${bar}"`);
+    assert.equal(timeline[idle], chart[bar], `"${idle}" in the timeline is "${bar}" in the step chart`);
+  }
+  assert.equal(new Set(pairs.map(([bar]) => chart[bar])).size, pairs.length, 'four causes, four colours');
+});
+
 browserTest('a leaking job\'s step shows its device memory growing, memory_growth as the verdict and the call site', async (t) => {
   await collector.replay(replayBin, ['--job', 'leak', '--scenario', 'memory_leak', '--steps', '8']);
   const p = await processOf('leak');

@@ -10,18 +10,19 @@
 //   sync         GPU idle while the host waits in a synchronizing call
 //   launch       GPU idle while the host launches (launch-bound)
 //   input        GPU idle, host doing no CUDA work, and the step has an input_stall finding
-//   other        GPU idle, host doing no CUDA work, for no reason a detector named
+//   other        GPU idle while the host does other, non-CUDA work (host_bound's time)
 import {num} from './api.js';
+import {CAUSE_COLORS} from './cause_colors.js';
 
 export const CATEGORIES = [
-  {key: 'compute', label: 'compute', color: '#4e79a7'},
-  {key: 'commWait', label: 'comm: waiting for a rank', color: '#9c4f2b', comm: true},
-  {key: 'commTransfer', label: 'comm: transfer', color: '#d9a26b', comm: true},
-  {key: 'copy', label: 'copy', color: '#f28e2b'},
-  {key: 'sync', label: 'sync-blocked idle', color: '#e15759'},
-  {key: 'launch', label: 'launch-bound idle', color: '#b07aa1'},
-  {key: 'input', label: 'input-stall idle', color: '#edc948'},
-  {key: 'other', label: 'other idle', color: '#bab0ac'},
+  {key: 'compute', label: 'compute', color: CAUSE_COLORS.compute},
+  {key: 'commWait', label: 'comm: waiting for a rank', color: CAUSE_COLORS.comm_wait, comm: true},
+  {key: 'commTransfer', label: 'comm: transfer', color: CAUSE_COLORS.comm_transfer, comm: true},
+  {key: 'copy', label: 'copy', color: CAUSE_COLORS.copy},
+  {key: 'sync', label: 'sync-blocked idle', color: CAUSE_COLORS.sync},
+  {key: 'launch', label: 'launch-bound idle', color: CAUSE_COLORS.launch},
+  {key: 'input', label: 'input-stall idle', color: CAUSE_COLORS.input},
+  {key: 'other', label: 'host-work idle', color: CAUSE_COLORS.host},
 ];
 
 // Whether any of `reports` has the cross-rank communication split (the comm categories apply).

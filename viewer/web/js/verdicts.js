@@ -2,14 +2,18 @@
 // Communication verdicts are browns (breakdown.js's comm colours), the rank the others wait for
 // is the one loud colour.
 
+import {CAUSE_COLORS} from './cause_colors.js';
+
 const COLORS = {
   none: '#59a14f',
-  gpu_bound: '#4e79a7',
-  gpu_idle: '#bab0ac',
-  sync_stall: '#e15759',
-  copy_dominated: '#f28e2b',
-  input_stall: '#edc948',
-  launch_storm: '#b07aa1',
+  gpu_bound: CAUSE_COLORS.compute,
+  gpu_idle: CAUSE_COLORS.unexplained,
+  sync_stall: CAUSE_COLORS.sync,
+  copy_dominated: CAUSE_COLORS.copy,
+  input_stall: CAUSE_COLORS.input,
+  launch_storm: CAUSE_COLORS.launch,
+  host_bound: CAUSE_COLORS.host,
+  insufficient_data: '#e8e8e8',
   alloc_churn: '#76b7b2',
   fp32_gemm: '#86bcb6',
   unfused_elementwise: '#9467bd',
@@ -18,8 +22,8 @@ const COLORS = {
   warmup: '#d4d4d4',
   outlier_step: '#8c8c8c',
   straggler: '#d62728',
-  straggler_wait: '#9c4f2b',
-  exposed_comm: '#d9a26b',
+  straggler_wait: CAUSE_COLORS.comm_wait,
+  exposed_comm: CAUSE_COLORS.comm_transfer,
   comm_storm: '#ff9da7',
 };
 const UNKNOWN = '#79706e';

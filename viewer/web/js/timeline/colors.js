@@ -1,5 +1,6 @@
 // Timeline colours: a fixed palette indexed by a small integer per event, so drawing can batch
 // every rectangle of one colour into a single fill.
+import {CAUSE_COLORS} from '../cause_colors.js';
 
 export const KIND = {kernel: 0, memcpy: 1, memset: 2, sync: 3, api: 4, nvtx: 5, mark: 6, overhead: 7, graph: 8};
 
@@ -46,4 +47,9 @@ export function colorOf(kind, name, depth) {
 }
 
 // GPU idle causes, in the order of the timeline JSON's idle_causes.
-export const IDLE_COLORS = {sync_blocked: '#e15759', launch_bound: '#b07aa1', input: '#76b7b2', host_other: '#edc948'};
+export const IDLE_COLORS = {
+  sync_blocked: CAUSE_COLORS.sync,
+  launch_bound: CAUSE_COLORS.launch,
+  input: CAUSE_COLORS.input,
+  host_other: CAUSE_COLORS.host,
+};

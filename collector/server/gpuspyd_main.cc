@@ -77,8 +77,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if ((*server)->http_port() > 0) {
-    spdlog::info("gpuspyd HTTP API on http://{}:{}/api/jobs", options.http.substr(0, options.http.rfind(':')),
-                 (*server)->http_port());
+    // The web viewer's URL first: it is what a user opens.
+    const std::string host = options.http.substr(0, options.http.rfind(':'));
+    spdlog::info("gpuspyd web viewer on http://{}:{}/ (HTTP API under /api/)",
+                 host == "0.0.0.0" || host.empty() ? "127.0.0.1" : host, (*server)->http_port());
   }
   spdlog::info("gpuspyd listening on {}{}{}, data in {}",
                options.listen.empty() ? "" : absl::StrCat(options.listen.substr(0, options.listen.rfind(':')), ":", (*server)->tcp_port()),

@@ -125,7 +125,9 @@ browserTest('the jobs page lists every job with its processes, and shows new job
   await row.waitFor();
   assert.equal(await row.locator('.process-count').textContent(), '4');
   assert.equal(await row.locator('.step-count').textContent(), '40');
-  assert.match(await row.textContent(), /gpuspy attach --job train --steps 20/);
+  // The replayed job has ended: "finished" as `gpuspy jobs` says, and no attach hint that would fail.
+  assert.equal((await row.locator('.state').textContent()).trim(), 'finished');
+  assert.doesNotMatch(await row.textContent(), /gpuspy attach/);
   assert.equal(await page.locator('tr.job-row').count(), 3);
   await screenshot(page, 'viewer-jobs.png', {doc: true});
 

@@ -24,12 +24,19 @@ export function stateBadge(state, text) {
   return h('span', {class: 'badge state state-' + state.replace(/[^a-z_]/gi, '')}, text);
 }
 
-// {"capturing": 2, "disconnected": 1}, most frequent first.
+// A job's state in the words `gpuspy jobs` uses: its live processes by state ({"capturing": 2}),
+// most frequent first; a job none of whose processes is connected any more is "finished".
 export function stateCounts(job) {
   const counts = new Map();
-  for (const p of job.processes || []) counts.set(stateOf(p), (counts.get(stateOf(p)) || 0) + 1);
+  for (const p of job.processes || []) {
+    if (isLiveState(stateOf(p))) counts.set(stateOf(p), (counts.get(stateOf(p)) || 0) + 1);
+  }
+  if (!counts.size) return [['finished', 0]];
   return [...counts.entries()].sort((a, b) => b[1] - a[1]);
 }
+
+// One state of stateCounts as `gpuspy jobs` prints it: "capturing (2)", "finished".
+export const stateLabel = (state, n) => (state === 'finished' ? state : `${state} (${n})`);
 
 // "2× NVIDIA H100 80GB HBM3"
 export function gpuSummary(processes) {

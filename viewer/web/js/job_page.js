@@ -14,7 +14,7 @@ import {largestGain} from './largest_gain.js';
 import {diffHref} from './diff_page.js';
 import {jobActions} from './job_actions.js';
 import {
-  attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateBadge, stateCounts,
+  attachCommand, gpuSummary, isLiveJob, processLabel, rankOf, sortedProcesses, stateBadge, stateCounts, stateLabel,
 } from './job_info.js';
 
 export async function render(root, {job: jobId}, ctx) {
@@ -119,7 +119,7 @@ function drawHead(head, job, summary, jobId) {
   fill(head,
     h('div', {class: 'title-row'},
       h('h1', {}, 'Job ', h('span', {class: 'job-id'}, jobId)),
-      stateCounts(job).map(([s, n]) => stateBadge(s, procs.length > 1 ? n + ' ' + s : s)),
+      stateCounts(job).map(([s, n]) => stateBadge(s, stateLabel(s, n))),
       h('span', {class: 'spacer'}),
       h('a', {class: 'button', id: 'compare-link', href: compareHref(jobId, summary)}, 'Compare…'),
       h('a', {class: 'button', href: '#/job/' + encodeURIComponent(jobId) + '/export'}, 'Export trace…'),
@@ -132,7 +132,8 @@ function drawHead(head, job, summary, jobId) {
       stat('median GPU busy', summary.median_gpu_busy_fraction ? fmt.pct(summary.median_gpu_busy_fraction) : '—'),
       stat('events', fmt.count(num(summary.event_count))),
       stat('last seen', fmt.ago(num(job.last_seen_unix_ns)))),
-    h('p', {class: 'attach'}, 'Capture more steps of a running job: ', commandHint(attachCommand(jobId))));
+    isLiveJob(job) ? h('p', {class: 'attach'}, 'Capture more steps of this running job: ',
+      commandHint(attachCommand(jobId))) : null);
 }
 
 function stat(label, value) {

@@ -5,7 +5,7 @@ import * as fmt from './format.js';
 import {POLL_MS, setCrumbs, setLive} from './layout.js';
 import {
   attachCommand, gpuSummary, hostsOf, isLiveJob, lossText, rankOf, rankRange, sortedProcesses,
-  stateBadge, stateCounts, stateOf,
+  stateBadge, stateCounts, stateLabel, stateOf,
 } from './job_info.js';
 
 export async function render(root, params, ctx) {
@@ -52,7 +52,7 @@ function jobRows(job, expanded, redraw) {
       onclick: () => { open ? expanded.delete(job.job_id) : expanded.add(job.job_id); redraw(); },
     }, open ? '▾' : '▸')),
     h('td', {}, h('a', {href, class: 'job-link'}, job.job_id)),
-    h('td', {}, stateCounts(job).map(([s, n]) => stateBadge(s, procs.length > 1 ? n + ' ' + s : s))),
+    h('td', {}, stateCounts(job).map(([s, n]) => stateBadge(s, stateLabel(s, n)))),
     h('td', {class: 'num process-count'}, procs.length),
     h('td', {}, rankRange(procs)),
     h('td', {title: hosts.join('\n')}, hosts.length > 2 ? hosts.length + ' hosts' : hosts.join(', ')),
@@ -60,7 +60,9 @@ function jobRows(job, expanded, redraw) {
     h('td', {class: 'num step-count'}, fmt.count(num(job.step_count))),
     h('td', {class: 'num'}, fmt.count(num(job.event_count))),
     h('td', {title: fmt.dateTime(num(job.last_seen_unix_ns))}, fmt.ago(num(job.last_seen_unix_ns))),
-    h('td', {}, commandHint(attachCommand(job.job_id))))];
+    // Only a job with processes still connected can be attached to (imported and finished ones
+    // cannot): no hint that would only fail.
+    h('td', {}, isLiveJob(job) ? commandHint(attachCommand(job.job_id)) : h('span', {class: 'muted'}, '—')))];
   if (open) {
     rows.push(h('tr', {class: 'process-rows'}, h('td', {}), h('td', {colspan: 10},
       h('table', {class: 'table inner'},

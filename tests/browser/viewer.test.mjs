@@ -131,6 +131,15 @@ browserTest('the jobs page lists every job with its processes, and shows new job
   assert.equal(await page.locator('tr.job-row').count(), 3);
   await screenshot(page, 'viewer-jobs.png', {doc: true});
 
+  // Each job's verdict (the steady-state bottleneck that lost the most time) and steady step.
+  const copySummary = (await collector.json('/api/jobs/copy/summary')).summary;
+  const worst = [...copySummary.bottlenecks].sort((a, b) => num(b.total_lost_ns) - num(a.total_lost_ns))[0];
+  assert.equal(worst.detector, 'copy_dominated');
+  const copyRow = page.locator('tr.job-row[data-job="copy"]');
+  await copyRow.locator('.job-verdict').waitFor();
+  assert.equal(await copyRow.locator('.job-verdict').getAttribute('data-verdict'), 'copy_dominated');
+  assert.match((await copyRow.locator('.step-time').textContent()).trim(), /^[\d.]+ ms$/);
+
   await row.locator('button.expander').click();
   assert.equal(await page.locator('tr.process-rows tbody tr').count(), 4);
   assert.match(await page.locator('tr.process-rows').textContent(), /disconnected/);

@@ -7,10 +7,16 @@ import {
   attachCommand, gpuSummary, hostsOf, isLiveJob, lossText, rankOf, rankRange, sortedProcesses,
   stateBadge, stateCounts, stateLabel, stateOf,
 } from './job_info.js';
+import {jobVerdict, verdictCell} from './job_verdict.js';
+
+// Summaries fetched for the verdict column: at most this many jobs, each again only when its
+// event count changed (a finished job is asked once).
+const MAX_SUMMARIES = 50;
 
 export async function render(root, params, ctx) {
   setCrumbs({label: 'jobs', href: '#/'});
   const expanded = new Set();
+  const verdicts = new Map();  // job id -> {events, verdict}
   const body = h('div', {});
   fill(root, h('section', {class: 'page jobs-page'},
     h('div', {class: 'page-head'}, h('h1', {}, 'Jobs'),
@@ -31,16 +37,38 @@ export async function render(root, params, ctx) {
     }
     fill(body, h('table', {class: 'table jobs'},
       h('thead', {}, h('tr', {},
-        ['', 'job', 'state', 'processes', 'ranks', 'hosts', 'GPUs', 'steps', 'events', 'last seen', 'attach']
-          .map((t) => h('th', {}, t)))),
-      jobs.map((job) => jobRows(job, expanded, () => draw(answer)))));
+        ['', 'job', 'state', 'verdict', 'steady step', 'processes', 'ranks', 'hosts', 'GPUs', 'steps', 'events',
+          'last seen', 'attach'].map((t) => h('th', {}, t)))),
+      jobs.map((job) => jobRows(job, verdicts.get(job.job_id), expanded, () => draw(answer)))));
+    fetchVerdicts(jobs, () => draw(answer));
+  };
+
+  let fetching = false;
+  const fetchVerdicts = async (jobs, redraw) => {
+    if (fetching) return;
+    fetching = true;
+    let changed = false;
+    for (const job of jobs.slice(0, MAX_SUMMARIES)) {
+      const known = verdicts.get(job.job_id);
+      if (known && known.events === num(job.event_count)) continue;
+      try {
+        const summary = (await api.summary(job.job_id, ctx.signal)).summary;
+        verdicts.set(job.job_id, {events: num(job.event_count), ...jobVerdict(summary)});
+        changed = true;
+      } catch (e) {
+        if (ctx.signal.aborted) return;
+        verdicts.set(job.job_id, {events: num(job.event_count), verdict: null});
+      }
+    }
+    fetching = false;
+    if (changed && !ctx.signal.aborted) redraw();
   };
 
   draw(await api.jobs(ctx.signal));
   ctx.every(POLL_MS, async () => draw(await api.jobs(ctx.signal)));
 }
 
-function jobRows(job, expanded, redraw) {
+function jobRows(job, verdict, expanded, redraw) {
   const procs = sortedProcesses(job);
   const open = expanded.has(job.job_id);
   const href = '#/job/' + encodeURIComponent(job.job_id);
@@ -53,6 +81,8 @@ function jobRows(job, expanded, redraw) {
     }, open ? '▾' : '▸')),
     h('td', {}, h('a', {href, class: 'job-link'}, job.job_id)),
     h('td', {}, stateCounts(job).map(([s, n]) => stateBadge(s, stateLabel(s, n)))),
+    h('td', {class: 'verdict'}, verdictCell(verdict)),
+    h('td', {class: 'num step-time'}, verdict && verdict.step_ns ? fmt.ms(verdict.step_ns) : '—'),
     h('td', {class: 'num process-count'}, procs.length),
     h('td', {}, rankRange(procs)),
     h('td', {title: hosts.join('\n')}, hosts.length > 2 ? hosts.length + ' hosts' : hosts.join(', ')),
@@ -64,7 +94,7 @@ function jobRows(job, expanded, redraw) {
     // cannot): no hint that would only fail.
     h('td', {}, isLiveJob(job) ? commandHint(attachCommand(job.job_id)) : h('span', {class: 'muted'}, '—')))];
   if (open) {
-    rows.push(h('tr', {class: 'process-rows'}, h('td', {}), h('td', {colspan: 10},
+    rows.push(h('tr', {class: 'process-rows'}, h('td', {}), h('td', {colspan: 12},
       h('table', {class: 'table inner'},
         h('thead', {}, h('tr', {}, ['process', 'rank', 'host', 'pid', 'GPUs', 'state', 'mode', 'source', 'events', 'capture', 'last seen']
           .map((t) => h('th', {}, t)))),

@@ -164,6 +164,34 @@ browserTest('the job overview charts one bar per step, marks warm-up, ranks the 
   assert.match(await page.locator('.gpu-time-line').textContent(), /^GPU time: gemm_tc /);
 });
 
+browserTest('distinct kernels keep distinct names, and the timeline\'s lane labels fit the gutter', async (t) => {
+  const page = await openPage(t);
+  await page.goto(collector.url + '/');
+  const p = await processOf('storm');
+  const tl = await collector.json(`/api/jobs/storm/timeline?step=2&process=${p}`);
+  const kernelNames = [...new Set(tl.events.kind.map((k, i) => (k === 0 ? tl.strings[tl.events.name[i]] : null))
+    .filter((n) => n !== null))];
+  // The fake's elementwise kernels differ only inside their template arguments.
+  const pair = ['void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int)',
+    'void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>, at::detail::Array<char*, 3> >(int)'];
+  const result = await page.evaluate(async ({names, lanes}) => {
+    const {shortKernelNames} = await import('/static/js/format.js');
+    const {fitLabel, GUTTER} = await import('/static/js/timeline/render.js');
+    const labels = shortKernelNames(names);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
+    const room = GUTTER - 58 - 12;
+    return {
+      labels: names.map((n) => labels.get(n)),
+      widths: lanes.map((l) => ctx.measureText(fitLabel(ctx, l.label + ' with a long thread name', room)).width),
+      room,
+    };
+  }, {names: [...kernelNames, ...pair], lanes: tl.lanes});
+  assert.equal(new Set(result.labels).size, kernelNames.length + 2, `labels ${result.labels.join(' | ')}`);
+  for (const l of result.labels) assert.ok(l.length <= 160);
+  for (const w of result.widths) assert.ok(w <= result.room, `a lane label ${w}px wide in ${result.room}px`);
+});
+
 browserTest('one colour per cause: the step chart\'s legend and the timeline\'s idle legend agree', async (t) => {
   const page = await openPage(t);
   const colorsOf = async (selector) => page.locator(selector).evaluateAll((items) =>

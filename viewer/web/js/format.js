@@ -58,6 +58,59 @@ export function shortKernel(name) {
   return out.length > 90 ? out.slice(0, 88) + '…' : out;
 }
 
+// The same as shortKernel for a set of names that must stay told apart (a table, a timeline):
+// names whose short forms collide (vectorized_elementwise_kernel<…> for add and for mul) keep
+// their template arguments, themselves shortened (namespaces dropped, nested templates folded);
+// any that still collide get their full name, cut. Returns Map(name -> label).
+export function shortKernelNames(names) {
+  const labels = new Map();
+  const groups = new Map();
+  for (const name of new Set(names)) {
+    const s = shortKernel(name);
+    if (!groups.has(s)) groups.set(s, []);
+    groups.get(s).push(name);
+  }
+  for (const [short, members] of groups) {
+    if (members.length === 1) {
+      labels.set(members[0], short);
+      continue;
+    }
+    const longer = members.map((n) => [n, withTemplateArgs(n)]);
+    const counts = new Map();
+    for (const [, l] of longer) counts.set(l, (counts.get(l) || 0) + 1);
+    for (const [n, l] of longer) {
+      labels.set(n, counts.get(l) === 1 ? l : (n.length > 160 ? n.slice(0, 158) + '…' : n));
+    }
+  }
+  return labels;
+}
+
+// "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, …>(…)"
+// -> "vectorized_elementwise_kernel<4, CUDAFunctor_add<…>, Array<…>>": the function's own name
+// and its first-level template arguments, each without namespaces.
+function withTemplateArgs(name) {
+  const s = name.replace(/^void /, '').replace(/\(anonymous namespace\)/g, '{anon}');
+  let depth = 0, out = '';
+  for (const c of s) {
+    if (c === '(' && depth === 0) break;
+    if (c === '<') {
+      ++depth;
+      if (depth === 1) out += '<';
+      else if (depth === 2) out += '<…';
+      continue;
+    }
+    if (c === '>') {
+      if (depth === 1 || depth === 2) out += '>';
+      depth = Math.max(0, depth - 1);
+      continue;
+    }
+    if (depth <= 1) out += c;
+  }
+  // Namespaces off every identifier: "at::native::CUDAFunctor_add" -> "CUDAFunctor_add".
+  out = out.replace(/(?:[A-Za-z_{}][\w{}]*::)+/g, '');
+  return out.length > 120 ? out.slice(0, 118) + '…' : out;
+}
+
 // 1, 2, 5 x 10^k: axis ticks that read well.
 export function niceStep(range, targetTicks) {
   const raw = range / Math.max(1, targetTicks);

@@ -3,6 +3,7 @@
 // sync records), each row sorted by start with a running maximum of end times so the visible
 // slice of a row is found by binary search whatever the overlaps.
 import {KIND, colorOf} from './colors.js';
+import {shortKernelNames} from '../format.js';
 
 export const ROW_H = {nvtx: 18, api: 20, other: 10, idle: 14, gpu: 26, sync: 8};
 
@@ -63,6 +64,12 @@ export function buildModel(t) {
     m.color[i] = colorOf(m.kind[i], t.strings[m.name[i]], m.depth[i]);
     m.counts[m.kind[i]]++;
   }
+  // What a box shows: kernels by their short names, kept distinct from one another (a cut-off
+  // "void at::native::vecto…" would say the same for every elementwise kernel); others as named.
+  const kernelNames = new Set();
+  for (let i = 0; i < n; ++i) if (m.kind[i] === KIND.kernel) kernelNames.add(m.name[i]);
+  const short = shortKernelNames([...kernelNames].map((id) => t.strings[id]));
+  m.labels = t.strings.map((s, id) => (kernelNames.has(id) ? short.get(s) : s));
 
   // Rows per lane, created on first use.
   const laneRows = t.lanes.map(() => ({}));

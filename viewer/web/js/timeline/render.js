@@ -9,6 +9,18 @@ export const AXIS_H = 24;    // time axis
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 const CHAR_W = 6.2;          // average glyph width at FONT: cheaper than measureText per label
 
+// `text` cut (with an ellipsis) to fit `width` pixels as `ctx` draws it: measured, not estimated,
+// since the gutter's few labels must never run into each other.
+export function fitLabel(ctx, text, width) {
+  if (ctx.measureText(text).width <= width) return text;
+  let lo = 0, hi = text.length;
+  while (lo < hi) {  // the longest prefix that fits with the ellipsis
+    const mid = (lo + hi + 1) >> 1;
+    if (ctx.measureText(text.slice(0, mid) + '…').width <= width) lo = mid; else hi = mid - 1;
+  }
+  return lo ? text.slice(0, lo) + '…' : '';
+}
+
 // view: {start, end} in ns relative to the step start. sel: {selected, related, hover} indexes.
 export function drawTimeline(ctx, m, view, width, height, sel) {
   const t0 = performance.now();
@@ -97,7 +109,7 @@ export function drawTimeline(ctx, m, view, width, height, sel) {
     const i = labels[k + 3];
     const chars = Math.floor((labels[k + 2] - 6) / CHAR_W);
     if (chars < 3) continue;
-    let text = m.strings[m.name[i]];
+    let text = m.labels[m.name[i]];
     if (text.length > chars) text = text.slice(0, chars - 1) + '…';
     ctx.fillStyle = m.kind[i] === KIND.nvtx || m.kind[i] === KIND.api ? '#1d2a1d' : '#fff';
     ctx.fillText(text, labels[k] + 3, labels[k + 1]);
@@ -180,11 +192,12 @@ function drawGutter(ctx, m, height) {
       ctx.fillText('GPU idle (cause)', 6, y);
     } else if (laneStart) {
       ctx.fillStyle = '#222';
-      ctx.fillText(m.lanesJson[r.lane].label, 6, y);
-      if (r.label) { ctx.fillStyle = '#888'; ctx.fillText(r.label, GUTTER - 58, y); }
+      // Cut to the room left of the row's own label, so a long thread name never runs into it.
+      ctx.fillText(fitLabel(ctx, m.lanesJson[r.lane].label, (r.label ? GUTTER - 58 : GUTTER) - 6 - 6), 6, y);
+      if (r.label) { ctx.fillStyle = '#888'; ctx.fillText(fitLabel(ctx, r.label, 58 - 4), GUTTER - 58, y); }
     } else if (r.label) {
       ctx.fillStyle = '#888';
-      ctx.fillText(r.label, GUTTER - 58, y);
+      ctx.fillText(fitLabel(ctx, r.label, 58 - 4), GUTTER - 58, y);
     }
     lastLane = r.lane;
   }

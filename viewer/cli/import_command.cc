@@ -1,5 +1,7 @@
 #include "viewer/cli/import_command.h"
 
+#include "importers/kineto/trace_rank.h"
+
 #include <google/protobuf/struct.pb.h>
 
 #include <cstdio>
@@ -64,9 +66,9 @@ v1::ProcessIdentity IdentityOf(const ReadTrace& r, const std::string& job) {
   id.set_host("import");
   id.set_source("import");
   id.add_command_line(abs);
-  // Several files are several ranks of one job; a trace without distributedInfo gets its
-  // position on the command line.
-  if (id.rank() < 0) id.set_rank(static_cast<int32_t>(r.index));
+  // Several files are several ranks of one job; a trace without distributedInfo gets the rank
+  // its file name says, else its position on the command line.
+  if (id.rank() < 0) id.set_rank(importers::ImpliedRank(r.path, r.index));
   return id;
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "collector/analysis/process_analysis.h"
+#include "importers/kineto/trace_rank.h"
 
 namespace gpuspy::cli {
 namespace {
@@ -70,8 +71,9 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
     if (!f.trace) continue;
     const uint64_t process_id = i + 1;
     v1::ProcessIdentity& id = f.trace->identity;
-    // As `gpuspy import`: a trace without distributedInfo is the rank of its position.
-    if (id.rank() < 0) id.set_rank(static_cast<int32_t>(i));
+    // As `gpuspy import`: a trace without distributedInfo has the rank its file name says, else
+    // that of its position.
+    if (id.rank() < 0) id.set_rank(importers::ImpliedRank(f.path, i));
     id.set_job_id(job);
     id.set_host("import");
     id.set_source("import");

@@ -440,6 +440,25 @@ void KinetoMapper::Finish() {
   by_start(ev.kernels);
   by_start(ev.memcpys);
   by_start(ev.memsets);
+  // A GPU record written twice (a trace merged from overlapping windows, a tool's double write)
+  // would count its kernel twice: identical records are dropped, and counted as skipped.
+  auto drop_duplicates = [this](auto& v, const char* why) {
+    size_t kept = 0, run = 0;  // run: where the kept records with the current start begin
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (kept > 0 && v[kept - 1].start_ns != v[i].start_ns) run = kept;
+      bool seen = false;
+      for (size_t j = run; j < kept && !seen; ++j) seen = v[j] == v[i];
+      if (seen) {
+        ++out_->stats.skipped[why];
+        continue;
+      }
+      v[kept++] = v[i];
+    }
+    v.resize(kept);
+  };
+  drop_duplicates(ev.kernels, "duplicate kernel record");
+  drop_duplicates(ev.memcpys, "duplicate memcpy record");
+  drop_duplicates(ev.memsets, "duplicate memset record");
   by_start(ev.syncs);
   by_start(ev.apis);
   by_start(ev.nvtx_ranges);

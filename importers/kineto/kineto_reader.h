@@ -42,7 +42,9 @@ struct KinetoReadTimings {
 
 // Reads `path` (gzip'd or plain). InvalidArgument for JSON that does not parse (with the byte
 // offset), DataLoss for a truncated gzip stream, NotFound for a missing file. Events with
-// missing or ill-typed fields, or negative durations, are skipped and counted, not fatal.
+// missing or ill-typed fields, or negative durations, are skipped and counted, not fatal; so are
+// GPU records identical to one already read (duplicates). Negative timestamps (before the
+// trace's zero) are kept in their place in time.
 // Errors name the file.
 absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path,
                                            KinetoReadTimings* timings = nullptr);

@@ -94,6 +94,36 @@ TEST(KinetoReader, MapsEveryGpuCategoryWithExactTimes) {
   EXPECT_EQ(ev.nvtx_ranges[1].start_ns, 1'000'500);
 }
 
+// A kernel record written twice is one kernel; two kernels that differ in anything (here the
+// correlation id) are two, even at the same start.
+TEST(KinetoReader, DuplicateGpuRecordsAreOneEventAndCounted) {
+  const std::string k1 = R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":110,"dur":50,"args":{"correlation":1,"device":0,"stream":7}})";
+  const std::string k2 = R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":110,"dur":50,"args":{"correlation":2,"device":0,"stream":7}})";
+  const std::string c1 = R"j({"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":200,"dur":5,"args":{"correlation":3,"device":0,"stream":7,"bytes":4096}})j";
+  auto t = ParseKinetoTrace(R"({"traceEvents":[)" + k1 + "," + k2 + "," + k1 + "," + c1 + "," + c1 +
+                            "," + k1 + "]}");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.kernels.size(), 2u);
+  EXPECT_NE(t->events.kernels[0].correlation_id, t->events.kernels[1].correlation_id);
+  EXPECT_EQ(t->events.memcpys.size(), 1u);
+  EXPECT_EQ(t->stats.skipped.at("duplicate kernel record"), 2u);
+  EXPECT_EQ(t->stats.skipped.at("duplicate memcpy record"), 1u);
+}
+
+// Timestamps before the trace's zero (a kernel launched before the profiler's base time) are
+// kept where they are, in time order, not wrapped or rejected.
+TEST(KinetoReader, NegativeTimestampsKeepTheirPlaceInTime) {
+  auto t = ParseKinetoTrace(
+      R"({"traceEvents":[)"
+      R"({"ph":"X","cat":"kernel","name":"late","pid":0,"tid":7,"ts":10,"dur":5,"args":{"correlation":2,"stream":7}},)"
+      R"({"ph":"X","cat":"kernel","name":"early","pid":0,"tid":7,"ts":-40.5,"dur":20,"args":{"correlation":1,"stream":7}}]})");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.kernels.size(), 2u);
+  EXPECT_EQ(t->events.kernels[0].start_ns, -40'500);
+  EXPECT_EQ(t->events.kernels[0].end_ns, -20'500);
+  EXPECT_EQ(t->events.kernels[1].start_ns, 10'000);
+}
+
 TEST(KinetoReader, IdentityFromDistributedInfoAndDeviceProperties) {
   auto t = ParseKinetoTrace(kTrace);
   ASSERT_TRUE(t.ok());

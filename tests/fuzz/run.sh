@@ -27,6 +27,8 @@ if [[ " ${targets[*]} " == *" kineto_trace_fuzz "* ]]; then
     [[ -f "$t" ]] || continue
     # The head of each real trace (whole files are far beyond -max_len).
     gzip -dc "$t" | head -c 65536 > "$dir/corpus/kineto_trace_fuzz/shared-$(basename "$t" .json.gz).json" || true
+    # And gzip'd (the file path, with inflate): a complete small stream of the same head.
+    gzip -dc "$t" | head -c 16384 | gzip -c > "$dir/corpus/kineto_trace_fuzz/shared-$(basename "$t" .json.gz).gz" || true
   done
 fi
 

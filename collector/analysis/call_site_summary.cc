@@ -10,13 +10,19 @@ namespace gpuspy::analysis {
 std::vector<CallSiteCount> CallSitesOf(const EventColumns& ev, const StringTable& strings,
                                        Interval w,
                                        const std::function<bool(const ApiEvent&)>& select,
-                                       size_t top) {
+                                       size_t top,
+                                       const std::function<CallBytes(const ApiEvent&)>& bytes_of) {
   absl::flat_hash_map<StringRef, CallSiteCount> by_site;
   for (const ApiEvent& a : ev.apis) {
     if (a.call_site == 0 || a.start_ns >= w.end_ns || a.end_ns <= w.start_ns || !select(a)) continue;
     CallSiteCount& c = by_site[a.call_site];
     ++c.calls;
     c.call_ns += a.end_ns - a.start_ns;
+    if (bytes_of) {
+      const CallBytes b = bytes_of(a);
+      c.bytes += b.bytes;
+      c.pageable_bytes += b.pageable_bytes;
+    }
   }
   std::vector<CallSiteCount> out;
   for (auto& [ref, c] : by_site) {
@@ -33,7 +39,18 @@ std::vector<CallSiteCount> CallSitesOf(const EventColumns& ev, const StringTable
 }
 
 std::string Describe(const CallSiteCount& c) {
-  return c.site + " x" + std::to_string(c.calls) + " (" + FormatMs(c.call_ns) + ")";
+  std::string out = c.site + " x" + std::to_string(c.calls) + " (" + FormatMs(c.call_ns);
+  if (c.bytes > 0) {
+    out += ", " + FormatBytes(c.bytes);
+    if (c.pageable_bytes == c.bytes) {
+      out += ", all pageable";
+    } else if (c.pageable_bytes > 0) {
+      out += ", " + FormatBytes(c.pageable_bytes) + " pageable";
+    } else {
+      out += ", pinned";
+    }
+  }
+  return out + ")";
 }
 
 }  // namespace gpuspy::analysis

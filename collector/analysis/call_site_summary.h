@@ -19,16 +19,26 @@ struct CallSiteCount {
   std::string site;
   uint64_t calls = 0;
   int64_t call_ns = 0;  // host time inside those calls
+  // What those calls moved, when the caller says (copies): all of it, and the part that went
+  // through pageable host memory.
+  uint64_t bytes = 0;
+  uint64_t pageable_bytes = 0;
+};
+
+// What one call moved, for CallSitesOf's byte counts.
+struct CallBytes {
+  uint64_t bytes = 0;
+  uint64_t pageable_bytes = 0;
 };
 
 // Calls overlapping `window` that `select` picks and that have a call site, grouped by site, most
 // calls first (then most time), at most `top`.
-std::vector<CallSiteCount> CallSitesOf(const EventColumns& events, const StringTable& strings,
-                                       Interval window,
-                                       const std::function<bool(const ApiEvent&)>& select,
-                                       size_t top);
+std::vector<CallSiteCount> CallSitesOf(
+    const EventColumns& events, const StringTable& strings, Interval window,
+    const std::function<bool(const ApiEvent&)>& select, size_t top,
+    const std::function<CallBytes(const ApiEvent&)>& bytes_of = nullptr);
 
-// "train.py:57 loss_fn x14 (9.5 ms)"
+// "train.py:57 loss_fn x14 (9.5 ms)"; with bytes: "train.py:88 x2 (1.3 ms, 64.0 MiB, all pageable)"
 std::string Describe(const CallSiteCount& c);
 
 }  // namespace gpuspy::analysis

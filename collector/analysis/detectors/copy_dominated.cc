@@ -1,5 +1,5 @@
 // Copy-dominated step: memcpy time that no kernel overlaps takes a large share of the step.
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "collector/analysis/blocking_calls.h"
 #include "collector/analysis/call_site_summary.h"
 #include "collector/analysis/detectors/detectors.h"
@@ -57,13 +57,17 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
   hint += "overlap copies with compute by prefetching the next batch on a side stream, and keep "
           "data that is reused on the GPU";
   // The calls that issued the step's copies, by call site.
-  absl::flat_hash_set<uint64_t> copy_calls;
+  absl::flat_hash_map<uint64_t, CallBytes> copy_calls;  // by the call's correlation id
   for (const MemcpyEvent& m : ctx.events.memcpys) {
-    if (ctx.InWindow(m.start_ns, m.end_ns)) copy_calls.insert(m.correlation_id);
+    if (!ctx.InWindow(m.start_ns, m.end_ns)) continue;
+    CallBytes& b = copy_calls[m.correlation_id];
+    b.bytes += m.bytes;
+    if (IsPageableCopy(m)) b.pageable_bytes += m.bytes;
   }
   for (const CallSiteCount& c : CallSitesOf(
            ctx.events, ctx.strings, {ctx.step.start_ns - kCopyCallLeadNs, ctx.step.end_ns},
-           [&](const ApiEvent& a) { return copy_calls.contains(a.correlation_id); }, kListedSites)) {
+           [&](const ApiEvent& a) { return copy_calls.contains(a.correlation_id); }, kListedSites,
+           [&](const ApiEvent& a) { return copy_calls.at(a.correlation_id); })) {
     AddEvidence(&f, "copy_site", Describe(c));
   }
   f.set_fix_hint(hint);

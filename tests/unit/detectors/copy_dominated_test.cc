@@ -31,6 +31,26 @@ TEST(CopyDominated, AnExposedPageableCopyFiresAndAsksForPinnedMemory) {
   EXPECT_THAT(f->fix_hint(), HasSubstr("pin_memory=True"));
 }
 
+// Where the copies come from: each call site with what it moved, and through which memory.
+TEST(CopyDominated, CallSitesCarryTheBytesTheyMovedAndWhetherPageable) {
+  DetectorStep s;
+  s.Copy(CopyKind::kHtoD, 200 * us, 64ull << 20, MemoryKind::kPageable)
+      .IssuedBy("cudaMemcpyAsync", 0, 210 * us, "train.py:88 batch.to(device)");
+  s.Copy(CopyKind::kHtoD, 100 * us, 32ull << 20, MemoryKind::kPageable)
+      .IssuedBy("cudaMemcpyAsync", 210 * us, 310 * us, "train.py:88 batch.to(device)");
+  s.Copy(CopyKind::kDtoH, 50 * us, 4ull << 20, MemoryKind::kPinned)
+      .IssuedBy("cudaMemcpyAsync", 310 * us, 360 * us, "train.py:97 loss.cpu()");
+  s.Then(testing::kTcGemm, 640 * us);
+  const auto f = s.Run(&DetectCopyDominated);
+  ASSERT_TRUE(f.has_value());
+  std::vector<std::string> sites;
+  for (const auto& e : f->evidence()) {
+    if (e.key() == "copy_site") sites.push_back(e.value());
+  }
+  EXPECT_THAT(sites, ::testing::ElementsAre("train.py:88 batch.to(device) x2 (0.3 ms, 96.0 MiB, all pageable)",
+                                            "train.py:97 loss.cpu() x1 (0.1 ms, 4.0 MiB, pinned)"));
+}
+
 TEST(CopyDominated, JustUnderTheExposedShareDoesNotFire) {
   EXPECT_FALSE(CopyThenCompute(149).Run(&DetectCopyDominated).has_value());  // 14.9 %
   EXPECT_TRUE(CopyThenCompute(150).Run(&DetectCopyDominated).has_value());   // 15 %

@@ -76,6 +76,13 @@ class DetectorStep {
                         kMainThread, strings_.Intern(call_site)});
     return *this;
   }
+  // The CUDA call that issued the last kernel or copy appended (their correlation ids match).
+  DetectorStep& IssuedBy(const std::string& name, int64_t start_ns, int64_t end_ns,
+                         const std::string& call_site) {
+    ev_.apis.push_back({start_ns, end_ns, corr_, ApiDomain::kRuntime, 0, strings_.Intern(name),
+                        kMainThread, strings_.Intern(call_site)});
+    return *this;
+  }
   // A host range (Kineto cpu_op / user_annotation / python_function, or NVTX) on the main thread.
   DetectorStep& Range(std::string_view domain, const std::string& name, int64_t start_ns,
                       int64_t end_ns) {

@@ -59,6 +59,13 @@ export class Collector {
     return stdout;
   }
 
+  // `gpuspy import` of trace files into job `job`.
+  async importTraces(gpuspyBin, job, files) {
+    const {stdout} = await run(gpuspyBin, ['--collector', `127.0.0.1:${this.grpcPort}`, 'import', '--job', job, ...files],
+      {timeout: 60000});
+    return stdout;
+  }
+
   async json(apiPath) {
     const res = await fetch(this.url + apiPath);
     if (!res.ok) throw new Error(`${apiPath}: ${res.status} ${await res.text()}`);

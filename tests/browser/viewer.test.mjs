@@ -501,3 +501,26 @@ browserTest('the job page renames a job (prompt) and deletes it (confirm; cancel
   await page.waitForFunction(() => location.hash === '#/');
   assert.ok(!(await jobIds()).includes('renamed'));
 });
+
+// Last: it adds a job. A real trace whose recording cannot carry a verdict on some steps (alexnet:
+// the profiler's window cuts steps) shows it on the overview's bars and on the step page.
+browserTest('steps the recording cannot support are marked on the overview and explained on the step page', async (t) => {
+  const trace = new URL('../../../shared/traces/alexnet_a100.json.gz', import.meta.url).pathname;
+  if (!fs.existsSync(trace)) return t.skip(`${trace} not present`);
+  await collector.importTraces(requireEnv('GPUSPY_BIN'), 'alexnet', [trace]);
+  const p = await processOf('alexnet');
+  const reports = (await collector.json(`/api/jobs/alexnet/report?process=${p}&all=1`)).reports;
+  const poor = reports.filter((r) => r.data_quality && r.data_quality.insufficient);
+  assert.ok(poor.length > 0, 'alexnet has steps with insufficient data');
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/job/alexnet');
+  await page.locator('.step-bar').first().waitFor();
+  assert.equal(await page.locator('.step-bar[data-insufficient="1"]').count(), poor.length);
+  assert.equal(await page.locator('.step-bar[data-insufficient="1"] .marker.insufficient').count(), poor.length);
+  const n = num(poor[0].step.number);
+  await page.goto(collector.url + `/#/job/alexnet/step/${p}/${n}`);
+  const note = page.locator('.data-quality');
+  await note.waitFor();
+  assert.match(await note.textContent(), /^Insufficient data: no verdict on this step\. /);
+  assert.ok((await note.textContent()).includes(poor[0].data_quality.reasons[0]));
+});

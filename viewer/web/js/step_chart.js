@@ -41,8 +41,9 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
     const kind = stepKind(r);
     const cats = categorize(r);
     const number = num(r.step.number);
+    const insufficient = Boolean(r.data_quality && r.data_quality.insufficient);
     const g = svg('g', {class: 'step-bar ' + kind + (number === highlightStep ? ' selected' : ''),
-      dataset: {step: number, kind, wallNs: walls[i]}, tabindex: 0,
+      dataset: {step: number, kind, wallNs: walls[i], insufficient: insufficient ? 1 : 0}, tabindex: 0,
       role: 'button', 'aria-label': `step ${number}: ${fmt.ms(walls[i])}, ${STEP_KIND_LABEL[kind]}`});
     let acc = 0;
     for (const c of CATEGORIES) {
@@ -53,8 +54,13 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
     }
     if (kind !== 'steady') {
       g.append(svg('rect', {x, width: barW, y: y(acc), height: y(0) - y(acc), fill: 'url(#hatch)'}));
-      g.append(svg('text', {class: 'marker', x: x + barW / 2, y: y(acc) - 4, 'text-anchor': 'middle'},
-        kind === 'warmup' ? 'W' : kind === 'outlier' ? 'O' : '·'));
+    }
+    // Warm-up, outlier, and a recording that cannot carry a verdict ("?", DataQuality).
+    const marks = (kind === 'warmup' ? 'W' : kind === 'outlier' ? 'O' : kind !== 'steady' ? '·' : '') +
+      (insufficient ? '?' : '');
+    if (marks) {
+      g.append(svg('text', {class: 'marker' + (insufficient ? ' insufficient' : ''), x: x + barW / 2,
+        y: y(acc) - 4, 'text-anchor': 'middle'}, marks));
     }
     // A full-height hit area: short bars must be as easy to point at as tall ones.
     g.append(svg('rect', {class: 'hit', x: M.left + i * slot, width: slot, y: M.top, height: plotH}));
@@ -62,7 +68,8 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
       ' ', h('span', {class: 'muted'}, STEP_KIND_LABEL[kind]),
       keyValues([['wall', fmt.ms(walls[i])],
         ...CATEGORIES.filter((c) => !c.comm || cats[c.key] > 0).map((c) => [c.label, fmt.ms(cats[c.key])]),
-        ['bottleneck', r.primary_bottleneck || 'none']]));
+        ['bottleneck', r.primary_bottleneck || 'none'],
+        ...(insufficient ? [['data', 'insufficient: ' + (r.data_quality.reasons || []).join('; ')]] : [])]));
     g.addEventListener('mousemove', tip);
     g.addEventListener('mouseleave', hideTooltip);
     if (onSelect) {

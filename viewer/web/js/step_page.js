@@ -83,7 +83,8 @@ export async function render(root, {job: jobId, process, step}, ctx) {
         stat('syncs', fmt.count(num(report.breakdown.sync_count))),
         stat('API calls', fmt.count(num(report.breakdown.api_call_count))),
         stat('events', fmt.count(num(report.event_count)))),
-      report.capture_note ? h('p', {class: 'warn-box'}, 'Capture incomplete: ', report.capture_note) : null);
+      report.capture_note ? h('p', {class: 'warn-box'}, 'Capture incomplete: ', report.capture_note) : null,
+      dataQualityNote(report));
     fill(summaryBox, breakdownBar(report), categoryLegend([], {comm: Boolean(report.comm)}),
       gpuTime(report.kernel_classes), memorySummary(report.memory), report.comm ? commSummary(report.comm) : null);
     fill(findingsBox, (report.findings || []).length
@@ -140,6 +141,16 @@ function breakdownBar(report) {
     h('span', {style: {width: (100 * cats[c.key] / wall) + '%', background: c.color},
       title: `${c.label}: ${fmt.ms(cats[c.key])} (${fmt.pct(cats[c.key] / wall)})`},
     cats[c.key] / wall > 0.08 ? `${c.label} ${fmt.ms(cats[c.key], 1)}` : '')));
+}
+
+// A step whose recording cannot carry a verdict says so above everything else (the findings are
+// still listed, for what they are worth): DataQuality in report.proto.
+function dataQualityNote(report) {
+  const q = report.data_quality;
+  if (!q || !q.insufficient) return null;
+  return h('div', {class: 'warn-box data-quality'},
+    h('strong', {}, 'Insufficient data: no verdict on this step. '),
+    (q.reasons || []).join('; '));
 }
 
 function timelineLegend() {

@@ -13,6 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "importers/kineto/memory_samples.h"
 #include "model/dtypes.h"
 
@@ -118,14 +120,36 @@ std::string UserCallSite(std::string_view frame) {
   return absl::StrCat(A(file), ":", line, " ", A(frame.substr(close + 3)));
 }
 
-// Each CUDA call's call site: the innermost user-code Python frame open around it on its thread.
-// Needs `ev` sorted by start (python frames nest, so a per-thread stack sweep finds it).
-void AttachPythonCallSites(EventColumns* ev, StringTable* strings) {
+// "Call stack" of an older with_stack=True cpu_op: "a.py(12): f;train.py(57): step;..." with the
+// innermost frame first -> its innermost user-code frame ("train.py(57): step"), or empty.
+std::string_view InnermostUserFrame(std::string_view stack) {
+  for (absl::string_view part : absl::StrSplit(A(stack), ';')) {
+    part = absl::StripAsciiWhitespace(part);
+    const std::string_view frame(part.data(), part.size());
+    if (!UserCallSite(frame).empty()) return frame;
+  }
+  return {};
+}
+
+// Each CUDA call's call site: the innermost user-code Python frame open around it on its thread:
+// python_function ranges, and `stack_frames` (from cpu_ops' "Call stack"). Needs `ev` sorted by
+// start (python frames nest, so a per-thread stack sweep finds it).
+void AttachPythonCallSites(EventColumns* ev, StringTable* strings,
+                           const std::vector<NvtxRangeEvent>& stack_frames) {
   const StringRef python = strings->Find(kPythonFunctionDomain);
-  if (python == 0) return;
+  if (python == 0 && stack_frames.empty()) return;
   absl::flat_hash_map<uint32_t, std::vector<const NvtxRangeEvent*>> frames_by_thread;
   for (const NvtxRangeEvent& r : ev->nvtx_ranges) {
-    if (r.domain == python) frames_by_thread[r.thread_id].push_back(&r);
+    if (python != 0 && r.domain == python) frames_by_thread[r.thread_id].push_back(&r);
+  }
+  if (!stack_frames.empty()) {
+    for (const NvtxRangeEvent& r : stack_frames) frames_by_thread[r.thread_id].push_back(&r);
+    // Outer before inner at the same start, as the sweep expects.
+    for (auto& [thread, frames] : frames_by_thread) {
+      std::stable_sort(frames.begin(), frames.end(), [](const NvtxRangeEvent* a, const NvtxRangeEvent* b) {
+        return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
+      });
+    }
   }
   absl::flat_hash_map<StringRef, StringRef> site_of;  // frame name -> call site (0: not user code)
   auto site = [&](StringRef frame) {
@@ -375,6 +399,12 @@ void KinetoMapper::Map(const RawEvent& e) {
       const std::string_view domain = e.cat == "Trace" ? kCaptureDomain : e.cat;
       ev.nvtx_ranges.push_back({start, end, s.Intern(domain), s.Intern(e.name),
                                 static_cast<uint32_t>(tid), 0});
+      if (const std::string_view* stack = e.FindArg("Call stack"); stack != nullptr) {
+        if (std::string_view frame = InnermostUserFrame(*stack); !frame.empty()) {
+          stack_frames_.push_back({start, end, s.Intern(kPythonFunctionDomain), s.Intern(frame),
+                                   static_cast<uint32_t>(tid), 0});
+        }
+      }
       break;
     }
     case Category::kOther:
@@ -465,7 +495,13 @@ void KinetoMapper::Finish() {
   by_start(ev.graph_launches);
   std::stable_sort(ev.memory_pools.begin(), ev.memory_pools.end(),
                    [](const auto& a, const auto& b) { return a.timestamp_ns < b.timestamp_ns; });
-  AttachPythonCallSites(&ev, &out_->strings);
+  if (base_ns_ != 0) {
+    for (NvtxRangeEvent& r : stack_frames_) {
+      r.start_ns += base_ns_;
+      r.end_ns += base_ns_;
+    }
+  }
+  AttachPythonCallSites(&ev, &out_->strings, stack_frames_);
   // Collectives in their kernels' order, which is time order.
   if (!ev.collectives.empty()) {
     absl::flat_hash_map<uint64_t, size_t> position;

@@ -62,6 +62,9 @@ class KinetoMapper {
   void MapMemorySample(const RawEvent& e);
 
   KinetoTrace* out_;
+  // Older traces (with_stack=True before python_function events) carry a cpu_op's Python stack as
+  // its "Call stack" arg: its innermost user frame, as a frame range around the op, for call sites.
+  std::vector<NvtxRangeEvent> stack_frames_;
   // Counted by view while the document lives; folded into the stats' std::maps by Finish.
   absl::flat_hash_map<std::string, uint64_t> imported_, skipped_;
   absl::flat_hash_map<std::string, uint64_t> pid_votes_;

@@ -405,6 +405,26 @@ TEST(KinetoReader, CallSitesComeFromTheInnermostUserPythonFrame) {
   EXPECT_EQ(site("cudaMalloc"), "");  // after every frame closed
 }
 
+// Older with_stack=True traces carry the Python stack as a cpu_op's "Call stack" arg (innermost
+// first) instead of python_function events: the CUDA calls inside the op get its innermost
+// user-code frame; torch's frames are walked past; baseTimeNanoseconds shifts them alike.
+TEST(KinetoReader, CallSitesComeFromACpuOpsCallStack) {
+  auto t = ParseKinetoTrace(R"json({"baseTimeNanoseconds": 1000000000, "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::item", "pid": 1, "tid": 2, "ts": 100, "dur": 50,
+     "args": {"Call stack": "/usr/lib/python3/dist-packages/torch/_tensor.py(970): item;train.py(57): train_step;train.py(90): <module>"}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 2, "ts": 200, "dur": 50,
+     "args": {"Call stack": "/usr/lib/python3/dist-packages/torch/nn/functional.py(12): f"}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 2, "ts": 110, "dur": 30, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2, "ts": 210, "dur": 5, "args": {"correlation": 2}}
+  ]})json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.apis.size(), 2u);
+  EXPECT_EQ(t->strings.Get(t->events.apis[0].call_site), "train.py:57 train_step");
+  EXPECT_EQ(t->events.apis[1].call_site, 0u);  // a stack of library frames only
+  // The ops themselves stay host ranges; no extra range is added for the stack.
+  EXPECT_EQ(t->events.nvtx_ranges.size(), 2u);
+}
+
 // profile_memory=True traces: every CUDA [memory] event becomes an allocator usage sample
 // (reserved in size, allocated in utilized_bytes), shifted by baseTimeNanoseconds like the rest;
 // host-memory events and events without totals are skipped and counted, and none becomes a

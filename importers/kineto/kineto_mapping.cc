@@ -1,5 +1,3 @@
-// Every Kineto event category's mapping to gpuspy events, side by side: one table of rules that
-// must stay consistent with each other (which ids join a launch to its kernel, which clock).
 #include "importers/kineto/kineto_mapping.h"
 
 #include <algorithm>
@@ -13,9 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "importers/kineto/memory_samples.h"
+#include "importers/kineto/python_call_sites.h"
 #include "model/dtypes.h"
 
 namespace gpuspy::importers {
@@ -96,94 +93,6 @@ CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, StringTabl
   const std::string_view seq = e.FindArg("Seq") != nullptr ? e.Arg("Seq") : e.Arg("seq");
   if (ToInt(seq, &v) && v >= 0) c.sequence = v;
   return c;
-}
-
-// "path/train.py(57): forward" (a with_stack=True python_function) -> "path/train.py:57 forward";
-// empty for frames that are not the user's code (the interpreter, torch and other libraries),
-// so that a call site names the line a user would change.
-std::string UserCallSite(std::string_view frame) {
-  static const char* const kNotUserCode[] = {
-      "torch/", "site-packages/", "dist-packages/", "<built-in", "<frozen", "/lib/python3",
-      "threading.py", "contextlib.py", "<string>"};
-  const size_t open = frame.find('(');
-  const size_t close = frame.find("): ");
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return "";
-  const std::string_view file = frame.substr(0, open);
-  int64_t line = 0;
-  if (file.empty() || !absl::SimpleAtoi(A(frame.substr(open + 1, close - open - 1)), &line) ||
-      line <= 0) {
-    return "";
-  }
-  for (const char* lib : kNotUserCode) {
-    if (absl::StrContains(A(file), lib)) return "";
-  }
-  return absl::StrCat(A(file), ":", line, " ", A(frame.substr(close + 3)));
-}
-
-// "Call stack" of an older with_stack=True cpu_op: "a.py(12): f;train.py(57): step;..." with the
-// innermost frame first -> its innermost user-code frame ("train.py(57): step"), or empty.
-std::string_view InnermostUserFrame(std::string_view stack) {
-  for (absl::string_view part : absl::StrSplit(A(stack), ';')) {
-    part = absl::StripAsciiWhitespace(part);
-    const std::string_view frame(part.data(), part.size());
-    if (!UserCallSite(frame).empty()) return frame;
-  }
-  return {};
-}
-
-// Each CUDA call's call site: the innermost user-code Python frame open around it on its thread:
-// python_function ranges, and `stack_frames` (from cpu_ops' "Call stack"). Needs `ev` sorted by
-// start (python frames nest, so a per-thread stack sweep finds it).
-void AttachPythonCallSites(EventColumns* ev, StringTable* strings,
-                           const std::vector<NvtxRangeEvent>& stack_frames) {
-  const StringRef python = strings->Find(kPythonFunctionDomain);
-  if (python == 0 && stack_frames.empty()) return;
-  absl::flat_hash_map<uint32_t, std::vector<const NvtxRangeEvent*>> frames_by_thread;
-  for (const NvtxRangeEvent& r : ev->nvtx_ranges) {
-    if (python != 0 && r.domain == python) frames_by_thread[r.thread_id].push_back(&r);
-  }
-  if (!stack_frames.empty()) {
-    for (const NvtxRangeEvent& r : stack_frames) frames_by_thread[r.thread_id].push_back(&r);
-    // Outer before inner at the same start, as the sweep expects.
-    for (auto& [thread, frames] : frames_by_thread) {
-      std::stable_sort(frames.begin(), frames.end(), [](const NvtxRangeEvent* a, const NvtxRangeEvent* b) {
-        return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
-      });
-    }
-  }
-  absl::flat_hash_map<StringRef, StringRef> site_of;  // frame name -> call site (0: not user code)
-  auto site = [&](StringRef frame) {
-    auto [it, fresh] = site_of.try_emplace(frame, 0);
-    if (fresh) {
-      const std::string s = UserCallSite(std::string(strings->Get(frame)));
-      if (!s.empty()) it->second = strings->Intern(s);
-    }
-    return it->second;
-  };
-  struct Sweep {
-    size_t next = 0;
-    std::vector<const NvtxRangeEvent*> open;
-  };
-  absl::flat_hash_map<uint32_t, Sweep> sweeps;
-  for (ApiEvent& a : ev->apis) {
-    auto frames = frames_by_thread.find(a.thread_id);
-    if (frames == frames_by_thread.end()) continue;
-    Sweep& sw = sweeps[a.thread_id];
-    const auto& f = frames->second;
-    while (sw.next < f.size() && f[sw.next]->start_ns <= a.start_ns) {
-      while (!sw.open.empty() && sw.open.back()->end_ns <= f[sw.next]->start_ns) sw.open.pop_back();
-      sw.open.push_back(f[sw.next++]);
-    }
-    // Frames that ended before this call began enclose no later call either.
-    while (!sw.open.empty() && sw.open.back()->end_ns <= a.start_ns) sw.open.pop_back();
-    for (auto it = sw.open.rbegin(); it != sw.open.rend(); ++it) {
-      if ((*it)->end_ns < a.end_ns) continue;  // a sibling that closed inside the call
-      if (StringRef s = site((*it)->message); s != 0) {
-        a.call_site = s;
-        break;
-      }
-    }
-  }
 }
 
 // The categories the mapping imports; everything else is skipped and counted by category.

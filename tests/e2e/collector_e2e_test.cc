@@ -175,6 +175,41 @@ TEST_F(CollectorE2E, CliShowsJobsAndPerStepReport) {
   EXPECT_NE(human.out.find("3"), std::string::npos);
 }
 
+// One attribution behind every figure of a step: the CLI's text line, its JSON, and the
+// sync_stall finding say the same numbers, and the idle parts add up to the idle time.
+TEST_F(CollectorE2E, TheTextTheJsonAndTheFindingAgreeOnAStepsNumbers) {
+  ASSERT_TRUE(daemon_.Start()) << daemon_.log();
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "agree", "--scenario",
+                          "sync_stall", "--steps", "5"}).exit_code, 0);
+  RunResult json = testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "--json", "report",
+                                 "--job", "agree", "--step", "3"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  v1::GetStepReportResponse parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &parsed).ok()) << json.out;
+  ASSERT_EQ(parsed.reports_size(), 1);
+  const v1::StepReport& r = parsed.reports(0);
+  const v1::StepBreakdown& b = r.breakdown();
+  EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
+                b.idle_host_other_ns(), b.gpu_idle_ns());
+  ASSERT_EQ(r.primary_bottleneck(), "sync_stall");
+  ASSERT_GT(r.findings_size(), 0);
+  EXPECT_EQ(r.findings(0).lost_ns(), b.idle_sync_blocked_ns()) << "the finding's loss is the sync idle";
+
+  RunResult text = testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job",
+                                 "agree", "--step", "3"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  auto ms = [](int64_t ns) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.2f", ns / 1e6);
+    return std::string(buf);
+  };
+  const std::string line = "GPU idle " + ms(b.gpu_idle_ns()) + " ms = sync " + ms(b.idle_sync_blocked_ns()) +
+                           " + launch " + ms(b.idle_launch_bound_ns()) + " + input " +
+                           ms(b.idle_input_ns()) + " + host " + ms(b.idle_host_other_ns());
+  EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
+  EXPECT_NE(text.out.find("(~" + ms(r.findings(0).lost_ns()) + " ms lost)"), std::string::npos) << text.out;
+}
+
 TEST_F(CollectorE2E, CliErrorsAreOneClearLineAndNonZero) {
   ASSERT_TRUE(daemon_.Start()) << daemon_.log();
   RunResult unknown =

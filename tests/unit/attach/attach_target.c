@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,10 +86,10 @@ static int vector_hold(uint64_t rounds) {
 }
 #endif
 
-static volatile int g_stop = 0;
+static atomic_int g_stop = 0;  /* atomic: read by the spinners, set by main */
 static void* spinner(void* arg) {
   uint64_t x = (uint64_t)(uintptr_t)arg;
-  while (!g_stop) x = chain(x, 1000);
+  while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) x = chain(x, 1000);
   return (void*)(uintptr_t)(x | 1);
 }
 
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
     pthread_t* t = calloc((size_t)n, sizeof(pthread_t));
     for (int i = 0; i < n; ++i) pthread_create(&t[i], NULL, spinner, (void*)(uintptr_t)(i + 1));
     const int rc = spin(argc > 3 ? atoll(argv[3]) : 1000);
-    g_stop = 1;
+    atomic_store(&g_stop, 1);
     for (int i = 0; i < n; ++i) pthread_join(t[i], NULL);
     free(t);
     return rc;

@@ -30,6 +30,18 @@ constexpr std::string_view kCudaLibraries[] = {"libcuda.so", "libcudart.so", "li
 
 }  // namespace
 
+bool LoadsCuda(const std::vector<Mapping>& maps) {
+  for (const Mapping& m : maps) {
+    const size_t slash = m.path.rfind('/');
+    if (slash == std::string::npos) continue;
+    const std::string_view base = std::string_view(m.path).substr(slash + 1);
+    for (std::string_view lib : kCudaLibraries) {
+      if (base.substr(0, lib.size()) == lib) return true;
+    }
+  }
+  return false;
+}
+
 ProcStatus ParseProcStatus(std::string_view text) {
   ProcStatus s;
   for (absl::string_view line : absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
@@ -110,14 +122,7 @@ absl::Status CheckAttachable(pid_t pid, const ProcStatus& status, const std::vec
         ": attaching to a process that is not this one's child needs CAP_SYS_PTRACE (run as root, "
         "or `sudo sysctl kernel.yama.ptrace_scope=0`)"));
   }
-  bool cuda = false;
-  for (const Mapping& m : maps) {
-    const size_t slash = m.path.rfind('/');
-    if (slash == std::string::npos) continue;
-    const std::string_view base = std::string_view(m.path).substr(slash + 1);
-    for (std::string_view lib : kCudaLibraries) cuda |= base.substr(0, lib.size()) == lib;
-  }
-  if (!cuda) {
+  if (!LoadsCuda(maps)) {
     return absl::FailedPreconditionError(absl::StrCat(
         who, " has not loaded CUDA (no libcuda, libcudart or libcupti in /proc/", pid,
         "/maps): nothing to profile. DataLoader workers and launchers are not the training "

@@ -39,6 +39,9 @@ struct Host {
   static Host Current();
 };
 
+// Whether a process with these mappings loaded CUDA (libcuda, libcudart or libcupti).
+bool LoadsCuda(const std::vector<Mapping>& maps);
+
 // The checks, on what was read: the target's status and map, and this host.
 absl::Status CheckAttachable(pid_t pid, const ProcStatus& status, const std::vector<Mapping>& maps,
                              const Host& host);

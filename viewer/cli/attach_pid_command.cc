@@ -214,11 +214,10 @@ absl::Status AwaitRegistration(QueryClient& q, const Attached& a) {
       " s (can the process reach it? a token it needs?)"));
 }
 
+// The same rule as the checks (attach::LoadsCuda); a process that cannot be read is not one.
 bool IsCudaProcess(pid_t pid) {
-  const std::string maps = ReadWhole(absl::StrCat("/proc/", pid, "/maps"));
-  return maps.find("/libcuda.so") != std::string::npos ||
-         maps.find("/libcudart.so") != std::string::npos ||
-         maps.find("/libcupti.so") != std::string::npos;
+  absl::StatusOr<std::vector<attach::Mapping>> maps = attach::ReadMaps(pid);
+  return maps.ok() && attach::LoadsCuda(*maps);
 }
 
 // The pids a selector names. --match and --cgroup keep only CUDA processes (not the launcher,

@@ -53,6 +53,17 @@ bool MayBeJson(const unsigned char* p, size_t n) {
 
 }  // namespace
 
+uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size) {
+  // The trailer's ISIZE is the last member's size mod 2^32: right for the usual one-member file,
+  // a first guess otherwise (then the buffer doubles). It is the file's own word, so a damaged or
+  // hostile 2 KB file could claim 4 GB: no claim beyond what deflate can physically expand to is
+  // believed (the fuzzer's 3.5 GB malloc for a 2 KB input).
+  const uint64_t most_possible = compressed_bytes * kDeflateMaxExpansion;
+  const uint64_t claimed = std::min<uint64_t>(trailer_size, most_possible);
+  return std::min<uint64_t>(std::max<uint64_t>({claimed, compressed_bytes * 4, 1 << 16}),
+                            kMaxTraceBytes);
+}
+
 TraceBytes::TraceBytes(TraceBytes&& o) noexcept { *this = std::move(o); }
 
 TraceBytes& TraceBytes::operator=(TraceBytes&& o) noexcept {
@@ -148,11 +159,9 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path) {
 
   out.gzipped_ = true;
   const int64_t start = NowNs();
-  // The trailer's ISIZE is the last member's size mod 2^32: right for the usual one-member file,
-  // a first guess otherwise (then the buffer doubles).
-  uint64_t guess = 0;
-  if (file.size >= 18) std::memcpy(&guess, file.data + file.size - 4, 4);
-  size_t capacity = std::max<uint64_t>({guess, file.size * 4, 1 << 16});
+  uint32_t trailer_size = 0;
+  if (file.size >= 18) std::memcpy(&trailer_size, file.data + file.size - 4, 4);
+  size_t capacity = InflateCapacityGuess(file.size, trailer_size);
   libdeflate_decompressor* d = libdeflate_alloc_decompressor();
   if (d == nullptr) return absl::ResourceExhaustedError("cannot allocate a gzip decompressor");
   for (;;) {

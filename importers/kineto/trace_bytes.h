@@ -50,4 +50,11 @@ inline constexpr size_t kPaddingBytes = 64;
 // simdjson indexes documents of up to 4 GiB (32-bit offsets).
 inline constexpr uint64_t kMaxTraceBytes = 0xFFFFFFFFull - kPaddingBytes;
 
+// Deflate's largest expansion: a 258-byte match costs at least 2 bits, about 1032:1.
+inline constexpr uint64_t kDeflateMaxExpansion = 1032;
+
+// The first buffer to inflate a gzip file of `compressed_bytes` into, from the size its trailer
+// claims: at most what deflate can produce from that many bytes, and at most kMaxTraceBytes.
+uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size);
+
 }  // namespace gpuspy::importers

@@ -2,6 +2,8 @@
 // and bad input (invalid JSON, truncated gzip, wrong types, negative durations).
 #include "importers/kineto/kineto_reader.h"
 
+#include <cstring>
+
 #include <zlib.h>
 
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <map>
 
+#include "importers/kineto/trace_bytes.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy::importers {
@@ -221,6 +224,35 @@ TEST(KinetoReader, ReadsGzipAndReportsTruncation) {
 
   EXPECT_EQ(ReadKinetoTrace(dir.path() + "/missing.json").status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// A gzip file's trailer is its own word: a small file claiming gigabytes is not believed.
+TEST(KinetoReader, AGzipTrailerIsBelievedOnlyUpToWhatDeflateCanProduce) {
+  // An honest trailer of a real compression ratio is taken as is.
+  EXPECT_EQ(InflateCapacityGuess(1'000'000, 20'000'000), 20'000'000u);
+  // 2,113 bytes claiming 3.5 GB (the fuzzer's input): capped at deflate's 1032:1.
+  EXPECT_EQ(InflateCapacityGuess(2113, 3'508'537'900u), 2113u * kDeflateMaxExpansion);
+  // Never below 64 KiB or four times the input, never above the most a trace may have.
+  EXPECT_EQ(InflateCapacityGuess(100, 0), 1u << 16);
+  EXPECT_EQ(InflateCapacityGuess(1'000'000, 10), 4'000'000u);
+  EXPECT_EQ(InflateCapacityGuess(uint64_t{1} << 32, 0xFFFFFFFFu), kMaxTraceBytes);
+}
+
+TEST(KinetoReader, AGzipFileWithALyingTrailerIsRefusedAsDamaged) {
+  testing::TempDir dir;
+  const std::string gz = dir.path() + "/liar.json.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  gzwrite(f, kTrace, sizeof(kTrace) - 1);
+  gzclose(f);
+  std::string bytes = testing::ReadFile(gz);
+  for (const uint32_t claim : {0xF0000000u, 1u}) {  // far too big, far too small
+    std::memcpy(bytes.data() + bytes.size() - 4, &claim, 4);
+    std::ofstream(gz, std::ios::binary | std::ios::trunc) << bytes;
+    // gzip's own check of ISIZE rejects the stream: a DataLoss status, not a 4 GB buffer.
+    auto t = ReadKinetoTrace(gz);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kDataLoss) << t.status();
+  }
 }
 
 // NCCL kernels as PyTorch's profiler writes them: what the collective moves is in the args.

@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "codec/expanded_events.h"
 #include "collector/analysis/job_analysis.h"
 #include "collector/analysis/period_detector.h"
 #include "collector/analysis/step_report.h"
+#include "collector/query/event_pages.h"
 #include "collector/query/loss_notes.h"
 #include "model/event_selection.h"
 
@@ -373,23 +373,13 @@ absl::StatusOr<SelectedEvents> QueryEngine::ReadEvents(const v1::GetEventsReques
 }
 
 absl::StatusOr<v1::GetEventsResponse> QueryEngine::GetEvents(const v1::GetEventsRequest& request) {
-  absl::StatusOr<SelectedEvents> selected = ReadEvents(request);
-  if (!selected.ok()) return selected.status();
-  v1::GetEventsResponse out;
-  out.set_truncated(selected->truncated);
-  std::vector<v1::Event> expanded;
-  for (const ProcessWindowEvents& p : selected->processes) {
-    expanded.clear();
-    {
-      std::shared_lock lock(p.window.dictionary->mu);
-      ToExpandedEvents(p.window.events, p.window.dictionary->dict.strings(), &expanded);
-    }
-    auto* pe = out.add_processes();
-    pe->set_process_id(p.process_id);
-    pe->mutable_events()->Reserve(static_cast<int>(expanded.size()));
-    for (v1::Event& e : expanded) *pe->add_events() = std::move(e);
+  if (request.to_ns() < request.from_ns()) {
+    return absl::InvalidArgumentError("to_ns is before from_ns");
   }
-  return out;
+  absl::StatusOr<std::vector<ProcessRecord>> processes =
+      ProcessesOf(request.job_id(), request.process_id());
+  if (!processes.ok()) return processes.status();
+  return ReadEventPage(&reader_, *std::move(processes), request);
 }
 
 v1::GetStatsResponse QueryEngine::GetStats() {

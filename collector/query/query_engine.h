@@ -20,7 +20,8 @@
 
 namespace gpuspy::collector {
 
-// GetEvents returns at most this many events when the request sets no limit.
+// ReadEvents returns at most this many events when the request sets no limit, and at most
+// kMaxEventLimit (GetEvents pages: event_pages.h).
 inline constexpr uint32_t kDefaultEventLimit = 100'000;
 inline constexpr uint32_t kMaxEventLimit = 5'000'000;
 
@@ -44,10 +45,11 @@ class QueryEngine {
   absl::StatusOr<v1::ListStepsResponse> ListSteps(const v1::ListStepsRequest& request);
   absl::StatusOr<v1::GetStepReportResponse> GetStepReport(const v1::GetStepReportRequest& request);
   absl::StatusOr<v1::GetJobSummaryResponse> GetJobSummary(const v1::GetJobSummaryRequest& request);
+  // One page of events (event_pages.h): at most 100,000 and ~3 MiB, with a cursor to the next.
   absl::StatusOr<v1::GetEventsResponse> GetEvents(const v1::GetEventsRequest& request);
-  // GetEvents' answer before expansion into messages: for the HTTP timeline and trace export,
-  // which read columns (expanding a 100k-event step into v1::Events only to read them back
-  // cost most of the timeline's time).
+  // A window's events (the earliest `limit` by start time), before expansion into messages, all
+  // in memory: for the HTTP timeline, which reads one step's columns (expanding a 100k-event
+  // step into v1::Events only to read them back cost most of the timeline's time).
   absl::StatusOr<SelectedEvents> ReadEvents(const v1::GetEventsRequest& request);
   v1::GetStatsResponse GetStats();
   // One side of `gpuspy diff` (run_profile_query.cc).

@@ -25,7 +25,8 @@ int HttpCode(const absl::Status& st) {
     case absl::StatusCode::kPermissionDenied: return 403;
     case absl::StatusCode::kAlreadyExists:
     case absl::StatusCode::kFailedPrecondition: return 409;
-    case absl::StatusCode::kUnavailable: return 503;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kResourceExhausted: return 503;  // shed load (analysis_budget.h)
     default: return 500;
   }
 }

@@ -25,7 +25,8 @@ int HttpCode(const absl::Status& st) {
     case absl::StatusCode::kPermissionDenied: return 403;
     case absl::StatusCode::kAlreadyExists:
     case absl::StatusCode::kFailedPrecondition: return 409;
-    case absl::StatusCode::kUnavailable: return 503;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kResourceExhausted: return 503;  // shed load (analysis_budget.h)
     default: return 500;
   }
 }
@@ -188,11 +189,23 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     }
     absl::StatusOr<TraceQuery> q = ParseTraceQuery(params);
     if (!q.ok()) return Error(res, 400, std::string(q.status().message()));
-    absl::StatusOr<std::string> trace = ExportTraceJson(engine, job, *q);
-    if (!trace.ok()) return Error(res, HttpCode(trace.status()), std::string(trace.status().message()));
+    absl::StatusOr<TraceExportPlan> plan = PlanTraceExport(engine, job, *q);
+    if (!plan.ok()) return Error(res, HttpCode(plan.status()), std::string(plan.status().message()));
     res.set_header("Content-Disposition",
                    absl::StrCat("attachment; filename=\"", TraceFileName(job, params), "\""));
-    res.set_content(*trace, "application/json");
+    // Chunked, written as the events are read (trace_export.h); a failure part way closes the
+    // connection without the last chunk, so the client sees a cut download, not a short trace.
+    res.set_chunked_content_provider(
+        "application/json",
+        [engine, plan = std::make_shared<TraceExportPlan>(*std::move(plan))](
+            size_t, httplib::DataSink& sink) {
+          const absl::Status st =
+              WriteTraceExport(engine, plan.get(), [&sink](std::string_view piece) {
+                return sink.write(piece.data(), piece.size());
+              });
+          if (st.ok()) sink.done();
+          return st.ok();
+        });
   }));
 
   // Changes (job_admin.h; the gate lets only the owner's or an admin's requests this far).

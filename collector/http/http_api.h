@@ -9,7 +9,7 @@
 //   GET /api/jobs/{job}/steps[?process=P]
 //   GET /api/jobs/{job}/report[?step=N | ?last=K | ?all=1][&process=P]
 //   GET /api/jobs/{job}/summary
-//   GET /api/jobs/{job}/events[?from=NS&to=NS&limit=N&process=P]
+//   GET /api/jobs/{job}/events[?from=NS&to=NS&limit=N&process=P&cursor=C]   one page
 //   GET /api/jobs/{job}/trace[?steps=A-B&process=P]      Chrome/Perfetto trace JSON
 //   GET /api/jobs/{job}/timeline?process=P&step=N        one step for the viewer's timeline
 //   GET /metrics                                           Prometheus exposition (metrics/)

@@ -171,7 +171,10 @@ absl::StatusOr<v1::GetStepReportRequest> ReportQuery(const std::string& job, con
 }
 
 absl::StatusOr<v1::GetEventsRequest> EventsQuery(const std::string& job, const QueryParams& params) {
-  if (absl::Status st = CheckRoute(job, params, {"process", "from", "to", "limit"}); !st.ok()) return st;
+  if (absl::Status st = CheckRoute(job, params, {"process", "from", "to", "limit", "cursor"});
+      !st.ok()) {
+    return st;
+  }
   absl::StatusOr<int64_t> process = IntParam(params, "process", 0);
   absl::StatusOr<int64_t> from = IntParam(params, "from", 0);
   absl::StatusOr<int64_t> to = IntParam(params, "to", 0);
@@ -185,6 +188,8 @@ absl::StatusOr<v1::GetEventsRequest> EventsQuery(const std::string& job, const Q
   r.set_from_ns(*from);
   r.set_to_ns(*to);
   r.set_limit(static_cast<uint32_t>(std::min<int64_t>(*limit, std::numeric_limits<uint32_t>::max())));
+  // Checked by the engine (event_cursor.h): a bad one is a 400 there.
+  if (auto cursor = params.find("cursor"); cursor != params.end()) r.set_cursor(cursor->second);
   return r;
 }
 

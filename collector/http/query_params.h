@@ -43,7 +43,8 @@ absl::StatusOr<int64_t> IntParam(const QueryParams& params, const std::string& n
 absl::StatusOr<v1::ListStepsRequest> StepsQuery(const std::string& job, const QueryParams& params);
 // /report[?step=N | ?last=K | ?all=1][&process=P]; none of step/last (or all=1) = every step.
 absl::StatusOr<v1::GetStepReportRequest> ReportQuery(const std::string& job, const QueryParams& params);
-// /events[?from=NS&to=NS&limit=N&process=P]; a limit beyond uint32 is clamped.
+// /events[?from=NS&to=NS&limit=N&process=P&cursor=C]; a limit beyond uint32 is clamped (and
+// beyond a page's cap by the engine); the cursor is the previous page's next_cursor.
 absl::StatusOr<v1::GetEventsRequest> EventsQuery(const std::string& job, const QueryParams& params);
 
 // /timeline?process=P&step=N: both required (step numbers are per process).

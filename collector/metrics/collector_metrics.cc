@@ -87,6 +87,12 @@ void WriteCollector(const v1::CollectorStats& s, PrometheusText& m) {
   m.Family("gpuspy_analysis_cache_evictions_total", "counter",
            "Processes dropped from the analysis cache to stay within its bound");
   m.Sample(s.analysis_cache_evictions());
+  m.Family("gpuspy_analysis_in_flight_bytes", "gauge",
+           "Analyses held by queries in progress (estimated; with the cache within the bound)");
+  m.Sample(s.analysis_in_flight_bytes());
+  m.Family("gpuspy_analysis_queries_refused_total", "counter",
+           "Queries refused (RESOURCE_EXHAUSTED, HTTP 503): analysis memory past the bound");
+  m.Sample(s.analysis_queries_refused());
   if (!s.has_forward()) return;
   const v1::ForwardStats& f = s.forward();
   m.Family("gpuspy_forward_batches_total", "counter",

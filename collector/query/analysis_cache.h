@@ -29,17 +29,27 @@ struct CachedAnalyses {
   uint64_t last_used = 0;  // tick when last read or written
 };
 
+// The memory one step's analysis holds, estimated (its report by reflection, its kernel names
+// and collectives).
+uint64_t EstimatedBytes(const analysis::StepAnalysis& a);
+
 class AnalysisCache {
  public:
   // The analyses of `process` when they were made from its batches as they are now, for
   // `step_count` steps. Otherwise nullopt, and `*previous` receives the entry kept for it, if
-  // any: its steps that end before the changed data can be reused.
+  // any: its steps that end before the changed data can be reused. `*copied_bytes` (optional)
+  // receives the estimated size of what was copied out (the analyses, or `*previous`).
   std::optional<std::vector<analysis::StepAnalysis>> Find(const ProcessRecord& process,
                                                           size_t step_count,
-                                                          CachedAnalyses* previous);
+                                                          CachedAnalyses* previous,
+                                                          uint64_t* copied_bytes = nullptr);
   // Stores `entry` for `process_id` (its size estimated here) and drops least recently used
-  // processes (never that one) until the cache is within its budget.
+  // processes (never that one) until the cache is within its budget, less what queries in
+  // progress hold (set_in_flight).
   void Put(uint64_t process_id, CachedAnalyses entry);
+  // Drops least recently used processes until the cache holds at most `bytes` (AnalysisBudget
+  // makes room for queries in progress).
+  void EvictDownTo(uint64_t bytes);
 
   // Steps detected for `process`, while its batches are as they were when they were detected.
   std::optional<std::vector<StepRecord>> FindDetectedSteps(const ProcessRecord& process) const;
@@ -47,6 +57,8 @@ class AnalysisCache {
 
   // 0 = unbounded. Set before serving.
   void set_budget(uint64_t bytes) { budget_ = bytes; }
+  // What queries in progress hold of the same budget (analysis_budget.h). Set before serving.
+  void set_in_flight(const std::atomic<uint64_t>* bytes) { in_flight_ = bytes; }
   uint64_t budget() const { return budget_; }
   uint64_t bytes() const;
   uint64_t evictions() const { return evictions_.load(); }
@@ -61,7 +73,11 @@ class AnalysisCache {
   mutable std::mutex mu_;
   std::map<uint64_t, CachedAnalyses> analyses_;
   std::map<uint64_t, DetectedSteps> detected_steps_;
+  // Drops the least recently used entry other than `keep`'s; false when there is none.
+  bool EvictOneLocked(uint64_t keep);
+
   uint64_t budget_ = 0;
+  const std::atomic<uint64_t>* in_flight_ = nullptr;
   uint64_t bytes_ = 0;  // mu_
   uint64_t tick_ = 0;   // mu_
   std::atomic<uint64_t> evictions_{0};

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -53,6 +54,21 @@ class EventReader {
   absl::StatusOr<uint64_t> ForEachBatch(
       uint64_t process_id,
       const std::function<void(const EventColumns& events, const StringTable& strings)>& visit);
+
+  // The batches overlapping [from_ns, to_ns) (0, 0 = all) from sequence `first_sequence` on, in
+  // sequence order, decoded one at a time as ForEachBatch does; `visit` gets each batch's
+  // sequence too and returns false to stop. For paging (event_pages.h): memory is a few stored
+  // payloads and one decoded batch wherever the walk starts and however far it goes.
+  absl::StatusOr<uint64_t> ForEachBatchFrom(
+      uint64_t process_id, int64_t from_ns, int64_t to_ns, uint64_t first_sequence,
+      const std::function<bool(uint64_t sequence, const EventColumns& events,
+                               const StringTable& strings)>& visit);
+
+  // The earliest start among the stored batches overlapping [from_ns, to_ns) (0, 0 = all), from
+  // the index (no payload read): at most the start of every timed event they hold. nullopt when
+  // none holds a timed event.
+  absl::StatusOr<std::optional<int64_t>> EarliestNs(uint64_t process_id, int64_t from_ns,
+                                                    int64_t to_ns);
 
  private:
   Store* store_;

@@ -9,15 +9,19 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "codec/expanded_events.h"
 #include "collector/analysis/job_analysis.h"
 #include "collector/analysis/period_detector.h"
 #include "collector/analysis/step_report.h"
+#include "collector/query/event_pages.h"
 #include "collector/query/loss_notes.h"
 #include "model/event_selection.h"
 
 namespace gpuspy::collector {
 namespace {
+
+// What a step's events take in memory while it is analysed, per event (EventColumns: 40-64 B
+// per event, plus the vectors' slack).
+constexpr uint64_t kWindowBytesPerEvent = 64;
 
 // Which of a process's steps a report request selects.
 std::vector<StepRecord> SelectSteps(std::vector<StepRecord> steps,
@@ -167,13 +171,21 @@ absl::StatusOr<v1::ListStepsResponse> QueryEngine::ListSteps(const v1::ListSteps
 
 absl::StatusOr<analysis::StepAnalysis> QueryEngine::ReportStep(const ProcessRecord& process,
                                                                const StepRecord& step,
-                                                               std::string* window_note) {
+                                                               std::string* window_note,
+                                                               AnalysisBudget::Lease* lease) {
   absl::StatusOr<WindowEvents> window = reader_.Read(process.process_id, step.start_ns, step.end_ns);
   if (!window.ok()) return window.status();
-  std::shared_lock lock(window->dictionary->mu);
+  // The step's events, while it is analysed: a large step (100k events) is tens of MB.
+  const uint64_t window_bytes = window->events.size() * kWindowBytesPerEvent;
+  if (absl::Status st = lease->Add(window_bytes); !st.ok()) return st;
   const analysis::StepWindow w{step.number, step.start_ns, step.end_ns, step.source};
-  analysis::StepAnalysis analysed = analysis::AnalyzeStep(
-      window->events, window->dictionary->dict.strings(), w, process.process_id);
+  analysis::StepAnalysis analysed;
+  {
+    std::shared_lock lock(window->dictionary->mu);
+    analysed = analysis::AnalyzeStep(window->events, window->dictionary->dict.strings(), w,
+                                     process.process_id);
+  }
+  lease->Release(window_bytes);
   if (window->undecodable_batches > 0) {
     *window_note = absl::StrCat(window->undecodable_batches,
                                 " stored batches of this window are damaged and were skipped");
@@ -219,17 +231,21 @@ absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord
 }
 
 absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
-    const ProcessRecord& process) {
+    const ProcessRecord& process, AnalysisBudget::Lease* lease) {
   // Read the version first: a batch stored while we analyse gets a later one and is looked at
   // by the next query.
   const uint64_t version = versions_ != nullptr ? versions_->Version(process.process_id) : 0;
   absl::StatusOr<std::vector<StepRecord>> steps = StepsOf(process);
   if (!steps.ok()) return steps.status();
   CachedAnalyses previous;
-  if (std::optional<std::vector<analysis::StepAnalysis>> cached =
-          cache_.Find(process, steps->size(), &previous)) {
-    return *std::move(cached);
-  }
+  uint64_t copied_bytes = 0;
+  std::optional<std::vector<analysis::StepAnalysis>> cached =
+      cache_.Find(process, steps->size(), &previous, &copied_bytes);
+  // A copy of the cached analyses (or of the entry to reuse steps from) is this query's now.
+  if (absl::Status st = lease->Add(copied_bytes); !st.ok()) return st;
+  if (cached.has_value()) return *std::move(cached);
+  const uint64_t reused_step_bytes =
+      previous.steps.empty() ? 0 : previous.bytes / previous.steps.size();
   // Steps that end before everything stored since the cached analyses keep them.
   const int64_t changed_from = versions_ != nullptr && !previous.steps.empty()
                                    ? versions_->EarliestSince(process.process_id, previous.version)
@@ -253,6 +269,7 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
     auto kept = reusable.find(s.number);
     if (kept != reusable.end() && kept->second->report.step().start_ns() == s.start_ns &&
         kept->second->report.step().end_ns() == s.end_ns) {
+      if (absl::Status st = lease->Add(reused_step_bytes); !st.ok()) return st;
       out.push_back(*kept->second);
       // The process-wide part of the note (drops, gaps) may have changed since.
       const std::string& window_note = previous.window_notes[s.number];
@@ -261,8 +278,9 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
       continue;
     }
     std::string window_note;
-    absl::StatusOr<analysis::StepAnalysis> analysed = ReportStep(process, s, &window_note);
+    absl::StatusOr<analysis::StepAnalysis> analysed = ReportStep(process, s, &window_note, lease);
     if (!analysed.ok()) return analysed.status();
+    if (absl::Status st = lease->Add(EstimatedBytes(*analysed)); !st.ok()) return st;
     analysis::StepAnalysis a = std::move(*analysed);
     absl::StatusOr<analysis::WindowMemory> before = MemoryBetween(process, before_from, s.start_ns);
     if (!before.ok()) return before.status();
@@ -279,10 +297,10 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
 }
 
 absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEngine::AnalyzeJob(
-    const std::vector<ProcessRecord>& processes) {
+    const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease) {
   std::map<uint64_t, std::vector<analysis::StepAnalysis>> out;
   for (const ProcessRecord& p : processes) {
-    absl::StatusOr<std::vector<analysis::StepAnalysis>> base = BaseAnalyses(p);
+    absl::StatusOr<std::vector<analysis::StepAnalysis>> base = BaseAnalyses(p, lease);
     if (!base.ok()) return base.status();
     out[p.process_id] = std::move(*base);
   }
@@ -292,6 +310,12 @@ absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEng
 
 absl::StatusOr<v1::GetStepReportResponse> QueryEngine::GetStepReport(
     const v1::GetStepReportRequest& request) {
+  AnalysisBudget::Lease lease(&budget_);
+  return StepReports(request, &lease);
+}
+
+absl::StatusOr<v1::GetStepReportResponse> QueryEngine::StepReports(
+    const v1::GetStepReportRequest& request, AnalysisBudget::Lease* lease) {
   absl::StatusOr<std::vector<ProcessRecord>> processes = ProcessesOf(request.job_id(), 0);
   if (!processes.ok()) return processes.status();
   if (request.process_id() != 0 &&
@@ -301,7 +325,8 @@ absl::StatusOr<v1::GetStepReportResponse> QueryEngine::GetStepReport(
         absl::StrCat("job '", request.job_id(), "' has no process ", request.process_id()));
   }
   // Cross-rank findings need every rank of the job, even when one process is asked for.
-  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job = AnalyzeJob(*processes);
+  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job =
+      AnalyzeJob(*processes, lease);
   if (!job.ok()) return job.status();
   v1::GetStepReportResponse out;
   for (auto& [process_id, steps] : *job) {
@@ -332,9 +357,13 @@ absl::StatusOr<v1::GetJobSummaryResponse> QueryEngine::GetJobSummary(
   v1::GetStepReportRequest all;
   all.set_job_id(request.job_id());
   all.set_all(true);
-  absl::StatusOr<v1::GetStepReportResponse> reports = GetStepReport(all);
+  // The reports stay charged while the summary is made of them.
+  AnalysisBudget::Lease lease(&budget_);
+  absl::StatusOr<v1::GetStepReportResponse> reports = StepReports(all, &lease);
   if (!reports.ok()) return reports.status();
-  std::vector<v1::StepReport> steps(reports->reports().begin(), reports->reports().end());
+  // Moved, not copied: a job's reports are the largest thing a summary holds.
+  std::vector<v1::StepReport> steps(std::make_move_iterator(reports->mutable_reports()->begin()),
+                                    std::make_move_iterator(reports->mutable_reports()->end()));
   v1::GetJobSummaryResponse out;
   *out.mutable_summary() =
       analysis::SummarizeAnalyzedJob(request.job_id(), steps, JobProcesses(*processes));
@@ -373,23 +402,13 @@ absl::StatusOr<SelectedEvents> QueryEngine::ReadEvents(const v1::GetEventsReques
 }
 
 absl::StatusOr<v1::GetEventsResponse> QueryEngine::GetEvents(const v1::GetEventsRequest& request) {
-  absl::StatusOr<SelectedEvents> selected = ReadEvents(request);
-  if (!selected.ok()) return selected.status();
-  v1::GetEventsResponse out;
-  out.set_truncated(selected->truncated);
-  std::vector<v1::Event> expanded;
-  for (const ProcessWindowEvents& p : selected->processes) {
-    expanded.clear();
-    {
-      std::shared_lock lock(p.window.dictionary->mu);
-      ToExpandedEvents(p.window.events, p.window.dictionary->dict.strings(), &expanded);
-    }
-    auto* pe = out.add_processes();
-    pe->set_process_id(p.process_id);
-    pe->mutable_events()->Reserve(static_cast<int>(expanded.size()));
-    for (v1::Event& e : expanded) *pe->add_events() = std::move(e);
+  if (request.to_ns() < request.from_ns()) {
+    return absl::InvalidArgumentError("to_ns is before from_ns");
   }
-  return out;
+  absl::StatusOr<std::vector<ProcessRecord>> processes =
+      ProcessesOf(request.job_id(), request.process_id());
+  if (!processes.ok()) return processes.status();
+  return ReadEventPage(&reader_, *std::move(processes), request);
 }
 
 v1::GetStatsResponse QueryEngine::GetStats() {
@@ -404,6 +423,8 @@ v1::GetStatsResponse QueryEngine::GetStats() {
   out.mutable_stats()->set_analysis_cache_bytes(cache_bytes());
   out.mutable_stats()->set_analysis_cache_budget_bytes(cache_.budget());
   out.mutable_stats()->set_analysis_cache_evictions(cache_evictions());
+  out.mutable_stats()->set_analysis_in_flight_bytes(budget_.in_flight_bytes());
+  out.mutable_stats()->set_analysis_queries_refused(budget_.refusals());
   if (stats_source_) stats_source_(out.mutable_stats());
   return out;
 }

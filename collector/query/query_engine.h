@@ -11,6 +11,7 @@
 #include "collector/ingest/connection_registry.h"
 #include "collector/ingest/ingest_counters.h"
 #include "collector/ingest/overload_ledger.h"
+#include "collector/query/analysis_budget.h"
 #include "collector/query/analysis_cache.h"
 #include "collector/query/event_reader.h"
 #include "collector/query/job_admin.h"
@@ -20,7 +21,8 @@
 
 namespace gpuspy::collector {
 
-// GetEvents returns at most this many events when the request sets no limit.
+// ReadEvents returns at most this many events when the request sets no limit, and at most
+// kMaxEventLimit (GetEvents pages: event_pages.h).
 inline constexpr uint32_t kDefaultEventLimit = 100'000;
 inline constexpr uint32_t kMaxEventLimit = 5'000'000;
 
@@ -31,7 +33,9 @@ class QueryEngine {
   QueryEngine(Store* store, DictionaryCache* dictionaries, const IngestCounters* counters,
               const ConnectionRegistry* connections, const DataVersions* versions = nullptr)
       : store_(store), reader_(store, dictionaries), counters_(counters),
-        connections_(connections), versions_(versions) {}
+        connections_(connections), versions_(versions) {
+    cache_.set_in_flight(budget_.in_flight_counter());
+  }
 
   // Refusals per process under overload, shown in the process listing (optional).
   void set_overload_ledger(const OverloadLedger* ledger) { overload_ = ledger; }
@@ -44,20 +48,28 @@ class QueryEngine {
   absl::StatusOr<v1::ListStepsResponse> ListSteps(const v1::ListStepsRequest& request);
   absl::StatusOr<v1::GetStepReportResponse> GetStepReport(const v1::GetStepReportRequest& request);
   absl::StatusOr<v1::GetJobSummaryResponse> GetJobSummary(const v1::GetJobSummaryRequest& request);
+  // One page of events (event_pages.h): at most 100,000 and ~3 MiB, with a cursor to the next.
   absl::StatusOr<v1::GetEventsResponse> GetEvents(const v1::GetEventsRequest& request);
-  // GetEvents' answer before expansion into messages: for the HTTP timeline and trace export,
-  // which read columns (expanding a 100k-event step into v1::Events only to read them back
-  // cost most of the timeline's time).
+  // A window's events (the earliest `limit` by start time), before expansion into messages, all
+  // in memory: for the HTTP timeline, which reads one step's columns (expanding a 100k-event
+  // step into v1::Events only to read them back cost most of the timeline's time).
   absl::StatusOr<SelectedEvents> ReadEvents(const v1::GetEventsRequest& request);
   v1::GetStatsResponse GetStats();
   // One side of `gpuspy diff` (run_profile_query.cc).
   absl::StatusOr<v1::GetRunProfileResponse> GetRunProfile(const v1::GetRunProfileRequest& request);
   // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
   uint64_t steps_analysed() const { return steps_analysed_.load(); }
-  // Bounds the memory the per-process analysis cache may hold (estimated). Past it, the processes
-  // queried least recently are dropped from the cache (their next query analyses them again).
+  // Bounds the memory analysis may hold (estimated): the per-process cache and the analyses of
+  // queries in progress together (analysis_budget.h). Cached processes queried least recently
+  // are dropped first (their next query analyses them again); a query that would take the
+  // queries in progress past it is refused with RESOURCE_EXHAUSTED (unless it is the only one).
   // Set before serving; 0 = unbounded.
-  void set_cache_budget(uint64_t bytes) { cache_.set_budget(bytes); }
+  void set_cache_budget(uint64_t bytes) {
+    cache_.set_budget(bytes);
+    budget_.set_budget(bytes);
+  }
+  // The budget's state (queries in progress, refusals); tests take leases from it.
+  AnalysisBudget* analysis_budget() { return &budget_; }
   uint64_t cache_bytes() const { return cache_.bytes(); }
   uint64_t cache_evictions() const { return cache_.evictions(); }
   // gpuspyd is stopping: analyses in progress end after their current step (CANCELLED) and new
@@ -74,7 +86,8 @@ class QueryEngine {
   // `window_note` receives what is wrong with this step's stored data (damaged batches), apart
   // from what the process lost (loss_notes.h), which BaseAnalyses adds.
   absl::StatusOr<analysis::StepAnalysis> ReportStep(const ProcessRecord& process,
-                                                    const StepRecord& step, std::string* window_note);
+                                                    const StepRecord& step, std::string* window_note,
+                                                    AnalysisBudget::Lease* lease);
   // Device memory of the process in [from_ns, to_ns): the stretch before a step (start-up, the
   // gap since the previous step), from which the step's memory level carries over.
   absl::StatusOr<analysis::WindowMemory> MemoryBetween(const ProcessRecord& process,
@@ -83,14 +96,21 @@ class QueryEngine {
   // sequence's period, else fixed windows. Detected steps are cached until new batches arrive.
   absl::StatusOr<std::vector<StepRecord>> StepsOf(const ProcessRecord& process);
   // Per-step reports of one process before cross-step analysis; cached until new batches arrive.
-  absl::StatusOr<std::vector<analysis::StepAnalysis>> BaseAnalyses(const ProcessRecord& process);
+  // GetStepReport, charging what it builds to `lease` (GetJobSummary keeps its reports charged
+  // while it summarises them).
+  absl::StatusOr<v1::GetStepReportResponse> StepReports(const v1::GetStepReportRequest& request,
+                                                        AnalysisBudget::Lease* lease);
+  // What they hold is charged to `lease` (the query's share of the analysis budget).
+  absl::StatusOr<std::vector<analysis::StepAnalysis>> BaseAnalyses(const ProcessRecord& process,
+                                                                   AnalysisBudget::Lease* lease);
   // Every step of every process of `processes` with cross-step and cross-rank findings applied.
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
-      const std::vector<ProcessRecord>& processes);
+      const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
 
   std::atomic<bool> cancelled_{false};
   std::function<void(v1::CollectorStats*)> stats_source_;
   AnalysisCache cache_;
+  AnalysisBudget budget_{&cache_};  // after cache_
 
   Store* store_;
   EventReader reader_;

@@ -42,7 +42,9 @@ absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
     }
   }
   // Cross-rank findings need every rank of the job, whichever ranks are compared.
-  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job = AnalyzeJob(*all);
+  AnalysisBudget::Lease lease(&budget_);
+  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job =
+      AnalyzeJob(*all, &lease);
   if (!job.ok()) return job.status();
 
   const analysis::RunSelector selector = SelectorOf(request);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ struct ExportStats {
   uint64_t bytes = 0;
 };
 
-// The trace as one JSON document in memory (what the collector serves over HTTP).
+// The trace as one JSON document in memory (tests, small documents; gpuspyd streams its exports:
+// chrome_trace_stream.h).
 std::string ChromeTraceJson(const std::vector<ExportedProcess>& processes, ExportStats* stats = nullptr);
 
 // Writes `processes` to `path`; gzip'd when the path ends in ".gz". Timestamps are µs relative to
@@ -39,6 +41,15 @@ std::string ChromeTraceJson(const std::vector<ExportedProcess>& processes, Expor
 // the nanosecond, so nothing is lost on the way through JSON numbers.
 absl::Status WriteChromeTrace(const std::string& path, const std::vector<ExportedProcess>& processes,
                               ExportStats* stats = nullptr);
+
+class ProcessByProcess;  // chrome_trace_stream.h
+// The same, for events that come in pieces (pages of GetEvents) and are never all in memory:
+// `fill` adds them process by process (`processes` sorted by id, their `events` unused);
+// timestamps are relative to `base_ns`, which must be at most the earliest of them.
+absl::Status WriteChromeTraceFrom(const std::string& path,
+                                  const std::vector<ExportedProcess>& processes, int64_t base_ns,
+                                  const std::function<absl::Status(ProcessByProcess*)>& fill,
+                                  ExportStats* stats = nullptr);
 
 
 // Selects what an export contains from Query answers: the processes of `job` (or only
@@ -49,7 +60,5 @@ std::vector<ExportedProcess> AssembleExport(const std::string& job, uint64_t pro
                                             const v1::ListJobsResponse& jobs,
                                             const v1::GetStepReportResponse& reports,
                                             std::pair<int64_t, int64_t>* window);
-// Moves each process's events from `events` into `processes`.
-void AttachEvents(v1::GetEventsResponse* events, std::vector<ExportedProcess>* processes);
 
 }  // namespace gpuspy::exporters

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -114,13 +115,12 @@ class AttachE2E : public ::testing::Test {
   }
 
   v1::ProcessEvents Events(const std::string& job, uint64_t process_id) {
-    grpc::ClientContext ctx;
     v1::GetEventsRequest req;
     req.set_job_id(job);
     req.set_process_id(process_id);
     req.set_limit(1'000'000);
     v1::GetEventsResponse resp;
-    EXPECT_TRUE(query_->GetEvents(&ctx, req, &resp).ok());
+    EXPECT_TRUE(gpuspy::testing::GetAllEvents(query_.get(), req, &resp).ok());
     return resp.processes().empty() ? v1::ProcessEvents() : resp.processes(0);
   }
 

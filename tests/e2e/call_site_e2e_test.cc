@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -46,12 +47,11 @@ class CallSiteE2E : public ::testing::Test {
   // (API name without its _vNNNN suffix, call site) -> count, over the job's stored API events.
   std::map<std::pair<std::string, std::string>, int> SitesByApi(const std::string& job) {
     auto stub = v1::Query::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
-    grpc::ClientContext ctx;
     v1::GetEventsRequest req;
     req.set_job_id(job);
     req.set_limit(1'000'000);
     v1::GetEventsResponse resp;
-    EXPECT_TRUE(stub->GetEvents(&ctx, req, &resp).ok());
+    EXPECT_TRUE(gpuspy::testing::GetAllEvents(stub.get(), req, &resp).ok());
     std::map<std::pair<std::string, std::string>, int> out;
     for (const auto& p : resp.processes()) {
       for (const auto& e : p.events()) {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -83,12 +84,11 @@ std::map<int, std::vector<std::string>> QueryEvents(const std::string& address,
     }
   }
   std::map<int, std::vector<std::string>> out;
-  grpc::ClientContext ctx;
   v1::GetEventsRequest req;
   req.set_job_id(job);
   req.set_limit(5'000'000);
   v1::GetEventsResponse resp;
-  grpc::Status st = stub->GetEvents(&ctx, req, &resp);
+  grpc::Status st = gpuspy::testing::GetAllEvents(stub.get(), req, &resp);
   EXPECT_TRUE(st.ok()) << st.error_message();
   EXPECT_FALSE(resp.truncated());
   for (const auto& pe : resp.processes()) {

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -135,12 +136,11 @@ class CrossRankE2E : public ::testing::Test {
   // Per rank, its NCCL kernels in time order.
   static std::map<int, std::vector<v1::Kernel>> NcclKernels() {
     const std::map<uint64_t, int> ranks = Ranks();
-    grpc::ClientContext ctx;
     v1::GetEventsRequest req;
     req.set_job_id(kJob);
     req.set_limit(1'000'000);
     v1::GetEventsResponse resp;
-    EXPECT_TRUE(Stub()->GetEvents(&ctx, req, &resp).ok());
+    EXPECT_TRUE(gpuspy::testing::GetAllEvents(Stub().get(), req, &resp).ok());
     std::map<int, std::vector<v1::Kernel>> out;
     for (const auto& p : resp.processes()) {
       for (const auto& e : p.events()) {

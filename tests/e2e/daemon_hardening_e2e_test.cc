@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -163,12 +164,11 @@ Answer Everything(const std::string& address) {
   for (const auto& job : jobs.jobs()) {
     std::map<uint64_t, std::string> key_of;
     for (const auto& p : job.processes()) key_of[p.process_id()] = p.identity().process_key();
-    grpc::ClientContext ctx;
     v1::GetEventsRequest req;
     req.set_job_id(job.job_id());
     req.set_limit(5'000'000);
     v1::GetEventsResponse resp;
-    EXPECT_TRUE(stub->GetEvents(&ctx, req, &resp).ok());
+    EXPECT_TRUE(gpuspy::testing::GetAllEvents(stub.get(), req, &resp).ok());
     for (const auto& pe : resp.processes()) {
       auto& events = out[job.job_id()][key_of[pe.process_id()]];
       for (const auto& e : pe.events()) events.push_back(e.SerializeAsString());

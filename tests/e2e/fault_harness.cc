@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 
 namespace gpuspy::testing {
 namespace {
@@ -174,12 +175,11 @@ std::map<uint64_t, CollectedProcess> CollectJob(const std::string& address, cons
     }
   }
   if (out.empty() || !events) return out;
-  grpc::ClientContext ctx;
   v1::GetEventsRequest req;
   req.set_job_id(job);
   req.set_limit(5'000'000);
   v1::GetEventsResponse resp;
-  grpc::Status st = stub->GetEvents(&ctx, req, &resp);
+  grpc::Status st = gpuspy::testing::GetAllEvents(stub.get(), req, &resp);
   EXPECT_TRUE(st.ok()) << st.error_message();
   EXPECT_FALSE(resp.truncated());
   for (const auto& pe : resp.processes()) {

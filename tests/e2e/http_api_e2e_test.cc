@@ -62,6 +62,102 @@ TEST_F(HttpApiE2E, JobsStepsReportsAndSummaryAsJson) {
   EXPECT_EQ(e["truncated"], true);
 }
 
+// Issue 22: one events answer of a 5 M-event job took gpuspyd's RSS to 3.55 GB. Pages now: read
+// through next_cursor, the job's events come back whole (as many as the job listing counts), a
+// huge limit is clamped and says so, a cursor that is not one is a 400 in one line; the CLI
+// follows the cursor too.
+TEST_F(HttpApiE2E, EventsPageThroughTheCursor) {
+  auto jobs = Get("/api/jobs");
+  ASSERT_TRUE(jobs);
+  const uint64_t total =
+      std::stoull(nlohmann::json::parse(jobs->body)["jobs"][0]["event_count"].get<std::string>());
+  ASSERT_GT(total, 2'000u);
+
+  uint64_t seen = 0;
+  int pages = 0;
+  std::string cursor;
+  do {
+    auto page = Get("/api/jobs/web/events?limit=1000" + (cursor.empty() ? "" : "&cursor=" + cursor));
+    ASSERT_TRUE(page);
+    ASSERT_EQ(page->status, 200) << page->body;
+    auto j = nlohmann::json::parse(page->body);
+    uint64_t n = 0;
+    for (const auto& p : j["processes"]) n += p["events"].size();
+    EXPECT_LE(n, 1000u);
+    seen += n;
+    cursor = j.value("next_cursor", "");
+    ASSERT_LT(++pages, 10'000);
+  } while (!cursor.empty());
+  EXPECT_EQ(seen, total);
+  EXPECT_GE(pages, static_cast<int>(total / 1000));
+
+  auto huge = Get("/api/jobs/web/events?limit=5000000");
+  ASSERT_TRUE(huge);
+  ASSERT_EQ(huge->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(huge->body)["limit_clamped_to"], 100000);
+
+  auto bad = Get("/api/jobs/web/events?cursor=garbage");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  const std::string error = nlohmann::json::parse(bad->body)["error"];
+  EXPECT_EQ(error.rfind("bad cursor: ", 0), 0u) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+
+  testing::RunResult cli = testing::Run(
+      {GPUSPY_BIN, "--collector", daemon_.address(), "events", "--job", "web", "--limit", "0"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  uint64_t lines = 0;
+  for (size_t at = 0; at < cli.out.size();) {
+    const size_t end = cli.out.find('\n', at);
+    if (cli.out[at] != '#') ++lines;
+    at = end == std::string::npos ? cli.out.size() : end + 1;
+  }
+  EXPECT_EQ(lines, total);
+}
+
+// Issue 22: the trace export was built whole in memory. It is now written as the pages of events
+// are read (chunked): a job of several pages (226k events; a page is at most 100,000 events or
+// 3 MiB) comes out as one valid document holding every kernel and API call the job has.
+TEST_F(HttpApiE2E, ATraceOfManyPagesIsStreamedWhole) {
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "big",
+                          "--scenario", "launch_storm", "--steps", "30"})
+                .exit_code,
+            0);
+  uint64_t kernels = 0, apis = 0;
+  int pages = 0;
+  std::string cursor;
+  do {
+    auto page = Get("/api/jobs/big/events" + (cursor.empty() ? "" : "?cursor=" + cursor));
+    ASSERT_TRUE(page);
+    ASSERT_EQ(page->status, 200) << page->body;
+    auto j = nlohmann::json::parse(page->body);
+    for (const auto& p : j["processes"]) {
+      for (const auto& e : p["events"]) {
+        kernels += e.contains("kernel") || e.contains("graph_launch");  // both kernel spans
+        apis += e.contains("api");
+      }
+    }
+    cursor = j.value("next_cursor", "");
+    ++pages;
+  } while (!cursor.empty());
+  ASSERT_GT(pages, 2);
+
+  auto trace = Get("/api/jobs/big/trace");
+  ASSERT_TRUE(trace);
+  ASSERT_EQ(trace->status, 200);
+  EXPECT_EQ(trace->get_header_value("Transfer-Encoding"), "chunked");
+  auto t = nlohmann::json::parse(trace->body);  // throws (fails the test) on a cut document
+  uint64_t kernel_spans = 0, api_spans = 0;
+  for (const auto& ev : t["traceEvents"]) {
+    if (ev["ph"] != "X") continue;
+    kernel_spans += ev["cat"] == "kernel";
+    api_spans += ev["cat"] == "cuda_runtime" || ev["cat"] == "cuda_driver";
+    EXPECT_GE(ev["ts"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(kernel_spans, kernels);
+  EXPECT_EQ(api_spans, apis);
+}
+
 TEST_F(HttpApiE2E, BadParametersAre400AndUnknownJobs404) {
   auto bad = Get("/api/jobs/web/report?step=abc");
   ASSERT_TRUE(bad);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -63,12 +64,11 @@ TEST_P(ImportE2E, EveryGpuEventAndStepOfTheTraceArrives) {
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
 
   auto stub = v1::Query::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext ctx;
   v1::GetEventsRequest req;
   req.set_job_id("t");
   req.set_limit(5'000'000);
   v1::GetEventsResponse resp;
-  ASSERT_TRUE(stub->GetEvents(&ctx, req, &resp).ok());
+  ASSERT_TRUE(gpuspy::testing::GetAllEvents(stub.get(), req, &resp).ok());
   std::map<std::string, int> got;
   for (const auto& p : resp.processes()) {
     for (const auto& e : p.events()) {

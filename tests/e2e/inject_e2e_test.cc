@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -70,12 +71,11 @@ class InjectE2E : public ::testing::Test {
       }
     }
     if (out.processes == 0) return out;
-    grpc::ClientContext ctx;
     v1::GetEventsRequest req;
     req.set_job_id(job);
     req.set_limit(1'000'000);
     v1::GetEventsResponse resp;
-    EXPECT_TRUE(stub->GetEvents(&ctx, req, &resp).ok());
+    EXPECT_TRUE(gpuspy::testing::GetAllEvents(stub.get(), req, &resp).ok());
     for (const auto& p : resp.processes()) {
       std::map<uint64_t, std::string> api_by_corr;
       for (const auto& e : p.events()) {

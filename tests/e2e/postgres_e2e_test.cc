@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/subprocess.h"
@@ -59,12 +60,11 @@ std::map<uint64_t, int> Ranks(const std::string& address, const std::string& job
 std::map<int, std::vector<std::string>> Events(const std::string& address, const std::string& job) {
   const std::map<uint64_t, int> rank_of = Ranks(address, job);
   std::map<int, std::vector<std::string>> out;
-  grpc::ClientContext ctx;
   v1::GetEventsRequest req;
   req.set_job_id(job);
   req.set_limit(5'000'000);
   v1::GetEventsResponse resp;
-  grpc::Status st = QueryStub(address)->GetEvents(&ctx, req, &resp);
+  grpc::Status st = gpuspy::testing::GetAllEvents(QueryStub(address).get(), req, &resp);
   EXPECT_TRUE(st.ok()) << st.error_message();
   EXPECT_FALSE(resp.truncated());
   for (const auto& pe : resp.processes()) {

@@ -43,6 +43,8 @@ TEST(QueryParams, EventsWindowAndClampedLimit) {
   EXPECT_EQ(r.to_ns(), 20);
   EXPECT_EQ(r.limit(), std::numeric_limits<uint32_t>::max());
   EXPECT_FALSE(EventsQuery("j", {{"to", "x"}}).ok());
+  // Passed on as it is: the engine checks it (a bad one is a 400 there).
+  EXPECT_EQ(EventsQuery("j", {{"cursor", "ZTE"}})->cursor(), "ZTE");
 }
 
 TEST(QueryParams, TimelineNeedsBothProcessAndStep) {

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <limits>
 
+#include "exporters/chrome_trace/chrome_trace_stream.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "viewer/cli/query_client.h"
 #include "collector/analysis/diff/run_selector.h"
@@ -48,18 +49,35 @@ int Export(const GlobalOptions& g, const ExportOptions& o) {
     ereq.set_from_ns(window.first);
     ereq.set_to_ns(window.second);
   }
-  ereq.set_limit(5'000'000);
-  v1::GetEventsResponse events;
-  if (!q.Call(&v1::Query::Stub::GetEvents, ereq, &events)) return 1;
-  exporters::AttachEvents(&events, &out);
+  // Page by page into the file: the job's events are never all held, here or in gpuspyd.
+  v1::GetEventsResponse page;
+  if (!q.Call(&v1::Query::Stub::GetEvents, ereq, &page)) return 1;
+  bool failed = false;  // QueryClient printed why
   exporters::ExportStats stats;
-  if (absl::Status st = exporters::WriteChromeTrace(o.output, out, &stats); !st.ok()) {
+  absl::Status st = exporters::WriteChromeTraceFrom(
+      o.output, out, exporters::PagedBaseNs(page, out),
+      [&](exporters::ProcessByProcess* processes) {
+        for (;;) {
+          processes->Page(&page);
+          if (page.next_cursor().empty()) return absl::OkStatus();
+          ereq.set_cursor(page.next_cursor());
+          if (!q.Call(&v1::Query::Stub::GetEvents, ereq, &page)) {
+            failed = true;
+            return absl::UnavailableError("reading events failed");
+          }
+        }
+      },
+      &stats);
+  if (failed) {
+    std::remove(o.output.c_str());  // a cut trace would open as if it were the whole job
+    return 1;
+  }
+  if (!st.ok()) {
     std::fprintf(stderr, "gpuspy export: %s\n", std::string(st.message()).c_str());
     return 1;
   }
   std::cout << "wrote " << o.output << ": " << stats.trace_events << " trace events from "
-            << out.size() << " process(es)" << (events.truncated() ? " (truncated at 5M events)" : "")
-            << "; open it in https://ui.perfetto.dev or chrome://tracing\n";
+            << out.size() << " process(es); open it in https://ui.perfetto.dev or chrome://tracing\n";
   return 0;
 }
 

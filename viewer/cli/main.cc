@@ -153,7 +153,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->excludes(events_process);
   events->add_option("--from", e.from_ns, "Window start (ns, CUPTI clock)");
   events->add_option("--to", e.to_ns, "Window end (ns)");
-  events->add_option("--limit", e.limit, "At most this many events")->capture_default_str();
+  events->add_option("--limit", e.limit, "At most this many events (0 = every event, read page by page)")
+      ->capture_default_str();
 
   auto* stats = app.add_subcommand("stats", "The collector's own counters");
 

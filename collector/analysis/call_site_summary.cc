@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "collector/analysis/evidence.h"
 #include "model/units.h"
 
 namespace gpuspy::analysis {
@@ -39,7 +40,16 @@ std::vector<CallSiteCount> CallSitesOf(const EventColumns& ev, const StringTable
 }
 
 std::string Describe(const CallSiteCount& c) {
-  std::string out = c.site + " x" + std::to_string(c.calls) + " (" + FormatMs(c.call_ns);
+  return c.site + " x" + std::to_string(c.calls) + DescribeAfterCount(c);
+}
+
+void AddCallSiteEvidence(v1::Finding* f, const std::string& key, const CallSiteCount& c) {
+  AddEvidence(f, key, c.site + " x", Count(c.calls), DescribeAfterCount(c));
+  f->mutable_evidence(f->evidence_size() - 1)->set_call_site(c.site);
+}
+
+std::string DescribeAfterCount(const CallSiteCount& c) {
+  std::string out = " (" + FormatMs(c.call_ns);
   if (c.bytes > 0) {
     out += ", " + FormatBytes(c.bytes);
     if (c.pageable_bytes == c.bytes) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collector/analysis/intervals.h"
+#include "gpuspy/v1/report.pb.h"
 #include "model/events.h"
 #include "model/string_table.h"
 
@@ -40,5 +41,10 @@ std::vector<CallSiteCount> CallSitesOf(
 
 // "train.py:57 loss_fn x14 (9.5 ms)"; with bytes: "train.py:88 x2 (1.3 ms, 64.0 MiB, all pageable)"
 std::string Describe(const CallSiteCount& c);
+// What follows the count in Describe: " (9.5 ms, 1.2 MiB, all pageable)".
+std::string DescribeAfterCount(const CallSiteCount& c);
+// `c` as a finding's evidence: the text Describe gives, the calls as the quantity, and the site
+// itself (v1::Evidence.call_site) for viewers to link to.
+void AddCallSiteEvidence(v1::Finding* f, const std::string& key, const CallSiteCount& c);
 
 }  // namespace gpuspy::analysis

@@ -91,10 +91,10 @@ void RunDetectors(const EventColumns& ev, const StringTable& strings, const Step
                 " of the step without a single dominant cause");
     f.set_lost_ns(b.gpu_idle_ns());
     f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.gpu_idle_ns()))));
-    AddEvidence(&f, "idle_sync_blocked", FormatMs(b.idle_sync_blocked_ns()));
-    AddEvidence(&f, "idle_launch_bound", FormatMs(b.idle_launch_bound_ns()));
-    AddEvidence(&f, "idle_input", FormatMs(b.idle_input_ns()));
-    AddEvidence(&f, "idle_host_other", FormatMs(b.idle_host_other_ns()));
+    AddEvidence(&f, "idle_sync_blocked", Ns(b.idle_sync_blocked_ns()));
+    AddEvidence(&f, "idle_launch_bound", Ns(b.idle_launch_bound_ns()));
+    AddEvidence(&f, "idle_input", Ns(b.idle_input_ns()));
+    AddEvidence(&f, "idle_host_other", Ns(b.idle_host_other_ns()));
     f.set_fix_hint("look at the step's timeline (gpuspy export) for what the host does between "
                    "GPU work");
     findings.push_back(std::move(f));

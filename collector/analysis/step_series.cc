@@ -97,7 +97,7 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
       f->set_title("warm-up step: " + FormatMs(wall) + " vs a steady " + FormatMs(median));
       f->set_lost_ns(wall - median);
       f->set_severity(SeverityName(Severity::kInfo));
-      AddEvidence(f, "new_kernels", std::to_string(fresh.size()));
+      AddEvidence(f, "new_kernels", Count(fresh.size()));
       f->set_fix_hint("excluded from steady-state figures; warm-up covers cuDNN autotuning, "
                       "torch.compile compilation and allocator growth");
     } else if (wall > kOutlierFactor * median) {
@@ -109,7 +109,7 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
       f->set_lost_ns(wall - median);
       f->set_severity(SeverityName(SeverityFor(static_cast<double>(wall - median) / wall)));
       if (!fresh.empty()) {
-        AddEvidence(f, "new_kernels", std::to_string(fresh.size()) + ", e.g. " + fresh[0]);
+        AddEvidence(f, "new_kernels", Count(fresh.size()), ", e.g. " + fresh[0]);
         f->set_fix_hint("new kernels appeared mid-run: a recompile (torch.compile guard "
                         "failure / dynamic shapes) or a new code path; mark dynamic dims or "
                         "pad shapes");

@@ -52,7 +52,7 @@ void AddStepTimeStragglers(const std::vector<std::vector<StepAnalysis>*>& ranks)
       f->set_lost_ns(lag);
       f->set_severity(SeverityName(
           SeverityFor(static_cast<double>(lag) / mine->report.breakdown().wall_ns())));
-      AddEvidence(f, "median_rank_step", FormatMs(median));
+      AddEvidence(f, "median_rank_step", Ns(median));
       f->set_fix_hint("look at this rank's own findings (input stall, syncs) and its host: "
                       "uneven data sharding, a slower GPU/NIC, or CPU contention");
       RankFindings(&mine->report);

@@ -227,6 +227,28 @@ browserTest('a leaking job\'s step shows its device memory growing, memory_growt
   assert.equal(await page.locator('.finding[data-detector="memory_growth"]').count(), 1);
 });
 
+browserTest('a finding links to its call sites: each click shows the next call of that line on the timeline', async (t) => {
+  await collector.replay(replayBin, ['--job', 'sites', '--scenario', 'sync_stall', '--steps', '5']);
+  const p = await processOf('sites');
+  const report = (await collector.json(`/api/jobs/sites/report?step=3&process=${p}`)).reports[0];
+  const finding = report.findings.find((f) => f.detector === 'sync_stall');
+  const site = finding.evidence.find((e) => e.call_site).call_site;
+  assert.equal(site, 'train.py:57 train_step');
+  const page = await openPage(t);
+  await page.goto(collector.url + `/#/job/sites/step/${p}/3`);
+  await page.waitForFunction(() => window.__timelineStats && window.__timelineStats.renders > 0);
+  const link = page.locator(`.finding[data-detector="sync_stall"] .call-site-link[data-site="${site}"]`);
+  await link.click();
+  await page.waitForFunction(() => window.__timelineStats.selected);
+  const first = await page.evaluate(() => window.__timelineStats.selected);
+  assert.ok(first.info.endsWith(' at ' + site), first.info);
+  await link.click();
+  await page.waitForFunction((s) => window.__timelineStats.selected.start > s, first.start);
+  const second = await page.evaluate(() => window.__timelineStats.selected);
+  assert.ok(second.info.endsWith(' at ' + site), second.info);
+  assert.ok(['cudaMemcpyAsync', 'cudaStreamSynchronize'].includes(second.name), second.name);
+});
+
 // The cross-rank analysis (JobSummary.steps, StepReport.comm) is what these two draw; a job
 // without it is a failure, not an empty page that passes.
 const processOfRank = async (job, rank) => (await collector.json('/api/jobs')).jobs.find((j) => j.job_id === job)

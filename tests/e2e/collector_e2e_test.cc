@@ -14,6 +14,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
@@ -208,6 +210,27 @@ TEST_F(CollectorE2E, TheTextTheJsonAndTheFindingAgreeOnAStepsNumbers) {
                            ms(b.idle_input_ns()) + " + host " + ms(b.idle_host_other_ns());
   EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
   EXPECT_NE(text.out.find("(~" + ms(r.findings(0).lost_ns()) + " ms lost)"), std::string::npos) << text.out;
+
+  // The finding's evidence is data: the same number as the finding, in a unit, and as text.
+  const v1::Evidence* idle = nullptr;
+  for (const v1::Evidence& e : r.findings(0).evidence()) {
+    if (e.key() == "gpu_idle_from_syncs") idle = &e;
+  }
+  ASSERT_NE(idle, nullptr);
+  EXPECT_EQ(idle->unit(), "ns");
+  EXPECT_EQ(static_cast<int64_t>(idle->quantity()), r.findings(0).lost_ns());
+  EXPECT_NE(text.out.find(idle->value()), std::string::npos) << idle->value() << "\n" << text.out;
+
+  // --json=flat: the same answer with its integers as numbers.
+  RunResult flat = testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "--json=flat",
+                                 "report", "--job", "agree", "--step", "3"});
+  ASSERT_EQ(flat.exit_code, 0) << flat.err;
+  const nlohmann::json f = nlohmann::json::parse(flat.out);
+  const nlohmann::json& fr = f["reports"][0];
+  ASSERT_TRUE(fr["breakdown"]["gpu_idle_ns"].is_number_integer()) << flat.out;
+  EXPECT_EQ(fr["breakdown"]["gpu_idle_ns"].get<int64_t>(), b.gpu_idle_ns());
+  EXPECT_EQ(fr["findings"][0]["lost_ns"].get<int64_t>(), r.findings(0).lost_ns());
+  EXPECT_EQ(fr["breakdown"]["idle_input_ns"].get<int64_t>(), b.idle_input_ns()) << "zeros present";
 }
 
 TEST_F(CollectorE2E, CliErrorsAreOneClearLineAndNonZero) {

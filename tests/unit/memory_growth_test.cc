@@ -150,7 +150,7 @@ TEST(DetectMemoryGrowth, SegmentsGrowingFromTheOnsetWithTheirCallSites) {
     const v1::Finding* f = GrowthFinding(reports[i]);
     ASSERT_NE(f, nullptr) << "step " << i;
     EXPECT_EQ(Evidence(*f, "since_step"), "12");
-    EXPECT_EQ(Evidence(*f, "growing_steps"), "5/6");  // the flat step 11 opens the stretch
+    EXPECT_EQ(Evidence(*f, "growing_steps"), "5 of 6");  // the flat step 11 opens the stretch
     EXPECT_EQ(Evidence(*f, "growth_reserved"), "+320.0 MiB");
     EXPECT_EQ(Evidence(*f, "allocated_at"),
               "train.py:87 history.append(outputs) 320.0 MiB in 5 allocations");

@@ -5,8 +5,10 @@
 #include <algorithm>
 
 #include <set>
+#include <string>
 
 #include "collector/analysis/cross_rank_analysis.h"
+#include "collector/analysis/evidence.h"
 #include "collector/analysis/step_report.h"
 #include "collector/analysis/step_series.h"
 #include "tools/replay/synthetic_workload.h"
@@ -45,6 +47,22 @@ std::vector<std::vector<StepAnalysis>> AnalyzeJob(const std::vector<synthetic::S
   return ranks;
 }
 
+// Every measured fact of every finding has a documented unit, and its text shows its number as
+// the one renderer writes it (what a script reads and what a person reads cannot disagree).
+void ExpectEvidenceRenderedFromItsNumbers(const v1::StepReport& r) {
+  static const std::set<std::string> kUnits = {"",      "ns",    "bytes",           "count",
+                                               "fraction", "ratio", "bytes_per_second"};
+  for (const v1::Finding& f : r.findings()) {
+    for (const v1::Evidence& e : f.evidence()) {
+      EXPECT_TRUE(kUnits.contains(e.unit())) << f.detector() << "." << e.key() << ": " << e.unit();
+      if (e.unit().empty()) continue;
+      const std::string shown = analysis::Render({e.quantity(), e.unit().c_str()});
+      EXPECT_NE(e.value().find(shown), std::string::npos)
+          << f.detector() << "." << e.key() << " = '" << e.value() << "' does not show " << shown;
+    }
+  }
+}
+
 class ScenarioVerdicts : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(ScenarioVerdicts, EveryStepGetsTheExpectedPrimaryBottleneck) {
@@ -66,6 +84,7 @@ TEST_P(ScenarioVerdicts, EveryStepGetsTheExpectedPrimaryBottleneck) {
       EXPECT_FALSE(r.findings(0).fix_hint().empty());
       EXPECT_FALSE(r.findings(0).evidence().empty());
     }
+    ExpectEvidenceRenderedFromItsNumbers(r);
   }
 }
 
@@ -237,6 +256,7 @@ TEST_P(MultiRankVerdicts, EveryRankGetsItsExpectedPrimaryBottleneck) {
     for (size_t i = 2; i < ranks[r].size(); ++i) {
       const v1::StepReport& report = ranks[r][i].report;
       EXPECT_TRUE(report.steady_state()) << "rank " << r << " step " << i;
+      ExpectEvidenceRenderedFromItsNumbers(report);
       EXPECT_EQ(report.primary_bottleneck(), job[r].expected_primary[i])
           << "rank " << r << " step " << i << ": "
           << (report.findings().empty() ? std::string("no findings") : report.findings(0).title());

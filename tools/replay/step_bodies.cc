@@ -86,7 +86,9 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
                  static_cast<int64_t>(200 * kUs * slow));
         t.HostWork(15 * kUs);
         if (i % 4 == 3) {
-          t.Item();                // e.g. print(loss.item()) / metrics.append(acc.item())
+          // e.g. print(loss.item()) / metrics.append(acc.item()), with its line as live capture
+          // records a blocking call's site.
+          t.Item(t.Site("train.py:57 train_step"));
           t.HostWork(1500 * kUs);  // Python on the value: logging, formatting
         }
       }

@@ -72,7 +72,10 @@ class Timeline {
   }
 
   // A copy; synchronous (or pageable) copies hold the host until the copy is done.
-  void Copy(CopyKind kind, uint64_t bytes, bool pageable, bool async) {
+  // A Python line as the injector records a call's site ("train.py:57 train_step").
+  StringRef Site(const std::string& where) { return s_->Intern(where); }
+
+  void Copy(CopyKind kind, uint64_t bytes, bool pageable, bool async, StringRef call_site = 0) {
     const uint64_t corr = corr_++;
     const double gb_per_s = pageable ? 6.0 : 22.0;
     const int64_t start = std::max(host_ + Jitter(4 * kUs), gpu_free_[kComputeStream]);
@@ -93,7 +96,7 @@ class Timeline {
     const bool blocks = !async || pageable;
     const int64_t api_end = blocks ? end + Jitter(3 * kUs) : host_ + Jitter(5 * kUs);
     ev_->apis.push_back({host_, api_end, corr, ApiDomain::kRuntime, async ? 41u : 31u,
-                         async ? memcpy_async_ : memcpy_, tid_, 0});
+                         async ? memcpy_async_ : memcpy_, tid_, call_site});
     host_ = api_end;
   }
 
@@ -115,18 +118,18 @@ class Timeline {
   }
 
   // cudaStreamSynchronize: the host waits for the stream to drain.
-  void Sync() {
+  void Sync(StringRef call_site = 0) {
     const uint64_t corr = corr_++;
     const int64_t end = std::max(host_ + Jitter(3 * kUs), gpu_free_[kComputeStream] + 2 * kUs);
-    ev_->apis.push_back({host_, end, corr, ApiDomain::kRuntime, 131, sync_, tid_, 0});
+    ev_->apis.push_back({host_, end, corr, ApiDomain::kRuntime, 131, sync_, tid_, call_site});
     ev_->syncs.push_back({host_, end, corr, {0, kContext, kComputeStream}, SyncKind::kStream});
     host_ = end;
   }
 
   // loss.item(): a 4-byte D2H copy into pageable memory, then a stream sync.
-  void Item() {
-    Copy(CopyKind::kDtoH, 4, /*pageable=*/true, /*async=*/true);
-    Sync();
+  void Item(StringRef call_site = 0) {
+    Copy(CopyKind::kDtoH, 4, /*pageable=*/true, /*async=*/true, call_site);
+    Sync(call_site);
   }
 
   // `call_site`: the Python line that asked for it, as the injector records it (0: unknown).

@@ -18,6 +18,7 @@
 #include "collector/analysis/job_analysis.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "exporters/html_report/html_report_writer.h"
+#include "viewer/cli/json_output.h"
 #include "viewer/cli/offline_job.h"
 #include "viewer/cli/report_view.h"
 
@@ -29,16 +30,6 @@ constexpr uint64_t kProgressBytes = 256ull << 20;
 
 double MBps(uint64_t bytes, int64_t ns) {
   return ns > 0 ? static_cast<double>(bytes) / 1e6 / (static_cast<double>(ns) / 1e9) : 0;
-}
-
-std::string ToJson(const google::protobuf::Message& m) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
-  while (!json.empty() && json.back() == '\n') json.pop_back();
-  return json;
 }
 
 // rank `pair.a` against rank `pair.b` of the job, as `gpuspy diff DIR@a DIR@b` would.
@@ -140,8 +131,8 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
   }
   if (g.json) {
     // The two answers the collector gives for the job: `gpuspy report --all` and `gpuspy summary`.
-    std::cout << "{\"job\": " << nlohmann::json(job).dump() << ",\n\"reports\": " << ToJson(reports)
-              << ",\n\"summary\": " << ToJson(summary) << "}\n";
+    std::cout << "{\"job\": " << nlohmann::json(job).dump() << ",\n\"reports\": " << ToJson(reports, g.json_style)
+              << ",\n\"summary\": " << ToJson(summary, g.json_style) << "}\n";
   } else if (reports.reports().empty()) {
     std::cout << "no steps found in job '" << job << "'\n";
   } else {

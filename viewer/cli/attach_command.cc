@@ -147,7 +147,7 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
   }
   if (a.detach) {
     if (g.json) {
-      PrintJson(armed);
+      PrintJson(g, armed);
     } else {
       std::cout << "detached: follow with `gpuspy report --job " << a.job
                 << "`, stop early with `gpuspy detach --job " << a.job << "`\n";
@@ -233,8 +233,8 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
     failed += p.status().state() == v1::CAPTURE_STATE_FAILED;
   }
   if (g.json) {
-    PrintJson(c);
-    PrintJson(mine);
+    PrintJson(g, c);
+    PrintJson(g, mine);
     return failed > 0 || captured == 0 ? 1 : 0;
   }
   for (const v1::CaptureProcess& p : c.processes()) {
@@ -271,7 +271,7 @@ int Detach(const GlobalOptions& g, const std::string& job) {
   v1::DetachResponse resp;
   if (!q.Control(&v1::Control::Stub::Detach, req, &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
     return 0;
   }
   std::cout << "capture " << resp.capture_id() << ": " << resp.processes_stopped()

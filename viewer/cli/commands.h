@@ -12,9 +12,13 @@
 
 namespace gpuspy::cli {
 
+// How --json writes (json_output.h): protobuf's JSON mapping, or flat with numbers as numbers.
+enum class JsonStyle { kProto, kFlat };
+
 struct GlobalOptions {
   std::string collector;
   bool json = false;
+  JsonStyle json_style = JsonStyle::kProto;
   double timeout_s = 10;
 };
 

@@ -101,7 +101,7 @@ int Diff(const GlobalOptions& g, const DiffOptions& o) {
   }
   const v1::RunDiff diff = analysis::DiffRuns(profiles[0], profiles[1]);
   if (g.json) {
-    PrintJson(diff);
+    PrintJson(g, diff);
   } else {
     PrintDiff(diff, std::cout);
   }

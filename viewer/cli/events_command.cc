@@ -112,7 +112,7 @@ int Events(const GlobalOptions& g, const EventsOptions& e) {
     v1::GetEventsResponse resp;
     if (!q.Call(&v1::Query::Stub::GetEvents, req, &resp)) return 1;
     if (g.json) {
-      PrintJson(resp);
+      PrintJson(g, resp);
     } else {
       for (const auto& p : resp.processes()) {
         if (p.process_id() != last_process) std::cout << "# process " << p.process_id() << "\n";

@@ -191,7 +191,7 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
   for (const std::string& f : failed) json_list("skipped")->add_values()->set_string_value(f);
   if (g.json) {
     (*json.mutable_fields())["job"].set_string_value(job);
-    PrintJson(json);
+    PrintJson(g, json);
   } else if (!todo.empty()) {
     t.Print(std::cout);
     std::cout << "\nimported as job '" << job << "': gpuspy report --job " << job << "\n";

@@ -16,7 +16,7 @@ int DeleteJob(const GlobalOptions& g, const std::string& job, bool force) {
   v1::DeleteJobResponse resp;
   if (!client.Call(&v1::Query::Stub::DeleteJob, req, &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
   } else {
     std::cout << "deleted job '" << job << "': " << resp.processes_deleted() << " processes, "
               << resp.events_deleted() << " events\n";
@@ -32,7 +32,7 @@ int RenameJob(const GlobalOptions& g, const std::string& job, const std::string&
   v1::RenameJobResponse resp;
   if (!client.Call(&v1::Query::Stub::RenameJob, req, &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
   } else {
     std::cout << "renamed job '" << job << "' to '" << new_job << "' (" << resp.processes_moved()
               << " processes)\n";

@@ -72,7 +72,7 @@ int Jobs(const GlobalOptions& g, const std::string& job, bool per_process) {
     }
   }
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
     return 0;
   }
   if (resp.jobs().empty()) {

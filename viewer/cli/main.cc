@@ -47,7 +47,11 @@ int main(int argc, char** argv) {
   app.add_option("--collector", g.collector,
                  "gpuspyd address: host:port or unix:/path (default $GPUSPY_COLLECTOR or "
                  "127.0.0.1:7070)");
-  app.add_flag("--json", g.json, "Print the answer as JSON (for scripts)");
+  std::string json_style;
+  app.add_flag("--json{proto}", json_style,
+               "Print the answer as JSON (for scripts): --json is protobuf's JSON mapping "
+               "(64-bit integers as strings), --json=flat has every number as a number")
+      ->check(CLI::IsMember({"proto", "flat"}));
   // Passed on as GPUSPY_TOKEN_FILE / GPUSPY_TLS_CA: what the clients read, and what `gpuspy run`
   // hands to the profiled program.
   std::string token_file, tls_ca;
@@ -250,6 +254,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return UsageError(app, e);
   }
+  g.json = !json_style.empty();
+  g.json_style = json_style == "flat" ? gpuspy::cli::JsonStyle::kFlat : gpuspy::cli::JsonStyle::kProto;
 
   if (!token_file.empty()) {
     unsetenv("GPUSPY_TOKEN");  // the flag wins over the environment

@@ -32,7 +32,7 @@ int PrintRanks(QueryClient& q, const GlobalOptions& g, const ReportOptions& r) {
   v1::GetJobSummaryResponse resp;
   if (!Summarize(q, r.job, &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
     return 0;
   }
   const std::vector<const v1::JobStep*> steps = PickSteps(resp.summary(), PickOf(r));
@@ -67,7 +67,7 @@ int Report(const GlobalOptions& g, const ReportOptions& r) {
   v1::GetStepReportResponse resp;
   if (!q.Call(&v1::Query::Stub::GetStepReport, req, &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
     return 0;
   }
   if (resp.reports().empty()) {

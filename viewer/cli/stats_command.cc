@@ -44,7 +44,7 @@ int Stats(const GlobalOptions& g) {
   v1::GetStatsResponse resp;
   if (!q.Call(&v1::Query::Stub::GetStats, v1::GetStatsRequest(), &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
     return 0;
   }
   Table t({"COUNTER", ">VALUE"});

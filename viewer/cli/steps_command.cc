@@ -20,7 +20,7 @@ int Steps(const GlobalOptions& g, const std::string& job, uint64_t process) {
   v1::ListStepsResponse resp;
   if (!q.Call(&v1::Query::Stub::ListSteps, req, &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
     return 0;
   }
   const auto labels = ProcessLabels(q, job);

@@ -19,7 +19,7 @@ int Summary(const GlobalOptions& g, const std::string& job) {
   v1::GetJobSummaryResponse resp;
   if (!q.Call(&v1::Query::Stub::GetJobSummary, req, &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
     return 0;
   }
   PrintSummary(resp.summary());

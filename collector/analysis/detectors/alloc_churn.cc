@@ -62,16 +62,16 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
               " frees in one step (" + FormatMs(call_ns) + " in allocator calls)");
   f.set_lost_ns(lost);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
-  AddEvidence(&f, "allocator_calls", std::to_string(calls) + " = " + FormatMs(call_ns));
-  AddEvidence(&f, "gpu_idle_in_allocator", FormatMs(lost));
-  AddEvidence(&f, "allocated", FormatBytes(b.alloc_bytes()));
-  AddEvidence(&f, "freed", FormatBytes(b.free_bytes()));
-  for (const auto& [name, n] : by_name) AddEvidence(&f, "api", name + " x" + std::to_string(n));
+  AddEvidence(&f, "allocator_calls", Count(calls), " = " + FormatMs(call_ns));
+  AddEvidence(&f, "gpu_idle_in_allocator", Ns(lost));
+  AddEvidence(&f, "allocated", Bytes(b.alloc_bytes()));
+  AddEvidence(&f, "freed", Bytes(b.free_bytes()));
+  for (const auto& [name, n] : by_name) AddEvidence(&f, "api", name + " x", Count(n));
   // Where the allocator is called from: the line with empty_cache() or the changing shape.
   const std::vector<CallSiteCount> sites = CallSitesOf(
       ctx.events, ctx.strings, ctx.window(),
       [&](const ApiEvent& a) { return IsAllocatorApi(ctx.strings.Get(a.name)); }, kListedSites);
-  for (const CallSiteCount& c : sites) AddEvidence(&f, "call_site", Describe(c));
+  for (const CallSiteCount& c : sites) AddCallSiteEvidence(&f, "call_site", c);
   const std::string hint =
       "let PyTorch's caching allocator reuse memory: remove torch.cuda.empty_cache() from the "
       "loop, keep tensor shapes stable (pad variable lengths to buckets), and consider "

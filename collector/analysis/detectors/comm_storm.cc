@@ -55,17 +55,15 @@ std::optional<v1::Finding> DetectCommStorm(const CommStepContext& ctx) {
               " in total");
   f.set_lost_ns(lost);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
-  AddEvidence(&f, "collectives", std::to_string(c.collective_count()));
-  if (c.median_bytes() > 0) AddEvidence(&f, "median_message", FormatBytes(c.median_bytes()));
-  AddEvidence(&f, "mean_collective", FormatDuration(MeanTransferNs(c)));
-  AddEvidence(&f, "communication", FormatMs(ctx.breakdown().communication_ns()));
-  AddEvidence(&f, "exposed_comm", FormatMs(ctx.breakdown().exposed_comm_ns()));
+  AddEvidence(&f, "collectives", Count(c.collective_count()));
+  if (c.median_bytes() > 0) AddEvidence(&f, "median_message", Bytes(c.median_bytes()));
+  AddEvidence(&f, "mean_collective", Ns(MeanTransferNs(c)));
+  AddEvidence(&f, "communication", Ns(ctx.breakdown().communication_ns()));
+  AddEvidence(&f, "exposed_comm", Ns(ctx.breakdown().exposed_comm_ns()));
   if (c.bus_bandwidth_gbps() > 0) {
-    char bw[32];
-    std::snprintf(bw, sizeof(bw), "%.1f GB/s", c.bus_bandwidth_gbps());
-    AddEvidence(&f, "bus_bandwidth", bw);
+    AddEvidence(&f, "bus_bandwidth", BytesPerSecond(c.bus_bandwidth_gbps() * 1e9));
   }
-  AddEvidence(&f, "coalesced_estimate", std::to_string(coalesced) + " collectives");
+  AddEvidence(&f, "coalesced_estimate", Count(coalesced), " collectives");
   // The kernel says what NCCL chose: LL is its protocol for small, latency-bound messages.
   if (!c.collectives().empty()) {
     const NcclKernelTraits t = NcclTraitsOfKernel(c.collectives(0).kernel());

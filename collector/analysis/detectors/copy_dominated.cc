@@ -37,17 +37,15 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
               " of the step)");
   f.set_lost_ns(b.memcpy_not_overlapped_ns());
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.memcpy_not_overlapped_ns()))));
-  AddEvidence(&f, "copies", std::to_string(copies) + " (" + std::to_string(sync_copies) +
-                                " synchronous)");
-  AddEvidence(&f, "htod", FormatMs(b.memcpy_htod_ns()) + ", " + FormatBytes(htod_bytes));
-  AddEvidence(&f, "dtoh", FormatMs(b.memcpy_dtoh_ns()) + ", " + FormatBytes(dtoh_bytes));
-  AddEvidence(&f, "pageable_bytes", FormatBytes(pageable_bytes));
-  AddEvidence(&f, "pinned_bytes", FormatBytes(pinned_bytes));
+  AddEvidence(&f, "copies", Count(copies), " (" + std::to_string(sync_copies) + " synchronous)");
+  AddEvidence(&f, "htod", Ns(b.memcpy_htod_ns()), ", " + FormatBytes(htod_bytes));
+  AddEvidence(&f, "dtoh", Ns(b.memcpy_dtoh_ns()), ", " + FormatBytes(dtoh_bytes));
+  AddEvidence(&f, "pageable_bytes", Bytes(pageable_bytes));
+  AddEvidence(&f, "pinned_bytes", Bytes(pinned_bytes));
   if (copy_time_ns > 0) {
-    char gbps[32];
-    std::snprintf(gbps, sizeof(gbps), "%.1f GB/s", (pageable_bytes + pinned_bytes) /
-                                                       static_cast<double>(copy_time_ns));
-    AddEvidence(&f, "achieved_bandwidth", gbps);
+    AddEvidence(&f, "achieved_bandwidth",
+                BytesPerSecond((pageable_bytes + pinned_bytes) * 1e9 /
+                               static_cast<double>(copy_time_ns)));
   }
   std::string hint;
   if (pageable_bytes > pinned_bytes) {
@@ -68,7 +66,7 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
            ctx.events, ctx.strings, {ctx.step.start_ns - kCopyCallLeadNs, ctx.step.end_ns},
            [&](const ApiEvent& a) { return copy_calls.contains(a.correlation_id); }, kListedSites,
            [&](const ApiEvent& a) { return copy_calls.at(a.correlation_id); })) {
-    AddEvidence(&f, "copy_site", Describe(c));
+    AddCallSiteEvidence(&f, "copy_site", c);
   }
   f.set_fix_hint(hint);
   return f;

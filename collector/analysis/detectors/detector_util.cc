@@ -4,12 +4,6 @@
 
 namespace gpuspy::analysis {
 
-void AddEvidence(v1::Finding* f, const std::string& key, const std::string& value) {
-  auto* e = f->add_evidence();
-  e->set_key(key);
-  e->set_value(value);
-}
-
 std::string FormatPercent(double fraction) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "%.0f%%", fraction * 100);

@@ -31,12 +31,12 @@ std::optional<v1::Finding> DetectExposedComm(const CommStepContext& ctx) {
               (c.tail_ns() > 0 ? ", " + FormatMs(c.tail_ns()) + " of it after the last compute" : ""));
   f.set_lost_ns(exposed);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(exposed))));
-  AddEvidence(&f, "exposed_comm", FormatMs(exposed));
-  AddEvidence(&f, "communication", FormatMs(b.communication_ns()));
-  AddEvidence(&f, "overlap", FormatPercent(overlap));
-  AddEvidence(&f, "tail_after_compute", FormatMs(c.tail_ns()));
+  AddEvidence(&f, "exposed_comm", Ns(exposed));
+  AddEvidence(&f, "communication", Ns(b.communication_ns()));
+  AddEvidence(&f, "overlap", Fraction(overlap));
+  AddEvidence(&f, "tail_after_compute", Ns(c.tail_ns()));
   if (c.bus_bandwidth_gbps() > 0) {
-    AddEvidence(&f, "bus_bandwidth", std::to_string(static_cast<int>(c.bus_bandwidth_gbps())) + " GB/s");
+    AddEvidence(&f, "bus_bandwidth", BytesPerSecond(c.bus_bandwidth_gbps() * 1e9));
   }
   f.set_fix_hint(
       "overlap communication with backward: DDP reduces gradient buckets as backward produces "

@@ -51,11 +51,11 @@ std::optional<v1::Finding> DetectFp32Gemm(const StepContext& ctx) {
               " of kernel time); tensor cores are unused for them");
   f.set_lost_ns(lost);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
-  AddEvidence(&f, "simt_fp32_gemm_time", FormatMs(simt_ns));
-  AddEvidence(&f, "tensor_core_time", FormatMs(tensor_ns));
+  AddEvidence(&f, "simt_fp32_gemm_time", Ns(simt_ns));
+  AddEvidence(&f, "tensor_core_time", Ns(tensor_ns));
   for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
-    AddEvidence(&f, "kernel",
-                std::string(ctx.strings.Get(ranked[i].second)) + " = " + FormatMs(ranked[i].first));
+    AddEvidence(&f, "kernel", std::string(ctx.strings.Get(ranked[i].second)) + " = ",
+                Ns(ranked[i].first));
   }
   f.set_fix_hint(
       "enable TF32 (torch.backends.cuda.matmul.allow_tf32 = True or "

@@ -53,9 +53,9 @@ std::optional<v1::Finding> DetectGpuBound(const StepContext& ctx) {
               " of the step");
   f.set_lost_ns(0);
   f.set_severity(SeverityName(Severity::kInfo));
-  AddEvidence(&f, "compute_busy", FormatMs(b.compute_busy_ns()));
-  if (b.communication_ns() > 0) AddEvidence(&f, "communication", FormatMs(b.communication_ns()));
-  AddEvidence(&f, "kernels", std::to_string(b.kernel_count()));
+  AddEvidence(&f, "compute_busy", Ns(b.compute_busy_ns()));
+  if (b.communication_ns() > 0) AddEvidence(&f, "communication", Ns(b.communication_ns()));
+  AddEvidence(&f, "kernels", Count(b.kernel_count()));
   if (!classes.empty()) AddEvidence(&f, "gpu_time", CompositionLine(classes, kNamedClasses));
   f.set_fix_hint("the host keeps the GPU fed; speed up the kernels themselves. " +
                  HintFor(classes.empty() ? "" : classes.front().kernel_class()));

@@ -53,14 +53,14 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   f.set_title(title);
   f.set_lost_ns(waited);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(waited))));
-  AddEvidence(&f, "idle_host_other", FormatMs(waited));
-  AddEvidence(&f, "gaps", std::to_string(gaps.size()));
-  AddEvidence(&f, "longest_gap",
-              absl::StrCat(FormatMs(longest.length()), " at +", FormatMs(longest.start_ns - ctx.step.start_ns),
-                           ", between ", CallName(ctx, around.before), " and ", CallName(ctx, around.after)));
+  AddEvidence(&f, "idle_host_other", Ns(waited));
+  AddEvidence(&f, "gaps", Count(gaps.size()));
+  AddEvidence(&f, "longest_gap", Ns(longest.length()),
+              absl::StrCat(" at +", FormatMs(longest.start_ns - ctx.step.start_ns), ", between ",
+                           CallName(ctx, around.before), " and ", CallName(ctx, around.after)));
   std::vector<std::string> what;
   for (const HostActivity& h : doing) {
-    AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = ", FormatMs(h.ns)));
+    AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = "), Ns(h.ns));
     what.push_back(h.name);
   }
   if (doing.empty()) {

@@ -31,12 +31,12 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
                                        : std::string()));
   f.set_lost_ns(waited);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(waited))));
-  AddEvidence(&f, "idle_waiting_for_input",
-              absl::StrCat(FormatMs(waited), " (", FormatPercent(ctx.ShareOfWall(waited)), " of step)"));
-  AddEvidence(&f, "leading_gap", FormatMs(leading));
+  AddEvidence(&f, "idle_waiting_for_input", Ns(waited),
+              absl::StrCat(" (", Render(Fraction(ctx.ShareOfWall(waited))), " of step)"));
+  AddEvidence(&f, "leading_gap", Ns(leading));
   for (const HostActivity& h :
        HostActivityDuring(ctx.events, ctx.strings, ctx.window(), ctx.idle.input, kTopActivities)) {
-    AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = ", FormatMs(h.ns)));
+    AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = "), Ns(h.ns));
   }
   f.set_fix_hint(
       "the input pipeline does not keep up: raise DataLoader num_workers, set pin_memory=True, "

@@ -44,22 +44,21 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
               FormatMs(b.idle_launch_bound_ns()) + " per step");
   f.set_lost_ns(b.idle_launch_bound_ns());
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.idle_launch_bound_ns()))));
-  AddEvidence(&f, "kernels", std::to_string(b.kernel_count()));
-  AddEvidence(&f, "median_kernel", FormatUs(b.kernel_median_ns()));
-  AddEvidence(&f, "launch_calls", std::to_string(launches));
-  if (launches > 0) AddEvidence(&f, "mean_launch_call", FormatUs(b.launch_api_ns() / launches));
-  AddEvidence(&f, "gpu_busy", FormatPercent(ctx.ShareOfWall(b.gpu_busy_ns())));
-  AddEvidence(&f, "gpu_idle_while_launching", FormatMs(b.idle_launch_bound_ns()));
+  AddEvidence(&f, "kernels", Count(b.kernel_count()));
+  AddEvidence(&f, "median_kernel", Ns(b.kernel_median_ns()));
+  AddEvidence(&f, "launch_calls", Count(launches));
+  if (launches > 0) AddEvidence(&f, "mean_launch_call", Ns(b.launch_api_ns() / launches));
+  AddEvidence(&f, "gpu_busy", Fraction(ctx.ShareOfWall(b.gpu_busy_ns())));
+  AddEvidence(&f, "gpu_idle_while_launching", Ns(b.idle_launch_bound_ns()));
   for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
-    AddEvidence(&f, "short_kernel",
-                std::string(ctx.strings.Get(ranked[i].second)) + " x" +
-                    std::to_string(ranked[i].first));
+    AddEvidence(&f, "short_kernel", std::string(ctx.strings.Get(ranked[i].second)) + " x",
+                Count(ranked[i].first));
   }
   // Where the launches come from (sampled 1 in N live; every call in a with_stack trace).
   for (const CallSiteCount& c : CallSitesOf(
            ctx.events, ctx.strings, ctx.window(),
            [&](const ApiEvent& a) { return IsLaunchApi(ctx.strings.Get(a.name)); }, kListedSites)) {
-    AddEvidence(&f, "launch_site", Describe(c));
+    AddCallSiteEvidence(&f, "launch_site", c);
   }
   f.set_fix_hint(
       "fuse small ops: torch.compile (mode='reduce-overhead' also captures CUDA graphs), CUDA "

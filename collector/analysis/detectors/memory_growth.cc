@@ -5,15 +5,11 @@
 #include <string>
 
 #include "collector/analysis/detectors/step_context.h"
+#include "absl/strings/str_cat.h"
 #include "collector/analysis/memory_usage.h"
 
 namespace gpuspy::analysis {
 namespace {
-
-std::string SignedBytes(int64_t bytes) {
-  return bytes < 0 ? "-" + FormatBytes(static_cast<uint64_t>(-bytes))
-                   : "+" + FormatBytes(static_cast<uint64_t>(bytes));
-}
 
 // The run's allocation sites summed over its steps, most bytes first.
 std::vector<v1::AllocationSite> RunSites(const std::vector<v1::StepReport*>& run) {
@@ -106,26 +102,27 @@ void DetectMemoryGrowth(const std::vector<v1::StepReport*>& steps) {
     f->set_detector("memory_growth");
     f->set_title("device memory (" + level + ") grows " + FormatBytes(per_step) +
                  " per step since step " + std::to_string(onset_step) + ": " +
-                 SignedBytes(run->growth_bytes) + " over " + std::to_string(run->steps) +
+                 Render(SignedBytes(run->growth_bytes)) + " over " + std::to_string(run->steps) +
                  " steps, " + FormatBytes(static_cast<uint64_t>(m.reserved_end_bytes())) +
                  " reserved now");
     // Growth costs no time until it ends in an out-of-memory error.
     f->set_lost_ns(0);
     f->set_severity(SeverityName(Severity::kWarning));
     AddEvidence(f, "since_step", std::to_string(onset_step));
-    AddEvidence(f, "growing_steps", std::to_string(run->growing_steps) + "/" +
-                                        std::to_string(run->steps));
+    AddEvidence(f, "growing_steps", Count(run->growing_steps),
+                absl::StrCat(" of ", run->steps));
     AddEvidence(f, "growth_" + level, SignedBytes(run->growth_bytes));
     AddEvidence(f, "this_step_reserved", SignedBytes(m.reserved_growth_bytes()));
     if (m.has_allocated()) {
       AddEvidence(f, "this_step_allocated", SignedBytes(m.allocated_growth_bytes()));
-      AddEvidence(f, "allocated_now", FormatBytes(static_cast<uint64_t>(m.allocated_end_bytes())));
+      AddEvidence(f, "allocated_now", Bytes(static_cast<int64_t>(m.allocated_end_bytes())));
     }
-    AddEvidence(f, "reserved_peak", FormatBytes(static_cast<uint64_t>(m.reserved_peak_bytes())));
+    AddEvidence(f, "reserved_peak", Bytes(static_cast<int64_t>(m.reserved_peak_bytes())));
     AddEvidence(f, "source", m.source());
     for (const v1::AllocationSite& s : sites) {
-      AddEvidence(f, "allocated_at", s.call_site() + " " + FormatBytes(s.bytes()) + " in " +
-                                         std::to_string(s.count()) + " allocations");
+      AddEvidence(f, "allocated_at", s.call_site() + " ", Bytes(static_cast<int64_t>(s.bytes())),
+                  absl::StrCat(" in ", s.count(), " allocations"));
+      f->mutable_evidence(f->evidence_size() - 1)->set_call_site(s.call_site());
     }
     if (leak) {
       f->set_fix_hint(

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/analysis/evidence.h"
 #include "collector/analysis/idle_attribution.h"
 #include "collector/analysis/intervals.h"
 #include "collector/analysis/step_segmenter.h"
@@ -43,7 +44,6 @@ using StepDetector = std::optional<v1::Finding> (*)(const StepContext&);
 const std::vector<StepDetector>& AllStepDetectors();
 
 // Small helpers for building findings with uniform formatting.
-void AddEvidence(v1::Finding* f, const std::string& key, const std::string& value);
 std::string FormatPercent(double fraction);  // "37%"
 // How much a finding costs its step, as findings report it (v1::Finding.severity names it).
 enum class Severity { kInfo, kWarning, kCritical };

@@ -133,15 +133,11 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(caused))));
   AddEvidence(&f, "cause", cause);
   AddEvidence(&f, "why", why);
-  AddEvidence(&f, "ranks_waiting", std::to_string(waiting));
-  AddEvidence(&f, "max_wait_caused", FormatMs(caused));
-  AddEvidence(&f, "compute_vs_median", (d_compute >= 0 ? "+" : "") + FormatMs(d_compute));
-  AddEvidence(&f, "host_idle_vs_median", (d_host >= 0 ? "+" : "") + FormatMs(d_host));
-  if (slowdown > 0) {
-    char ratio[32];
-    std::snprintf(ratio, sizeof(ratio), "%.2fx", slowdown);
-    AddEvidence(&f, "kernel_time_ratio", ratio);
-  }
+  AddEvidence(&f, "ranks_waiting", Count(waiting));
+  AddEvidence(&f, "max_wait_caused", Ns(caused));
+  AddEvidence(&f, "compute_vs_median", SignedNs(d_compute));
+  AddEvidence(&f, "host_idle_vs_median", SignedNs(d_host));
+  if (slowdown > 0) AddEvidence(&f, "kernel_time_ratio", Ratio(slowdown));
   AddEvidence(&f, "rank", RankLine(ctx.comm().rank(), ctx.report));
   int listed = 1;
   for (const PeerStep& p : ctx.peers) {

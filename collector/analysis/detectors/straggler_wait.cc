@@ -35,19 +35,20 @@ std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
   f.set_lost_ns(lost);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   AddEvidence(&f, "waited_for", WhoFor(c.waited_for_rank()));
-  AddEvidence(&f, "comm_wait", FormatMs(c.wait_ns()));
-  AddEvidence(&f, "comm_wait_exposed", FormatMs(lost));
-  AddEvidence(&f, "comm_transfer", FormatMs(c.transfer_ns()));
-  AddEvidence(&f, "collectives", std::to_string(c.collective_count()));
+  AddEvidence(&f, "comm_wait", Ns(c.wait_ns()));
+  AddEvidence(&f, "comm_wait_exposed", Ns(lost));
+  AddEvidence(&f, "comm_transfer", Ns(c.transfer_ns()));
+  AddEvidence(&f, "collectives", Count(c.collective_count()));
   int listed = 0;
   for (const v1::CollectiveWait& w : c.collectives()) {
     if (w.wait_ns() <= 0 || listed++ == kListedCollectives) continue;
     const std::string nccl = DescribeNcclTraits(NcclTraitsOfKernel(w.kernel()));
     AddEvidence(&f, "collective",
                 w.op() + "#" + std::to_string(w.index()) + (nccl.empty() ? "" : " (" + nccl + ")") +
-                    ": wait " + FormatMs(w.wait_ns()) +
-                    " of " + FormatMs(w.duration_ns()) + ", last to arrive: " +
-                    WhoFor(w.last_rank()) + " (" + w.kernel() + ")");
+                    ": wait ",
+                Ns(w.wait_ns()),
+                " of " + FormatMs(w.duration_ns()) + ", last to arrive: " + WhoFor(w.last_rank()) +
+                    " (" + w.kernel() + ")");
   }
   if (c.waited_for_rank() >= 0) {
     f.set_fix_hint("this rank is not the problem: its GPU idles inside the collective until rank " +

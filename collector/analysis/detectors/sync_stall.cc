@@ -108,17 +108,17 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   f.set_lost_ns(lost);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   for (const auto& [name, s] : by_api) {
-    AddEvidence(&f, "blocking_api",
-                name + " x" + std::to_string(s.count) + " = " + FormatMs(s.total_ns));
+    AddEvidence(&f, "blocking_api", name + " x" + std::to_string(s.count) + " = ",
+                Ns(s.total_ns));
   }
-  AddEvidence(&f, "host_blocked", FormatMs(blocked_ns) + " (" +
-                                      FormatPercent(ctx.ShareOfWall(blocked_ns)) + " of step)");
-  AddEvidence(&f, "gpu_idle_from_syncs", FormatMs(lost));
-  AddEvidence(&f, "threads", std::to_string(by_thread.size()));
+  AddEvidence(&f, "host_blocked", Ns(blocked_ns),
+              " (" + Render(Fraction(ctx.ShareOfWall(blocked_ns))) + " of step)");
+  AddEvidence(&f, "gpu_idle_from_syncs", Ns(lost));
+  AddEvidence(&f, "threads", Count(by_thread.size()));
   const std::vector<CallSiteCount> sites = CallSitesOf(
       ctx.events, ctx.strings, w, [&](const ApiEvent& a) { return sync_calls.contains(&a); },
       kListedSites);
-  for (const CallSiteCount& c : sites) AddEvidence(&f, "call_site", Describe(c));
+  for (const CallSiteCount& c : sites) AddCallSiteEvidence(&f, "call_site", c);
   // Where to change it, first: the line that blocks most often.
   f.set_fix_hint(sites.empty() ? HintFor(top->first)
                                : sites[0].site + " blocks " + std::to_string(sites[0].calls) +

@@ -79,12 +79,11 @@ std::optional<v1::Finding> DetectUnfusedAttention(const StepContext& ctx) {
   f.set_lost_ns(between_ns);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(between_ns))));
   AddEvidence(&f, "pattern", top->first + " ×" + std::to_string(top->second));
-  AddEvidence(&f, "patterns_in_step", std::to_string(repeats));
-  AddEvidence(&f, "pattern_time", FormatMs(pattern_ns));
-  AddEvidence(&f, "per_pattern", FormatDuration(pattern_ns / repeats));
-  AddEvidence(&f, "between_gemms_time",
-              FormatMs(between_ns) + " (estimated saving: fused attention does not write the "
-                                     "score matrix out)");
+  AddEvidence(&f, "patterns_in_step", Count(repeats));
+  AddEvidence(&f, "pattern_time", Ns(pattern_ns));
+  AddEvidence(&f, "per_pattern", Ns(pattern_ns / repeats));
+  AddEvidence(&f, "between_gemms_time", Ns(between_ns),
+              " (estimated saving: fused attention does not write the score matrix out)");
   f.set_fix_hint(
       "use torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=..., "
       "dropout_p=..., is_causal=...) instead of matmul → masked_fill → softmax → dropout → "

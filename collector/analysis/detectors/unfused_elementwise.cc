@@ -95,16 +95,15 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
               " kernels); fusing them would save an estimated " + FormatMs(saving_ns));
   f.set_lost_ns(saving_ns);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(saving_ns))));
-  AddEvidence(&f, "memory_bound_time", FormatMs(memory_ns));
-  AddEvidence(&f, "memory_bound_share_of_kernel_time", FormatPercent(share));
-  AddEvidence(&f, "memory_bound_kernels", std::to_string(memory_count));
-  AddEvidence(&f, "estimated_saving",
-              FormatMs(saving_ns) + " (estimate: a fused chain of L kernels makes one memory "
-                                    "pass instead of L)");
+  AddEvidence(&f, "memory_bound_time", Ns(memory_ns));
+  AddEvidence(&f, "memory_bound_share_of_kernel_time", Fraction(share));
+  AddEvidence(&f, "memory_bound_kernels", Count(memory_count));
+  AddEvidence(&f, "estimated_saving", Ns(saving_ns),
+              " (estimate: a fused chain of L kernels makes one memory pass instead of L)");
   for (size_t i = 0; i < ranked.size() && i < kListedChains; ++i) {
     AddEvidence(&f, "chain",
-                ranked[i].first + " ×" + std::to_string(ranked[i].second.repeats) + " = " +
-                    FormatDuration(ranked[i].second.ns));
+                ranked[i].first + " ×" + std::to_string(ranked[i].second.repeats) + " = ",
+                Ns(ranked[i].second.ns));
   }
   f.set_fix_hint(
       "these kernels run at memory bandwidth: faster math or FP16 will not speed them up, fusion "

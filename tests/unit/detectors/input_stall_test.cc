@@ -36,7 +36,7 @@ TEST(InputStall, AGapInTheDataLoaderFiresWithWhatTheHostRan) {
   EXPECT_EQ(f->detector(), "input_stall");
   EXPECT_EQ(f->lost_ns(), 395 * us);
   EXPECT_EQ(f->severity(), "critical");
-  EXPECT_EQ(Evidence(*f, "leading_gap"), "0.0 ms");
+  EXPECT_EQ(Evidence(*f, "leading_gap"), "0 ns");
   EXPECT_THAT(Evidence(*f, "host_activity"), HasSubstr("DataLoader"));
 }
 

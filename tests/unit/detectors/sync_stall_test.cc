@@ -51,6 +51,13 @@ TEST(SyncStall, ASyncFollowedByADrainFiresWithItsCallSite) {
   EXPECT_THAT(f->title(), HasSubstr("mostly in cudaStreamSynchronize"));
   EXPECT_EQ(Evidence(*f, "call_site"), "train.py:51 loss.item() x1 (0.2 ms)");
   EXPECT_THAT(f->fix_hint(), HasSubstr(".item()"));
+  // The site as data too: which line (for the viewer's link to its calls), and how many calls.
+  for (const v1::Evidence& e : f->evidence()) {
+    if (e.key() != "call_site") continue;
+    EXPECT_EQ(e.call_site(), "train.py:51 loss.item()");
+    EXPECT_EQ(e.quantity(), 1);
+    EXPECT_EQ(e.unit(), "count");
+  }
 }
 
 TEST(SyncStall, JustUnderTheBlockedShareDoesNotFire) {

@@ -88,7 +88,11 @@ export async function render(root, {job: jobId, process, step}, ctx) {
     fill(summaryBox, breakdownBar(report), categoryLegend([], {comm: Boolean(report.comm)}),
       gpuTime(report.kernel_classes), memorySummary(report.memory), report.comm ? commSummary(report.comm) : null);
     fill(findingsBox, (report.findings || []).length
-      ? report.findings.map((f) => findingCard(f, wall))
+      ? report.findings.map((f) => findingCard(f, wall, {onCallSite: (site) => {
+        // The site's calls in time order, the next one on each click; the timeline scrolls into view.
+        const i = timeline.nextCallAt(site);
+        if (i >= 0) { timeline.reveal(i); timelineBox.scrollIntoView({block: 'center'}); }
+      }}))
       : h('p', {class: 'muted'}, 'No findings for this step.'));
     fill(kernelsBox, kernelTable(report.top_kernels || []));
   };

@@ -69,6 +69,26 @@ export class Timeline {
     this.select(i);
   }
 
+  // The API calls made at `site` (a call site as evidence names it: the timeline's details say
+  // "... at <site>"), in time order.
+  callsAt(site) {
+    const suffix = ' at ' + site;
+    const m = this.m;
+    const out = [];
+    for (let i = 0; i < m.n; ++i) {
+      if (m.kind[i] === 4 && m.strings[m.info[i]].endsWith(suffix)) out.push(i);
+    }
+    return out.sort((a, b) => m.start[a] - m.start[b]);
+  }
+
+  // The next call at `site` after the one selected (the first after the last), -1 if none.
+  nextCallAt(site) {
+    const calls = this.callsAt(site);
+    if (!calls.length) return -1;
+    const k = calls.indexOf(this.sel.selected);
+    return calls[(k + 1) % calls.length];
+  }
+
   select(i) {
     this.sel.selected = i;
     this.sel.related = i >= 0 ? relatedEvent(this.m, i) : -1;

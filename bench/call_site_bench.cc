@@ -94,6 +94,23 @@ void CaptureLoop(benchmark::State& state) {
 
 // One captured site, already seen: the per-event cost of a blocking call's site.
 void BM_CaptureSite_Python(benchmark::State& state) { FromPython(state, CaptureLoop); }
+
+// The same with the site's callers kept (GPUSPY_CALLSITE_CALLERS = the argument): a longer walk
+// and one more table lookup per frame.
+void CallersLoop(benchmark::State& state) {
+  static CallSiteRegistry* registries[CallSiteRegistry::kMaxCallers + 1] = {};
+  const auto callers = static_cast<int>(state.range(0));
+  if (registries[callers] == nullptr) {
+    CallSiteOptions options = Config(false, true, 0).frames;
+    options.callers = callers;
+    registries[callers] = new CallSiteRegistry(options);
+  }
+  CallSiteRegistry* registry = registries[callers];
+  uint32_t site = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(site = registry->Capture());
+  state.SetLabel(std::string(registry->Text(site)));
+}
+void BM_CaptureSite_Python_Callers(benchmark::State& state) { FromPython(state, CallersLoop); }
 void BM_CaptureSite_Native(benchmark::State& state) { CaptureLoop(state); }
 
 // A blocking call's ENTER/EXIT: capture + queue push (the pipeline drains on another thread).
@@ -162,6 +179,7 @@ void BM_WireBytesPerEvent(benchmark::State& state) {
 }
 
 BENCHMARK(BM_CaptureSite_Python);
+BENCHMARK(BM_CaptureSite_Python_Callers)->Arg(0)->Arg(1)->Arg(2);
 BENCHMARK(BM_CaptureSite_Native);
 BENCHMARK(BM_BlockingCall_Python);
 BENCHMARK(BM_Launch_Python_Auto);

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@ constexpr uint32_t kSlots = CallSiteRegistry::kMaxSites * 2;
 constexpr uint32_t kCodeSlots = CallSiteRegistry::kMaxCodes * 2;
 constexpr uint32_t kSkippedNative = 0xffffffffu;  // a return address inside skipped code
 constexpr uint64_t kPythonKey = 1ull << 63;        // user-space addresses never set this bit
+constexpr uint64_t kChainKey = 1ull << 62;         // with kPythonKey: a site with its callers
 // A few spins cover a lookup in progress on another thread (tens of ns); longer means a miss
 // being filled, and the application must not wait for it.
 constexpr int kLockSpins = 64;
@@ -196,37 +198,56 @@ bool CallSiteRegistry::IsUserCode(PyCode code, void* walk) {
 uint32_t CallSiteRegistry::PythonSite() {
   PythonFrames& py = PythonFrames::Instance();
   Walk walk{this};
-  PythonFrame frame;
-  if (!py.FindUserFrame(options_.max_python_frames, &CallSiteRegistry::IsUserCode, &walk,
-                        &frame)) {
-    return 0;
-  }
-  uint32_t index = walk.last_code == frame.code ? walk.last_index : 0;
-  if (index == 0) {
-    bool skip = false;
-    index = CodeIndex(frame.code, &skip);
-  }
-  if (index == 0 || frame.line < 0) {
-    py.Release(frame.code);
-    return 0;
-  }
-  const uint64_t key = kPythonKey | static_cast<uint64_t>(index) << 32 |
-                       static_cast<uint32_t>(frame.line);
-  uint32_t site = 0;
-  if (Lock()) {
-    Slot* slot = FindSlot(key);
-    if (slot != nullptr && slot->key == key) {
-      site = slot->value;
-    } else if (slot != nullptr) {
-      const CodeInfo& info = codes_[index - 1];
-      site = NewSite(FormatPython(info.label, frame.line, info.function));
-      if (site != 0) *slot = {key, site};
-    } else {
-      stats_.full.fetch_add(1, std::memory_order_relaxed);
+  PythonFrame frames[1 + kMaxCallers];
+  const int wanted = 1 + std::clamp(options_.callers, 0, kMaxCallers);
+  const int n = py.FindUserFrames(options_.max_python_frames, &CallSiteRegistry::IsUserCode,
+                                  &walk, frames, wanted);
+  // The code index and line of each frame: the site's key is all of them.
+  uint32_t indexes[1 + kMaxCallers] = {};
+  bool usable = n > 0;
+  for (int i = 0; i < n && usable; ++i) {
+    uint32_t index = walk.last_code == frames[i].code ? walk.last_index : 0;
+    if (index == 0) {
+      bool skip = false;
+      index = CodeIndex(frames[i].code, &skip);
     }
-    Unlock();
+    indexes[i] = index;
+    usable = index != 0 && frames[i].line >= 0;
   }
-  py.Release(frame.code);
+  uint32_t site = 0;
+  if (usable) {
+    // One frame: its code and line, exactly. A chain: a hash of every (code, line), marked
+    // apart (bit 62; code indexes stay below 2^15) so it never meets a one-frame key.
+    uint64_t key = kPythonKey | static_cast<uint64_t>(indexes[0]) << 32 |
+                   static_cast<uint32_t>(frames[0].line);
+    if (n > 1) {
+      uint64_t h = 1469598103934665603ull;
+      for (int i = 0; i < n; ++i) {
+        h = (h ^ (static_cast<uint64_t>(indexes[i]) << 32 | static_cast<uint32_t>(frames[i].line))) *
+            0x100000001b3ull;
+      }
+      key = kPythonKey | kChainKey | (h & (kChainKey - 1));
+    }
+    if (Lock()) {
+      Slot* slot = FindSlot(key);
+      if (slot != nullptr && slot->key == key) {
+        site = slot->value;
+      } else if (slot != nullptr) {
+        std::string text;
+        for (int i = 0; i < n; ++i) {
+          const CodeInfo& info = codes_[indexes[i] - 1];
+          if (i > 0) text += kCallerSeparator;
+          text += FormatPython(info.label, frames[i].line, info.function);
+        }
+        site = NewSite(std::move(text));
+        if (site != 0) *slot = {key, site};
+      } else {
+        stats_.full.fetch_add(1, std::memory_order_relaxed);
+      }
+      Unlock();
+    }
+  }
+  for (int i = 0; i < n; ++i) py.Release(frames[i].code);
   return site;
 }
 

@@ -115,6 +115,8 @@ CoreConfig ConfigFromLookup(const EnvLookup& env, std::string* warnings) {
       absl::StrAppend(warnings, "GPUSPY_MODE='", mode, "' is not 'always' or 'ondemand'; using always\n");
     }
   }
+  ReadNumber<int>(env, "GPUSPY_CALLSITE_CALLERS", 0, CallSiteRegistry::kMaxCallers,
+                  &c.call_sites.frames.callers, warnings);
   ReadNumber<uint32_t>(env, "GPUSPY_HEARTBEAT_MS", 100, 600'000, &c.heartbeat_ms, warnings);
   ReadNumber<uint64_t>(env, "GPUSPY_BUFFER_BYTES", 64 << 10, 256ull << 20, &c.buffer_bytes, warnings);
   ReadNumber<uint32_t>(env, "GPUSPY_MAX_BUFFERS", 2, 4096, &c.max_buffers, warnings);

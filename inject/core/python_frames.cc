@@ -74,33 +74,39 @@ bool PythonFrames::ThreadHoldsGil() {
 
 bool PythonFrames::FindUserFrame(int max_frames, IsUserCode is_user, void* context,
                                  PythonFrame* out) {
-  if (!ThreadHoldsGil()) return false;
+  return FindUserFrames(max_frames, is_user, context, out, 1) == 1;
+}
+
+int PythonFrames::FindUserFrames(int max_frames, IsUserCode is_user, void* context,
+                                 PythonFrame* out, int max_out) {
+  if (max_out < 1 || !ThreadHoldsGil()) return 0;
   const Api* a = api_.load(std::memory_order_acquire);
   void* frame = a->ThreadStateGetFrame(a->CurrentThreadState());
   PythonFrame innermost;
-  bool found = false;
-  for (int depth = 0; frame != nullptr && depth < max_frames && !found; ++depth) {
+  int found = 0;
+  for (int depth = 0; frame != nullptr && depth < max_frames && found < max_out; ++depth) {
     void* code = a->FrameGetCode(frame);
     if (code != nullptr) {
       if (is_user(code, context)) {
-        if (innermost.code != nullptr) a->DecRef(innermost.code);
-        *out = {code, a->FrameGetLineNumber(frame)};
-        found = true;
-      } else if (innermost.code == nullptr) {
+        out[found++] = {code, a->FrameGetLineNumber(frame)};
+      } else if (found == 0 && innermost.code == nullptr) {
         innermost = {code, a->FrameGetLineNumber(frame)};
       } else {
         a->DecRef(code);
       }
     }
-    void* back = found ? nullptr : a->FrameGetBack(frame);
+    void* back = found == max_out ? nullptr : a->FrameGetBack(frame);
     a->DecRef(frame);
     frame = back;
   }
   if (frame != nullptr) a->DecRef(frame);
-  if (found) return true;
-  if (innermost.code == nullptr) return false;
-  *out = innermost;
-  return true;
+  if (found > 0) {
+    if (innermost.code != nullptr) a->DecRef(innermost.code);
+    return found;
+  }
+  if (innermost.code == nullptr) return 0;
+  out[0] = innermost;
+  return 1;
 }
 
 bool PythonFrames::CodeNames(PyCode code, std::string* file, std::string* function) {

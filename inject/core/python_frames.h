@@ -43,6 +43,13 @@ class PythonFrames {
   // the thread has no Python frame or does not hold the GIL.
   bool FindUserFrame(int max_frames, IsUserCode is_user, void* context, PythonFrame* out);
 
+  // The same, and then up to `max_out - 1` more user frames further out (its callers, walking
+  // past library frames between them), within `max_frames` walked in all. Returns how many of
+  // `out` were filled (0: no frame; a lone library frame when no user code is on the stack);
+  // each holds a reference the caller drops (Release).
+  int FindUserFrames(int max_frames, IsUserCode is_user, void* context, PythonFrame* out,
+                     int max_out);
+
   // co_filename and co_qualname (co_name before 3.11) of a code object; GIL held. A pending
   // Python exception is preserved (the CUDA call may run inside an exception handler).
   bool CodeNames(PyCode code, std::string* file, std::string* function);

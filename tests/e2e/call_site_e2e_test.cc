@@ -74,12 +74,15 @@ TEST_F(CallSiteE2E, BlockingCallsAndSampledLaunchesNameTheScriptsLines) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto got = SitesByApi("sites");
   std::map<std::pair<std::string, std::string>, int> want = {
-      {{"cudaStreamSynchronize", "callsite_train.py:33 loss_item"}, kSteps},
-      {{"cudaMemcpy", "callsite_train.py:46 train"}, kSteps},
+      // Each site with its caller (GPUSPY_CALLSITE_CALLERS=1, the default).
+      {{"cudaStreamSynchronize", "callsite_train.py:33 loss_item \u2190 callsite_train.py:45 train"}, kSteps},
+      {{"cudaMemcpy", "callsite_train.py:46 train \u2190 callsite_train.py:53 <module>"}, kSteps},
       // Through the stand-in torch module: its frame is walked past to the user's line.
-      {{"cudaDeviceSynchronize", "callsite_train.py:49 train"}, kSteps / 2},
+      {{"cudaDeviceSynchronize", "callsite_train.py:49 train \u2190 callsite_train.py:53 <module>"},
+       kSteps / 2},
       // 1 in 4 launches: the first, then every 4th.
-      {{"cudaLaunchKernel", "callsite_train.py:38 forward"}, (kSteps * 10 + 3) / 4},
+      {{"cudaLaunchKernel", "callsite_train.py:38 forward \u2190 callsite_train.py:44 train"},
+       (kSteps * 10 + 3) / 4},
       {{"cudaLaunchKernel", ""}, kSteps * 10 - (kSteps * 10 + 3) / 4},
   };
   for (const auto& [key, n] : got) {
@@ -99,7 +102,18 @@ TEST_F(CallSiteE2E, BlockingCallsAndSampledLaunchesNameTheScriptsLines) {
   RunResult report = testing::Run(
       {GPUSPY_BIN, "--collector", Address(), "--json", "report", "--job", "sites", "--all"});
   ASSERT_EQ(report.exit_code, 0) << report.err;
-  EXPECT_NE(report.out.find("callsite_train.py:33 loss_item x1"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("callsite_train.py:33 loss_item \u2190 callsite_train.py:45 train x1"),
+            std::string::npos)
+      << report.out;
+}
+
+TEST_F(CallSiteE2E, CallersZeroNamesTheLineAlone) {
+  RunResult r = Train("solo", {"GPUSPY_CALLSITE_CALLERS=0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto got = SitesByApi("solo");
+  const auto it = got.find({"cudaStreamSynchronize", "callsite_train.py:33 loss_item"});
+  ASSERT_NE(it, got.end());
+  EXPECT_EQ(it->second, kSteps);
 }
 
 TEST_F(CallSiteE2E, SwitchedOffMeansNoCallSites) {

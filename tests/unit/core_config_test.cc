@@ -111,5 +111,16 @@ TEST(CoreConfig, CallSiteVariablesAreTakenAndBadOnesWarned) {
   EXPECT_NE(warnings.find("GPUSPY_CALLSITE_LAUNCHES='often'"), std::string::npos) << warnings;
 }
 
+TEST(CoreConfig, CallersDefaultToOneAndStayWithinTheirBound) {
+  std::string warnings;
+  EXPECT_EQ(Config({}, &warnings).call_sites.frames.callers, 1);
+  EXPECT_EQ(Config({{"GPUSPY_CALLSITE_CALLERS", "3"}}, &warnings).call_sites.frames.callers, 3);
+  EXPECT_EQ(warnings, "");
+  // Past kMaxCallers: warned, the default kept.
+  EXPECT_EQ(Config({{"GPUSPY_CALLSITE_CALLERS", "9"}}, &warnings).call_sites.frames.callers, 1);
+  EXPECT_NE(warnings.find("GPUSPY_CALLSITE_CALLERS='9' is not a number in [0, 4]"), std::string::npos)
+      << warnings;
+}
+
 }  // namespace
 }  // namespace gpuspy::inject

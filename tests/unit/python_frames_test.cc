@@ -15,14 +15,17 @@
 namespace gpuspy::inject {
 namespace {
 
-CallSiteRegistry* g_registry = nullptr;
+CallSiteRegistry* g_registry = nullptr;        // the site's own frame only
+CallSiteRegistry* g_chain_registry = nullptr;  // and up to two callers
 uint32_t g_site = 0;
+uint32_t g_chain_site = 0;
 bool g_had_gil = false;
 
 // What CUPTI's callback does inside a CUDA call: is the GIL ours, and where are we.
 extern "C" int Probe() {
   g_had_gil = PythonFrames::Instance().ThreadHoldsGil();
   g_site = g_registry->Capture();
+  g_chain_site = g_chain_registry->Capture();
   return 0;
 }
 
@@ -41,7 +44,10 @@ class PythonFramesTest : public ::testing::Test {
     options.base_dir = "/proj";
     // RunAs's wrapper runs as "<string>": never the user's line here.
     options.skip.push_back("<string>");
+    options.callers = 0;
     g_registry = new CallSiteRegistry(options);
+    options.callers = 2;
+    g_chain_registry = new CallSiteRegistry(options);
   }
 
   // Runs `source` as the file `file` with `probe` (a ctypes function calling Probe) in scope.
@@ -71,6 +77,7 @@ class PythonFramesTest : public ::testing::Test {
     return out + "'";
   }
   std::string Site() const { return std::string(g_registry->Text(g_site)); }
+  std::string Chain() const { return std::string(g_chain_registry->Text(g_chain_site)); }
 
   static inline int (*run_)(const char*) = nullptr;
 };
@@ -107,6 +114,52 @@ TEST_F(PythonFramesTest, TorchInternalsAreWalkedPastToTheUserLine) {
         "        ns['synchronize']()\n"
         "main()\n");
   EXPECT_EQ(Site(), "loop.py:5 main");
+}
+
+// GPUSPY_CALLSITE_CALLERS: a helper's line names who called it, library frames between them
+// walked past, at most the configured number of callers.
+TEST_F(PythonFramesTest, CallersAreKeptOutwardPastLibraryFrames) {
+  const std::string torch_file = "/venv/lib/python3.11/site-packages/torch/nn/module.py";
+  RunAs("/proj/deep.py",
+        "ns = {}\n"
+        "exec(compile(" + Quote("def call(f):\n    return f()\n") + ", " + Quote(torch_file) +
+            ", 'exec'), ns)\n"
+        "def log_metrics():\n"
+        "    probe()\n"
+        "def train_step():\n"
+        "    ns['call'](log_metrics)\n"
+        "def main():\n"
+        "    train_step()\n"
+        "def outer():\n"
+        "    main()\n"
+        "outer()\n");
+  EXPECT_EQ(Site(), "deep.py:4 log_metrics");
+  EXPECT_EQ(Chain(), "deep.py:4 log_metrics \u2190 deep.py:6 train_step \u2190 deep.py:8 main");
+}
+
+TEST_F(PythonFramesTest, TheSameLineFromAnotherCallerIsAnotherSite) {
+  RunAs("/proj/two.py",
+        "def helper():\n"
+        "    probe()\n"
+        "def a():\n"
+        "    helper()\n"
+        "def b():\n"
+        "    helper()\n"
+        "a()\n"
+        "first = 1\n");
+  const uint32_t from_a = g_chain_site;
+  const uint32_t own_a = g_site;
+  RunAs("/proj/two.py",
+        "def helper():\n"
+        "    probe()\n"
+        "def a():\n"
+        "    helper()\n"
+        "def b():\n"
+        "    helper()\n"
+        "b()\n");
+  EXPECT_EQ(Chain(), "two.py:2 helper \u2190 two.py:6 b \u2190 two.py:7 <module>");
+  EXPECT_NE(g_chain_site, from_a);
+  EXPECT_EQ(Site(), std::string(g_registry->Text(own_a)));  // without callers: the same line
 }
 
 TEST_F(PythonFramesTest, OnlyLibraryFramesGiveTheInnermostOne) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/memory_samples.h"
 #include "importers/kineto/python_call_sites.h"
+#include "model/call_site.h"
 #include "model/dtypes.h"
 
 namespace gpuspy::importers {
@@ -309,8 +310,12 @@ void KinetoMapper::Map(const RawEvent& e) {
       ev.nvtx_ranges.push_back({start, end, s.Intern(domain), s.Intern(e.name),
                                 static_cast<uint32_t>(tid), 0});
       if (const std::string_view* stack = e.FindArg("Call stack"); stack != nullptr) {
-        if (std::string_view frame = InnermostUserFrame(*stack); !frame.empty()) {
-          stack_frames_.push_back({start, end, s.Intern(kPythonFunctionDomain), s.Intern(frame),
+        // The op's user frames as nested ranges over it, outermost first (the sweep's order
+        // for ranges that start and end together).
+        const std::vector<std::string_view> frames =
+            UserFramesOfStack(*stack, 1 + kDefaultCallSiteCallers);
+        for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
+          stack_frames_.push_back({start, end, s.Intern(kPythonFunctionDomain), s.Intern(*f),
                                    static_cast<uint32_t>(tid), 0});
         }
       }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "model/call_site.h"
 
 namespace gpuspy::importers {
 namespace {
@@ -42,12 +43,19 @@ std::string UserCallSite(std::string_view frame) {
 // "Call stack" of an older with_stack=True cpu_op: "a.py(12): f;train.py(57): step;..." with the
 // innermost frame first -> its innermost user-code frame ("train.py(57): step"), or empty.
 std::string_view InnermostUserFrame(std::string_view stack) {
+  const std::vector<std::string_view> frames = UserFramesOfStack(stack, 1);
+  return frames.empty() ? std::string_view() : frames[0];
+}
+
+std::vector<std::string_view> UserFramesOfStack(std::string_view stack, size_t max) {
+  std::vector<std::string_view> out;
   for (absl::string_view part : absl::StrSplit(A(stack), ';')) {
+    if (out.size() == max) break;
     part = absl::StripAsciiWhitespace(part);
     const std::string_view frame(part.data(), part.size());
-    if (!UserCallSite(frame).empty()) return frame;
+    if (!UserCallSite(frame).empty()) out.push_back(frame);
   }
-  return {};
+  return out;
 }
 
 // Each CUDA call's call site: the innermost user-code Python frame open around it on its thread:
@@ -84,6 +92,9 @@ void AttachPythonCallSites(EventColumns* ev, StringTable* strings,
     std::vector<const NvtxRangeEvent*> open;
   };
   absl::flat_hash_map<uint32_t, Sweep> sweeps;
+  // A site and its callers, as frame sites -> the chain's text (interned once per chain).
+  absl::flat_hash_map<std::vector<StringRef>, StringRef> chains;
+  std::vector<StringRef> chain;
   for (ApiEvent& a : ev->apis) {
     auto frames = frames_by_thread.find(a.thread_id);
     if (frames == frames_by_thread.end()) continue;
@@ -95,13 +106,24 @@ void AttachPythonCallSites(EventColumns* ev, StringTable* strings,
     }
     // Frames that ended before this call began enclose no later call either.
     while (!sw.open.empty() && sw.open.back()->end_ns <= a.start_ns) sw.open.pop_back();
+    chain.clear();
     for (auto it = sw.open.rbegin(); it != sw.open.rend(); ++it) {
       if ((*it)->end_ns < a.end_ns) continue;  // a sibling that closed inside the call
       if (StringRef s = site((*it)->message); s != 0) {
-        a.call_site = s;
-        break;
+        chain.push_back(s);
+        if (chain.size() == 1 + kDefaultCallSiteCallers) break;
       }
     }
+    if (chain.empty()) continue;
+    auto [known, fresh] = chains.try_emplace(chain, chain[0]);
+    if (fresh && chain.size() > 1) {
+      std::string text(strings->Get(chain[0]));
+      for (size_t i = 1; i < chain.size(); ++i) {
+        absl::StrAppend(&text, A(kCallerSeparator), A(strings->Get(chain[i])));
+      }
+      known->second = strings->Intern(text);
+    }
+    a.call_site = known->second;
   }
 }
 

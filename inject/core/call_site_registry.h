@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "inject/core/python_frames.h"
+#include "model/call_site.h"
 
 namespace gpuspy::inject {
 
@@ -23,7 +24,7 @@ struct CallSiteOptions {
   // User frames kept beyond the site's own (GPUSPY_CALLSITE_CALLERS): its callers, outermost
   // last, so a helper's line says who called it ("metrics.py:12 log ← train.py:57 train_step").
   // Each distinct chain is its own site.
-  int callers = 1;
+  int callers = kDefaultCallSiteCallers;
   bool native = true;  // GPUSPY_CALLSITE_NATIVE: dladdr of the first foreign return address
   // Python file names under this directory are shown relative to it (the process's cwd).
   std::string base_dir;
@@ -59,9 +60,7 @@ class CallSiteRegistry {
   static std::string_view ShortPath(std::string_view file, std::string_view base_dir);
   // "path:LINE function".
   static std::string FormatPython(std::string_view path, int line, std::string_view function);
-  // Between a site and its caller in a site's text.
-  static constexpr std::string_view kCallerSeparator = " \u2190 ";  // " ← "
-  static constexpr int kMaxCallers = 4;
+  static constexpr int kMaxCallers = kMaxCallSiteCallers;
 
  private:
   struct CodeInfo {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 
+#include "importers/kineto/python_call_sites.h"
 #include "importers/kineto/trace_bytes.h"
 #include "tests/support/subprocess.h"
 
@@ -431,7 +432,8 @@ TEST(KinetoReader, CallSitesComeFromTheInnermostUserPythonFrame) {
     }
     return std::string("?");
   };
-  EXPECT_EQ(site("cudaLaunchKernel"), "model.py:12 forward");  // past torch's _call_impl
+  // Past torch's _call_impl, with its caller (as live capture writes it).
+  EXPECT_EQ(site("cudaLaunchKernel"), "model.py:12 forward \u2190 train.py:57 <module>");
   EXPECT_EQ(site("cudaStreamSynchronize"), "train.py:57 <module>");  // forward had returned
   EXPECT_EQ(site("cudaFree"), "");    // another thread, no frames
   EXPECT_EQ(site("cudaMalloc"), "");  // after every frame closed
@@ -451,10 +453,13 @@ TEST(KinetoReader, CallSitesComeFromACpuOpsCallStack) {
   ]})json");
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_EQ(t->events.apis.size(), 2u);
-  EXPECT_EQ(t->strings.Get(t->events.apis[0].call_site), "train.py:57 train_step");
+  EXPECT_EQ(t->strings.Get(t->events.apis[0].call_site),
+            "train.py:57 train_step \u2190 train.py:90 <module>");
   EXPECT_EQ(t->events.apis[1].call_site, 0u);  // a stack of library frames only
   // The ops themselves stay host ranges; no extra range is added for the stack.
   EXPECT_EQ(t->events.nvtx_ranges.size(), 2u);
+  EXPECT_EQ(UserFramesOfStack("a/torch/x.py(1): f;t.py(2): g;t.py(3): h;t.py(4): i", 2),
+            (std::vector<std::string_view>{"t.py(2): g", "t.py(3): h"}));
 }
 
 // profile_memory=True traces: every CUDA [memory] event becomes an allocator usage sample

@@ -77,33 +77,24 @@ absl::StatusOr<uint64_t> EventReader::ForEachBatchIn(
 absl::StatusOr<uint64_t> EventReader::ForEachBatch(
     uint64_t process_id,
     const std::function<void(const EventColumns&, const StringTable&)>& visit) {
-  absl::StatusOr<std::shared_ptr<DictionaryCache::Entry>> entry = dictionaries_->Get(process_id);
-  if (!entry.ok()) return entry.status();
-  uint64_t undecodable = 0;
-  uint64_t after = 0;
-  v1::EventBatch batch;
-  EventColumns events;
-  for (;;) {
-    absl::StatusOr<std::vector<StoredBatch>> page =
-        store_->ReadBatchesAfter(process_id, after, kBatchesPerPage);
-    if (!page.ok()) return page.status();
-    if (page->empty()) return undecodable;
-    std::shared_lock lock((*entry)->mu);
-    for (const StoredBatch& stored : *page) {
-      after = stored.sequence;
-      events.clear();
-      if (!DecodeStored(process_id, stored, (*entry)->dict, &batch, &events)) {
-        ++undecodable;
-        continue;
-      }
-      visit(events, (*entry)->dict.strings());
-    }
-  }
+  return Walk(process_id, 0, 0, 0,
+              [&](uint64_t, const EventColumns& events, const StringTable& strings) {
+                visit(events, strings);
+                return true;
+              },
+              kBatchesPerPage);
 }
 
 absl::StatusOr<uint64_t> EventReader::ForEachBatchFrom(
     uint64_t process_id, int64_t from_ns, int64_t to_ns, uint64_t first_sequence,
     const std::function<bool(uint64_t, const EventColumns&, const StringTable&)>& visit) {
+  return Walk(process_id, from_ns, to_ns, first_sequence, visit, kBatchesPerRead);
+}
+
+absl::StatusOr<uint64_t> EventReader::Walk(
+    uint64_t process_id, int64_t from_ns, int64_t to_ns, uint64_t first_sequence,
+    const std::function<bool(uint64_t, const EventColumns&, const StringTable&)>& visit,
+    size_t batches_per_read) {
   absl::StatusOr<std::shared_ptr<DictionaryCache::Entry>> entry = dictionaries_->Get(process_id);
   if (!entry.ok()) return entry.status();
   const bool windowed = from_ns != 0 || to_ns != 0;
@@ -132,7 +123,7 @@ absl::StatusOr<uint64_t> EventReader::ForEachBatchFrom(
   EventColumns events;
   for (;;) {
     absl::StatusOr<std::vector<StoredBatch>> page =
-        store_->ReadBatchesAfter(process_id, after, kBatchesPerRead);
+        store_->ReadBatchesAfter(process_id, after, batches_per_read);
     if (!page.ok()) return page.status();
     if (page->empty()) return undecodable;
     std::shared_lock lock((*entry)->mu);

@@ -71,6 +71,12 @@ class EventReader {
                                                     int64_t to_ns);
 
  private:
+  // ForEachBatchFrom reading `batches_per_read` stored payloads at a time.
+  absl::StatusOr<uint64_t> Walk(
+      uint64_t process_id, int64_t from_ns, int64_t to_ns, uint64_t first_sequence,
+      const std::function<bool(uint64_t, const EventColumns&, const StringTable&)>& visit,
+      size_t batches_per_read);
+
   Store* store_;
   DictionaryCache* dictionaries_;
 };

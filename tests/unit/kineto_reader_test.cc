@@ -205,12 +205,17 @@ TEST(KinetoReader, AnEmptyFileIsSaidToBeEmpty) {
   EXPECT_NE(t.status().message().find("the file is empty"), std::string::npos) << t.status();
 }
 
+// kTrace gzip'd into `path`.
+void WriteGzippedTrace(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, kTrace, sizeof(kTrace) - 1);
+  gzclose(f);
+}
+
 TEST(KinetoReader, ReadsGzipAndReportsTruncation) {
   testing::TempDir dir;
   const std::string gz = dir.path() + "/t.json.gz";
-  gzFile f = gzopen(gz.c_str(), "wb");
-  gzwrite(f, kTrace, sizeof(kTrace) - 1);
-  gzclose(f);
+  WriteGzippedTrace(gz);
   auto whole = ReadKinetoTrace(gz);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole->events.kernels.size(), 1u);
@@ -242,9 +247,7 @@ TEST(KinetoReader, AGzipTrailerIsBelievedOnlyUpToWhatDeflateCanProduce) {
 TEST(KinetoReader, AGzipFileWithALyingTrailerIsRefusedAsDamaged) {
   testing::TempDir dir;
   const std::string gz = dir.path() + "/liar.json.gz";
-  gzFile f = gzopen(gz.c_str(), "wb");
-  gzwrite(f, kTrace, sizeof(kTrace) - 1);
-  gzclose(f);
+  WriteGzippedTrace(gz);
   std::string bytes = testing::ReadFile(gz);
   for (const uint32_t claim : {0xF0000000u, 1u}) {  // far too big, far too small
     std::memcpy(bytes.data() + bytes.size() - 4, &claim, 4);

@@ -8,10 +8,11 @@
 // Release).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <regex>
 #include <string>
 
 #include "httplib.h"
@@ -61,18 +62,15 @@ TEST(QueryMemoryE2E, ReadingAMillionEventJobWholeStaysUnderACeiling) {
   uint64_t bytes = 0;
   int pages = 0;
   std::string cursor;
-  const std::regex next(R"re("next_cursor":\s*"([^"]*)")re");
   do {
     auto page = http.Get("/api/jobs/big/events?limit=5000000" +
                          (cursor.empty() ? "" : "&cursor=" + cursor));
     ASSERT_TRUE(page);
     ASSERT_EQ(page->status, 200) << page->body.substr(0, 200);
     bytes += page->body.size();
-    // The cursor is near the end (fields in number order): no need to parse a 7 MB page.
-    const std::string tail =
-        page->body.substr(page->body.size() - std::min<size_t>(page->body.size(), 4096));
-    std::smatch m;
-    cursor = std::regex_search(tail, m, next) ? m[1].str() : "";
+    // (std::regex is not used: GCC 12's <regex> fails -Werror=maybe-uninitialized under ASan.)
+    const nlohmann::json answer = nlohmann::json::parse(page->body);
+    cursor = answer.value("next_cursor", std::string());
     ASSERT_LT(++pages, 10'000);
   } while (!cursor.empty());
   EXPECT_GT(pages, 10);

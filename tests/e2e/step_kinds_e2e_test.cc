@@ -123,6 +123,24 @@ TEST_F(StepKindsE2E, SetStepPatternChangesAnExistingJobsStepsAndBack) {
   EXPECT_EQ(reports["reports"][0]["step"]["source"], kTrainSteps);
   EXPECT_NE(reports, report_before);
 
+  // A process that joins the job later is indexed with the job's pattern as its batches arrive.
+  const std::string later = WriteTrace(dir_.path() + "/later.json", "train_step_", 20, 2);
+  ASSERT_EQ(Gpuspy({"import", "--job", "t", later}).exit_code, 0);
+  const json listed = Json({"steps", "--job", "t"});
+  int joined = 0;
+  for (const json& st : listed["steps"]) {
+    if (st.value("number", std::string()) == "20" || st.value("number", std::string()) == "21") {
+      EXPECT_EQ(st["source"], kTrainSteps);
+      ++joined;
+    }
+  }
+  EXPECT_EQ(joined, 2) << listed.dump();
+  ASSERT_EQ(Json({"jobs", "delete", "t"}).value("processes_deleted", 0), 2);
+  ASSERT_EQ(Gpuspy({"import", "--job", "t", trace}).exit_code, 0);
+  // A deleted job's pattern went with it: the same name starts afresh with gpuspyd's.
+  EXPECT_EQ(Steps("t"), before);
+  ASSERT_EQ(Gpuspy({"jobs", "set-step-pattern", "t", R"(train_step_(\d+))"}).exit_code, 0);
+
   // Over HTTP too, and "" is gpuspyd's pattern again.
   httplib::Client http("127.0.0.1", daemon_.http_port());
   httplib::Result res = http.Post("/api/jobs/t/step-pattern?pattern=", "", "text/plain");

@@ -1,6 +1,11 @@
 // QueryEngine::SetStepPattern: a job's steps found again under its own step pattern. NVTX steps
 // are indexed as batches arrive, so a new pattern means reading the job's stored batches again,
 // one at a time (memory: one decoded batch), as ingest would have seen them.
+//
+// Known gap: on a live job, a batch stored after this pass read past it and before ReplaceSteps
+// has its steps (indexed with the new pattern already) replaced away; setting the pattern again,
+// or once the job has ended, finds them. Closing it needs the store's step write and the pass to
+// share a lock with ingest, which the hot path should not take for a rare admin call.
 #include <map>
 
 #include "absl/strings/str_cat.h"

@@ -174,6 +174,10 @@ TEST_F(StepKindsE2E, AJobWithoutStepsIsToldInTimeWindowsNeverSteady) {
       << summary.out;
   EXPECT_EQ(summary.out.find("median step"), std::string::npos) << summary.out;
 
+  // gpuspy diff compares windows as windows, and says so.
+  testing::RunResult diff = testing::Run({GPUSPY_BIN, "diff", trace, trace});
+  EXPECT_NE(diff.out.find("has no steps: its " + std::to_string(steps.size()) + " time windows are compared"),
+            std::string::npos) << diff.out << diff.err;
   const json s = Json({"summary", "--job", "w"})["summary"];
   EXPECT_TRUE(s.value("figures_per_window", false));
   EXPECT_FALSE(s.contains("steady_step_count"));  // 0: proto3 JSON leaves it out

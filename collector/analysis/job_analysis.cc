@@ -6,6 +6,7 @@
 #include "collector/analysis/cross_rank_analysis.h"
 #include "collector/analysis/diff/compare_ranks.h"
 #include "collector/analysis/job_summary.h"
+#include "collector/analysis/step_source.h"
 
 namespace gpuspy::analysis {
 
@@ -18,6 +19,10 @@ void AnalyzeJobSteps(const std::vector<JobProcess>& processes,
                      &(*steps)[p.process_id], p.clock_offset_ns});
   }
   AnalyzeRanks(ranks);
+  // The cross-rank findings came last: a window's say so too.
+  for (auto& [id, series] : *steps) {
+    for (StepAnalysis& s : series) MarkWindowFindings(&s.report);
+  }
 }
 
 v1::JobSummary SummarizeAnalyzedJob(const std::string& job_id,

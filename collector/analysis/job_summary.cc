@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "collector/analysis/step_source.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -28,14 +29,18 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
   out.set_step_count(steps.size());
   out.set_event_count(event_count);
 
-  std::vector<const v1::StepReport*> steady;
+  std::vector<const v1::StepReport*> steady, real, windows;
   for (const auto& s : steps) {
     if (s.steady_state()) steady.push_back(&s);
+    (IsTimeWindow(s.step()) ? windows : real).push_back(&s);
   }
-  if (steady.empty()) {
-    for (const auto& s : steps) steady.push_back(&s);
-  }
-  out.set_steady_step_count(steady.size());
+  out.set_window_count(windows.size());
+  // The figures come from the steady steps; without any, from every step; a job whose steps
+  // were not found at all is described per window, and says so (windows are never steady).
+  const bool per_window = real.empty() && !windows.empty();
+  out.set_figures_per_window(per_window);
+  if (steady.empty()) steady = per_window ? windows : real;
+  out.set_steady_step_count(per_window ? 0 : steady.size());
 
   std::vector<int64_t> walls;
   std::vector<double> busy;
@@ -90,7 +95,7 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
       a.tensor_cores = k.tensor_cores();
     }
   }
-  out.set_median_step_wall_ns(Median(walls));
+  if (!per_window) out.set_median_step_wall_ns(Median(walls));
   out.set_median_gpu_busy_fraction(Median(busy));
 
   std::vector<std::pair<std::string, std::vector<int64_t>>> ranked(lost_by_bottleneck.begin(),

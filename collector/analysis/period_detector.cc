@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "collector/analysis/step_source.h"
 
 namespace gpuspy::analysis {
 
@@ -176,7 +177,7 @@ std::vector<StepWindow> StepDetectionInput::Fixed(int64_t window_ns) const {
   // Only windows in which the process did CUDA work: a long idle stretch is not a "step".
   std::vector<int64_t> activity = activity_;
   std::sort(activity.begin(), activity.end());
-  const std::string source = "window:" + std::to_string(window_ns / 1'000'000) + "ms";
+  const std::string source = WindowSource(window_ns);
   int64_t n = 0;
   for (int64_t t = lo; t < hi; t += window_ns) {
     const int64_t end = std::min(t + window_ns, hi);

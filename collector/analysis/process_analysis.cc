@@ -21,9 +21,10 @@ void ForEachBatchIn(const ImportBatches& b, int64_t from_ns, int64_t to_ns, Visi
   }
 }
 
-std::vector<StepWindow> FindProcessSteps(const ImportBatches& b, const StringTable& strings) {
+std::vector<StepWindow> FindProcessSteps(const ImportBatches& b, const StringTable& strings,
+                                         const std::string& step_pattern) {
   // Per batch, as ingest indexes them; a step number seen again replaces the earlier record.
-  const StepSegmenter segmenter;
+  const StepSegmenter segmenter(step_pattern);
   std::map<int64_t, StepWindow> by_number;
   for (const EventColumns& batch : b.batches) {
     if (batch.nvtx_ranges.empty()) continue;
@@ -51,11 +52,12 @@ ImportBatches CutIntoImportBatches(const EventColumns& events) {
 }
 
 std::vector<StepAnalysis> AnalyzeProcessSteps(const ImportBatches& batches,
-                                              const StringTable& strings, uint64_t process_id) {
+                                              const StringTable& strings, uint64_t process_id,
+                                              const std::string& step_pattern) {
   std::vector<StepAnalysis> out;
   int64_t previous_end = std::numeric_limits<int64_t>::min();
   EventColumns window;
-  for (const StepWindow& s : FindProcessSteps(batches, strings)) {
+  for (const StepWindow& s : FindProcessSteps(batches, strings, step_pattern)) {
     const int64_t before_from = std::exchange(previous_end, std::max(previous_end, s.end_ns));
     window.clear();
     ForEachBatchIn(batches, s.start_ns, s.end_ns,

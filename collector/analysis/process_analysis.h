@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "collector/analysis/step_segmenter.h"
 #include "collector/analysis/step_series.h"
 #include "model/events.h"
 #include "model/string_table.h"
@@ -25,7 +27,9 @@ ImportBatches CutIntoImportBatches(const EventColumns& events);
 
 // Every step of the process (NVTX steps, else period-detected, else fixed windows), analysed on
 // its own (no cross-step or cross-rank findings: see job_analysis.h), in step number order.
+// NVTX steps are the ranges matching `step_pattern` (step_segmenter.h).
 std::vector<StepAnalysis> AnalyzeProcessSteps(const ImportBatches& batches,
-                                              const StringTable& strings, uint64_t process_id);
+                                              const StringTable& strings, uint64_t process_id,
+                                              const std::string& step_pattern = kDefaultStepPattern);
 
 }  // namespace gpuspy::analysis

@@ -14,6 +14,7 @@
 #include "collector/analysis/intervals.h"
 #include "collector/analysis/kernel_classifier.h"
 #include "collector/analysis/kernel_composition.h"
+#include "collector/analysis/step_source.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -114,6 +115,7 @@ void RunDetectors(const EventColumns& ev, const StringTable& strings, const Step
   } else {
     report->set_primary_bottleneck(report->findings(0).detector());
   }
+  MarkWindowFindings(report);
 }
 
 }  // namespace
@@ -141,7 +143,8 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   s->set_start_ns(step.start_ns);
   s->set_end_ns(step.end_ns);
   s->set_source(step.source);
-  report.set_steady_state(true);
+  // A time window is no iteration of the program: nothing steady can be said of it.
+  report.set_steady_state(!IsTimeWindow(step.source));
 
   const Interval w{step.start_ns, step.end_ns};
   auto* b = report.mutable_breakdown();

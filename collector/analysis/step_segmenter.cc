@@ -4,9 +4,23 @@
 #include <charconv>
 #include <optional>
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "re2/re2.h"
 
 namespace gpuspy::analysis {
+
+absl::Status CheckStepPattern(const std::string& pattern) {
+  if (pattern.size() > kMaxStepPatternBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("step pattern is ", pattern.size(), " bytes; at most ", kMaxStepPatternBytes));
+  }
+  const RE2 re(pattern, RE2::Quiet);
+  if (!re.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("step pattern '", pattern, "' is not a valid RE2 regex: ", re.error()));
+  }
+  return absl::OkStatus();
+}
 
 StepSegmenter::StepSegmenter(const std::string& pattern) : pattern_(pattern) {
   valid_ = RE2(pattern_, RE2::Quiet).ok();

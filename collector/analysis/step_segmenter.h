@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "model/events.h"
 #include "model/string_table.h"
 
@@ -16,6 +17,14 @@ namespace gpuspy::analysis {
 
 // The default step pattern; group 1, when present, is the step number.
 inline constexpr char kDefaultStepPattern[] = R"(ProfilerStep#(\d+))";
+
+// A step pattern is at most this long (a regex, not a document).
+inline constexpr size_t kMaxStepPatternBytes = 4096;
+
+// OK when `pattern` is a usable step pattern (RE2, at most kMaxStepPatternBytes); else
+// InvalidArgument, one line naming it and RE2's reason: "step pattern 'train_(' is not a valid
+// RE2 regex: missing ): train_(". The CLI checks with it before sending, gpuspyd before storing.
+absl::Status CheckStepPattern(const std::string& pattern);
 
 struct StepWindow {
   int64_t number = 0;
@@ -36,6 +45,7 @@ class StepSegmenter {
                                     int64_t first_ordinal = 0) const;
 
   bool valid() const { return valid_; }
+  const std::string& pattern() const { return pattern_; }
 
  private:
   std::string pattern_;

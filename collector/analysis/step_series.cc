@@ -8,6 +8,7 @@
 #include "collector/analysis/detectors/memory_growth.h"
 #include "collector/analysis/detectors/step_context.h"
 #include "collector/analysis/step_report.h"
+#include "collector/analysis/step_source.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -73,6 +74,13 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
   for (size_t i = 0; i < steps->size(); ++i) {
     if (levels[i]) *(*steps)[i].report.mutable_memory() = std::move(*levels[i]);
   }
+  auto mark_windows = [steps] {
+    for (StepAnalysis& s : *steps) MarkWindowFindings(&s.report);
+  };
+  // Time windows are cut by the clock, not by the program's loop: a long window is no warm-up
+  // and a short one no outlier, and none is steady (step_source.h). A process's steps all come
+  // from one source, so the first says it.
+  if (!steps->empty() && IsTimeWindow(steps->front().report.step())) return mark_windows();
   if (steps->size() < 3) return;  // too few steps to tell a steady state
   const int64_t median = MedianWall(*steps);
   if (median <= 0) return;

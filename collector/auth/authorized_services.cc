@@ -106,6 +106,14 @@ grpc::Status AuthorizedQuery::RenameJob(grpc::ServerContext* context, const v1::
   return inner_->RenameJob(context, request, response);
 }
 
+grpc::Status AuthorizedQuery::SetStepPattern(grpc::ServerContext* context, const v1::SetStepPatternRequest* request,
+                                             v1::SetStepPatternResponse* response) {
+  if (absl::Status st = CheckRequestString(request->step_pattern(), "step_pattern"); !st.ok()) return ToGrpc(st);
+  // Changes what every later report of the job says: the owner's or an admin's, as a rename.
+  if (grpc::Status st = ForJob(*context, request->job_id(), Permission::kManage); !st.ok()) return st;
+  return inner_->SetStepPattern(context, request, response);
+}
+
 grpc::Status AuthorizedControl::Attach(grpc::ServerContext* context, const v1::AttachRequest* request,
                                        v1::AttachResponse* response) {
   for (const auto& [value, field] : {std::pair{&request->job_id(), "job_id"},

@@ -35,6 +35,8 @@ class AuthorizedQuery final : public v1::Query::Service {
                          v1::DeleteJobResponse* response) override;
   grpc::Status RenameJob(grpc::ServerContext* context, const v1::RenameJobRequest* request,
                          v1::RenameJobResponse* response) override;
+  grpc::Status SetStepPattern(grpc::ServerContext* context, const v1::SetStepPatternRequest* request,
+                              v1::SetStepPatternResponse* response) override;
 
  private:
   // Authorizes a call about `job_id` that needs `needed`.

@@ -128,7 +128,7 @@ absl::StatusOr<v1::AttachResponse> CaptureManager::Attach(const v1::AttachReques
   *capture.mutable_request() = want;
   capture.mutable_request()->set_capture_id(id);
   if (capture.request().step_pattern().empty()) {
-    capture.mutable_request()->set_step_pattern(step_pattern_);
+    capture.mutable_request()->set_step_pattern(pattern_of_ ? pattern_of_(request.job_id()) : step_pattern_);
   }
   capture.set_started_unix_ns(absl::ToUnixNanos(absl::Now()));
   capture.set_active(true);

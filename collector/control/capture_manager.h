@@ -27,6 +27,12 @@ class CaptureManager final : public ProcessObserver {
   CaptureManager(ConnectionRegistry* connections, std::string step_pattern,
                  std::function<size_t(const std::string&)> known_processes);
 
+  // The step pattern a job's window opens at, when the job has its own (`gpuspy jobs
+  // set-step-pattern`); without it, the constructor's. Set before serving.
+  void set_job_step_pattern(std::function<std::string(const std::string& job)> pattern_of) {
+    pattern_of_ = std::move(pattern_of);
+  }
+
   absl::StatusOr<v1::AttachResponse> Attach(const v1::AttachRequest& request);
   absl::StatusOr<v1::DetachResponse> Detach(const v1::DetachRequest& request);
   absl::StatusOr<v1::Capture> Get(const v1::GetCaptureRequest& request) const;
@@ -45,6 +51,7 @@ class CaptureManager final : public ProcessObserver {
 
   ConnectionRegistry* connections_;
   const std::string step_pattern_;
+  std::function<std::string(const std::string&)> pattern_of_;
   std::function<size_t(const std::string&)> known_processes_;
 
   mutable std::mutex mu_;

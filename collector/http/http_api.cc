@@ -234,6 +234,21 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     Json(res, ToJson(engine->admin()->RenameJob(r)));
   }));
 
+  s.Post(R"(/api/jobs/([^/]+)/step-pattern)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
+                                   httplib::Response& res) {
+    if (absl::Status st = CheckRoute(req.matches[1], params, {"pattern"}); !st.ok()) {
+      return Error(res, 400, std::string(st.message()));
+    }
+    auto pattern = params.find("pattern");
+    if (pattern == params.end()) {
+      return Error(res, 400, "parameter 'pattern' (an RE2 regex; empty: gpuspyd's --step-pattern) is required");
+    }
+    v1::SetStepPatternRequest r;
+    r.set_job_id(req.matches[1]);
+    r.set_step_pattern(pattern->second);
+    Json(res, ToJson(engine->SetStepPattern(r)));
+  }));
+
   // Why B is slower than A: /api/diff?a=JOB[@RANK][:STEPS]&b=... (the CLI's `gpuspy diff`).
   s.Get("/api/diff", WithQuery([engine](const httplib::Request&, const QueryParams& params,
                                         httplib::Response& res) {

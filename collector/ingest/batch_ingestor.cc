@@ -108,10 +108,17 @@ absl::Status BatchIngestor::ApplyDictionary(uint64_t process_id, const v1::Dicti
   return store_->AppendDictionary(process_id, defs);
 }
 
-absl::Status BatchIngestor::IndexSteps(uint64_t process_id, const EventColumns& events,
+absl::Status BatchIngestor::IndexSteps(const ProcessRecord& process, const EventColumns& events,
                                        const StringTable& strings) {
   if (events.nvtx_ranges.empty()) return absl::OkStatus();
-  std::vector<analysis::StepWindow> found = segmenter_.FindSteps(events, strings);
+  const uint64_t process_id = process.process_id;
+  std::shared_ptr<const analysis::StepSegmenter> own;
+  if (patterns_ != nullptr) {
+    absl::StatusOr<std::shared_ptr<const analysis::StepSegmenter>> found = patterns_->For(process.identity.job_id());
+    if (!found.ok()) return found.status();
+    own = *std::move(found);
+  }
+  std::vector<analysis::StepWindow> found = (own != nullptr ? *own : segmenter_).FindSteps(events, strings);
   if (found.empty()) return absl::OkStatus();
   std::vector<StepRecord> records;
   records.reserve(found.size());
@@ -186,7 +193,7 @@ absl::StatusOr<v1::Ack> BatchIngestor::Ingest(uint64_t process_id, const v1::Eve
 
   {
     std::shared_lock lock((*entry)->mu);
-    if (absl::Status idx = IndexSteps(process_id, events, (*entry)->dict.strings()); !idx.ok()) {
+    if (absl::Status idx = IndexSteps(*process, events, (*entry)->dict.strings()); !idx.ok()) {
       // The batch is stored; a failed step index only delays reports, so do not fail the ack.
       spdlog::warn("process {} batch {}: step index failed: {}", process_id, batch.sequence(),
                    idx.ToString());

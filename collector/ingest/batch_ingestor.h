@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "collector/analysis/step_segmenter.h"
+#include "collector/ingest/job_step_patterns.h"
 #include "collector/ingest/ingest_counters.h"
 #include "collector/storage/dictionary_cache.h"
 #include "collector/storage/data_versions.h"
@@ -39,11 +40,15 @@ class BatchIngestor {
   // Internal/Unavailable (storage trouble).
   absl::StatusOr<v1::Ack> Ingest(uint64_t process_id, const v1::EventBatch& batch);
 
+  // Steps are then found with each job's own pattern where it has one (job_step_patterns.h), the
+  // constructor's segmenter otherwise. Set before serving; optional.
+  void set_job_patterns(JobStepPatterns* patterns) { patterns_ = patterns; }
+
  private:
   absl::Status CheckNotImported(const v1::ProcessIdentity& identity);
   absl::Status ApplyDictionary(uint64_t process_id, const v1::Dictionary& defs,
                                DictionaryCache::Entry* entry);
-  absl::Status IndexSteps(uint64_t process_id, const EventColumns& events,
+  absl::Status IndexSteps(const ProcessRecord& process, const EventColumns& events,
                           const StringTable& strings);
 
   Store* store_;
@@ -51,6 +56,7 @@ class BatchIngestor {
   IngestCounters* counters_;
   analysis::StepSegmenter segmenter_;
   DataVersions* versions_;
+  JobStepPatterns* patterns_ = nullptr;
 };
 
 }  // namespace gpuspy::collector

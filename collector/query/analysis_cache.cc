@@ -80,6 +80,15 @@ void AnalysisCache::PutDetectedSteps(const ProcessRecord& process, std::vector<S
                                          std::move(steps)};
 }
 
+void AnalysisCache::Forget(uint64_t process_id) {
+  std::lock_guard lock(mu_);
+  if (auto it = analyses_.find(process_id); it != analyses_.end()) {
+    bytes_ -= it->second.bytes;
+    analyses_.erase(it);
+  }
+  detected_steps_.erase(process_id);
+}
+
 uint64_t AnalysisCache::bytes() const {
   std::lock_guard lock(mu_);
   return bytes_;

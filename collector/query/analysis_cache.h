@@ -54,6 +54,9 @@ class AnalysisCache {
   // Steps detected for `process`, while its batches are as they were when they were detected.
   std::optional<std::vector<StepRecord>> FindDetectedSteps(const ProcessRecord& process) const;
   void PutDetectedSteps(const ProcessRecord& process, std::vector<StepRecord> steps);
+  // Drops everything kept for the process: its steps changed under a new step pattern, while its
+  // batches (what an entry is checked against) did not.
+  void Forget(uint64_t process_id);
 
   // 0 = unbounded. Set before serving.
   void set_budget(uint64_t bytes) { budget_ = bytes; }

@@ -69,6 +69,11 @@ absl::StatusOr<v1::DeleteJobResponse> JobAdmin::DeleteJob(const v1::DeleteJobReq
   }
   absl::StatusOr<uint64_t> deleted = store_->DeleteProcesses(ids);
   if (!deleted.ok()) return deleted.status();
+  // The whole job gone: its step pattern goes too, lest a new job of that name inherit it.
+  // (`import --replace` deletes processes by id and keeps the job's pattern.)
+  if (request.process_ids().empty() && patterns_ != nullptr) {
+    if (absl::Status st = patterns_->Set(job, ""); !st.ok()) return st;
+  }
   v1::DeleteJobResponse out;
   out.set_processes_deleted(static_cast<uint32_t>(*deleted));
   out.set_events_deleted(events);
@@ -89,6 +94,10 @@ absl::StatusOr<v1::RenameJobResponse> JobAdmin::RenameJob(const v1::RenameJobReq
   }
   absl::StatusOr<uint64_t> moved = store_->RenameJob(from, to);
   if (!moved.ok()) return moved.status();
+  if (patterns_ != nullptr) {
+    patterns_->Forget(from);
+    patterns_->Forget(to);
+  }
   v1::RenameJobResponse out;
   out.set_processes_moved(static_cast<uint32_t>(*moved));
   return out;

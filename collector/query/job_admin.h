@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "collector/ingest/connection_registry.h"
+#include "collector/ingest/job_step_patterns.h"
 #include "collector/storage/store.h"
 #include "gpuspy/v1/services.pb.h"
 
@@ -23,10 +24,13 @@ class JobAdmin {
   // FailedPrecondition while a process of the job is connected: it would say Hello again with
   // the old job id on its next reconnect and split the job in two.
   absl::StatusOr<v1::RenameJobResponse> RenameJob(const v1::RenameJobRequest& request);
+  // The step patterns to tell when a job's id changes or the job goes (optional).
+  void set_job_patterns(JobStepPatterns* patterns) { patterns_ = patterns; }
 
  private:
   Store* store_;
   const ConnectionRegistry* connections_;
+  JobStepPatterns* patterns_ = nullptr;
 };
 
 }  // namespace gpuspy::collector

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "collector/analysis/step_series.h"
 #include "collector/ingest/connection_registry.h"
+#include "collector/ingest/job_step_patterns.h"
 #include "collector/ingest/ingest_counters.h"
 #include "collector/ingest/overload_ledger.h"
 #include "collector/query/analysis_budget.h"
@@ -77,6 +78,15 @@ class QueryEngine {
   void Cancel() { cancelled_.store(true); }
   // Deleting and renaming jobs, finding imports (job_admin.h): the same store, the same liveness.
   JobAdmin* admin() { return &admin_; }
+  // A job's own step pattern (job_step_patterns.h): stored, the job's steps found again with it
+  // from its stored batches, what was cached for its processes dropped (job_step_pattern.cc).
+  // FailedPrecondition without set_job_patterns.
+  absl::StatusOr<v1::SetStepPatternResponse> SetStepPattern(const v1::SetStepPatternRequest& request);
+  // Set before serving: the same object ingest indexes steps with.
+  void set_job_patterns(JobStepPatterns* patterns) {
+    patterns_ = patterns;
+    admin_.set_job_patterns(patterns);
+  }
 
  private:
   // The job's processes, or the one asked for; NotFound when the job (or process) is unknown.
@@ -119,6 +129,7 @@ class QueryEngine {
   const DataVersions* versions_;
   const OverloadLedger* overload_ = nullptr;
   std::atomic<uint64_t> steps_analysed_{0};
+  JobStepPatterns* patterns_ = nullptr;
   JobAdmin admin_{store_, connections_};  // after store_ and connections_
 };
 

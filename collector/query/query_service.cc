@@ -58,4 +58,9 @@ grpc::Status QueryService::RenameJob(grpc::ServerContext*, const v1::RenameJobRe
   return Reply(engine_->admin()->RenameJob(*request), response);
 }
 
+grpc::Status QueryService::SetStepPattern(grpc::ServerContext*, const v1::SetStepPatternRequest* request,
+                                          v1::SetStepPatternResponse* response) {
+  return Reply(engine_->SetStepPattern(*request), response);
+}
+
 }  // namespace gpuspy::collector

@@ -30,6 +30,8 @@ class QueryService final : public v1::Query::Service {
                          v1::DeleteJobResponse* response) override;
   grpc::Status RenameJob(grpc::ServerContext*, const v1::RenameJobRequest* request,
                          v1::RenameJobResponse* response) override;
+  grpc::Status SetStepPattern(grpc::ServerContext*, const v1::SetStepPatternRequest* request,
+                              v1::SetStepPatternResponse* response) override;
 
  private:
   QueryEngine* engine_;

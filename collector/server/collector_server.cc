@@ -83,6 +83,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
                                                  &s->versions_);
   s->engine_ = std::make_unique<QueryEngine>(s->store_.get(), s->dictionaries_.get(),
                                              &s->counters_, &s->connections_, &s->versions_);
+  // One object for both: a job's pattern set through the Query service is what the next batch of
+  // that job is indexed with.
+  s->step_patterns_ = std::make_unique<JobStepPatterns>(s->store_.get(), options.step_pattern);
+  s->ingestor_->set_job_patterns(s->step_patterns_.get());
+  s->engine_->set_job_patterns(s->step_patterns_.get());
   s->ingest_service_ =
       std::make_unique<IngestService>(s->ingestor_.get(), &s->connections_, &s->counters_);
   s->query_service_ = std::make_unique<QueryService>(s->engine_.get());
@@ -91,6 +96,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
         absl::StatusOr<std::vector<ProcessRecord>> known = store->ListProcesses(job);
         return known.ok() ? known->size() : size_t{0};
       });
+  s->captures_->set_job_step_pattern([patterns = s->step_patterns_.get(), fallback = options.step_pattern](const std::string& job) {
+    absl::StatusOr<std::shared_ptr<const analysis::StepSegmenter>> own = patterns->For(job);
+    return own.ok() ? (*own)->pattern() : fallback;
+  });
   s->connections_.set_observer(s->captures_.get());
   s->control_service_ = std::make_unique<ControlService>(s->captures_.get());
   s->security_->Attach(s->store_.get(), &s->tcp_port_);

@@ -57,6 +57,9 @@ class EmbeddedStore final : public Store {
   absl::StatusOr<std::vector<BatchMark>> ListBatchMarks(uint64_t process_id) override;
   absl::Status UpsertSteps(const std::vector<StepRecord>& steps) override;
   absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) override;
+  absl::Status ReplaceSteps(uint64_t process_id, const std::vector<StepRecord>& steps) override;
+  absl::Status SetJobStepPattern(const std::string& job_id, const std::string& pattern) override;
+  absl::StatusOr<std::string> GetJobStepPattern(const std::string& job_id) override;
   absl::StatusOr<uint64_t> DeleteProcesses(const std::vector<uint64_t>& process_ids) override;
   absl::StatusOr<uint64_t> RenameJob(const std::string& from, const std::string& to) override;
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,

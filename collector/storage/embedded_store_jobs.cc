@@ -1,5 +1,7 @@
 // The embedded store's job administration: deleting processes and renaming jobs (`gpuspy jobs
-// delete|rename`, `gpuspy import --replace`). Both change the index only, in one transaction.
+// delete|rename`, `gpuspy import --replace`), a job's own step pattern (`gpuspy jobs
+// set-step-pattern`). Each changes the index only, in one transaction. The step pattern lives in
+// the index alone: `--rebuild-index` forgets it (the segments hold no record of it).
 //
 // Deleted batches stay in their segment files until retention evicts the segment: segments are
 // append-only, and rewriting one to drop a process would cost as much as the import it undoes.
@@ -79,10 +81,36 @@ absl::StatusOr<uint64_t> EmbeddedStore::RenameJob(const std::string& from, const
       // A rolled-back rename leaves these records unindexed: dead bytes, like a failed append.
       RETURN_IF_ERROR(WriteIdentityRecord(p.process_id, blob));
     }
-    return absl::OkStatus();
+    absl::StatusOr<std::unique_ptr<SqliteStatement>> settings =
+        db_->Prepare("UPDATE job_settings SET job_id = ? WHERE job_id = ?");
+    if (!settings.ok()) return settings.status();
+    (*settings)->Bind(1, to).Bind(2, from);
+    return (*settings)->Run();
   });
   if (!st.ok()) return st;
   return moving->size();
+}
+
+absl::Status EmbeddedStore::SetJobStepPattern(const std::string& job_id, const std::string& pattern) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q =
+      pattern.empty() ? db_->Prepare("DELETE FROM job_settings WHERE job_id = ?")
+                      : db_->Prepare("INSERT OR REPLACE INTO job_settings(job_id, step_pattern) VALUES(?, ?)");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, job_id);
+  if (!pattern.empty()) (*q)->Bind(2, pattern);
+  return (*q)->Run();
+}
+
+absl::StatusOr<std::string> EmbeddedStore::GetJobStepPattern(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q =
+      db_->Prepare("SELECT step_pattern FROM job_settings WHERE job_id = ?");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, job_id);
+  absl::StatusOr<bool> row = (*q)->Step();
+  if (!row.ok()) return row.status();
+  return *row ? (*q)->Text(0) : std::string();
 }
 
 }  // namespace gpuspy::collector

@@ -348,4 +348,25 @@ absl::StatusOr<std::vector<StepRecord>> EmbeddedStore::ListSteps(uint64_t proces
   return out;
 }
 
+absl::Status EmbeddedStore::ReplaceSteps(uint64_t process_id, const std::vector<StepRecord>& steps) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> del = db_->Prepare("DELETE FROM steps WHERE process_id = ?");
+  if (!del.ok()) return del.status();
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
+      "INSERT OR REPLACE INTO steps(process_id, number, start_ns, end_ns, source) VALUES(?,?,?,?,?)");
+  if (!ins.ok()) return ins.status();
+  RETURN_IF_ERROR(db_->Exec("BEGIN IMMEDIATE"));
+  (*del)->Bind(1, static_cast<int64_t>(process_id));
+  absl::Status st = (*del)->Run();
+  for (size_t i = 0; st.ok() && i < steps.size(); ++i) {
+    const StepRecord& s = steps[i];
+    (*ins)->Bind(1, static_cast<int64_t>(process_id)).Bind(2, s.number).Bind(3, s.start_ns)
+        .Bind(4, s.end_ns).Bind(5, s.source);
+    st = (*ins)->Run();
+  }
+  if (st.ok()) st = db_->Exec("COMMIT");
+  if (!st.ok()) (void)db_->Exec("ROLLBACK");
+  return st;
+}
+
 }  // namespace gpuspy::collector

@@ -82,8 +82,61 @@ absl::StatusOr<uint64_t> PgRenameJob(PgConnection& conn, const std::string& from
           conn.Query("UPDATE processes SET job_id = $1, identity = $2 WHERE process_id = $3", p);
       if (!r.ok()) return r.status();
     }
+    PgParams settings;
+    settings.Text(to).Text(from);
+    absl::StatusOr<PgResult> moved = conn.Query("UPDATE job_settings SET job_id = $1 WHERE job_id = $2", settings);
+    if (!moved.ok()) return moved.status();
     return static_cast<uint64_t>(rows->rows());
   });
+}
+
+absl::Status PgSetJobStepPattern(PgConnection& conn, const std::string& job_id, const std::string& pattern) {
+  PgParams p;
+  p.Text(job_id);
+  if (!pattern.empty()) p.Text(pattern);
+  return InTransaction<bool>(conn, [&]() -> absl::StatusOr<bool> {
+    absl::StatusOr<PgResult> r =
+        pattern.empty() ? conn.Query("DELETE FROM job_settings WHERE job_id = $1", p)
+                        : conn.Query("INSERT INTO job_settings(job_id, step_pattern) VALUES($1, $2) "
+                                     "ON CONFLICT (job_id) DO UPDATE SET step_pattern = EXCLUDED.step_pattern", p);
+    if (!r.ok()) return r.status();
+    return true;
+  }).status();
+}
+
+absl::StatusOr<std::string> PgGetJobStepPattern(PgConnection& conn, const std::string& job_id) {
+  PgParams p;
+  p.Text(job_id);
+  absl::StatusOr<PgResult> r = conn.Query("SELECT step_pattern FROM job_settings WHERE job_id = $1", p);
+  if (!r.ok()) return r.status();
+  return r->rows() > 0 ? std::string(r->Bytes(0, 0)) : std::string();
+}
+
+absl::Status PgReplaceSteps(PgConnection& conn, uint64_t process_id, const std::vector<StepRecord>& steps) {
+  std::vector<int64_t> number, start, end;
+  std::vector<std::string> source;
+  for (const StepRecord& s : steps) {
+    number.push_back(s.number);
+    start.push_back(s.start_ns);
+    end.push_back(s.end_ns);
+    source.push_back(s.source);
+  }
+  return InTransaction<bool>(conn, [&]() -> absl::StatusOr<bool> {
+    PgParams del;
+    del.Int(static_cast<int64_t>(process_id));
+    if (absl::StatusOr<PgResult> r = conn.Query("DELETE FROM steps WHERE process_id = $1", del); !r.ok()) {
+      return r.status();
+    }
+    if (steps.empty()) return true;
+    PgParams p;
+    p.Int(static_cast<int64_t>(process_id)).IntArray(number).IntArray(start).IntArray(end).TextArray(source);
+    absl::StatusOr<PgResult> r = conn.Query(
+        "INSERT INTO steps(process_id, number, start_ns, end_ns, source) SELECT $1, * FROM "
+        "unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[]) ON CONFLICT (process_id, number) "
+        "DO UPDATE SET start_ns = EXCLUDED.start_ns, end_ns = EXCLUDED.end_ns, source = EXCLUDED.source", p);
+    if (!r.ok()) return r.status();
+    return true;
+  }).status();
 }
 
 }  // namespace gpuspy::collector

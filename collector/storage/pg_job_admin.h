@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "collector/storage/pg_connection.h"
+#include "collector/storage/store.h"
 
 namespace gpuspy::collector {
 
@@ -18,5 +19,12 @@ absl::StatusOr<uint64_t> PgDeleteProcesses(PgConnection& conn, const std::vector
 
 // Store::RenameJob: NotFound for an unknown `from`, AlreadyExists when `to` has processes.
 absl::StatusOr<uint64_t> PgRenameJob(PgConnection& conn, const std::string& from, const std::string& to);
+
+// Store::SetJobStepPattern / GetJobStepPattern ("" = none; setting "" removes it).
+absl::Status PgSetJobStepPattern(PgConnection& conn, const std::string& job_id, const std::string& pattern);
+absl::StatusOr<std::string> PgGetJobStepPattern(PgConnection& conn, const std::string& job_id);
+
+// Store::ReplaceSteps.
+absl::Status PgReplaceSteps(PgConnection& conn, uint64_t process_id, const std::vector<StepRecord>& steps);
 
 }  // namespace gpuspy::collector

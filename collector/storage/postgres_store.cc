@@ -65,6 +65,15 @@ class PostgresStore final : public Store {
   absl::StatusOr<uint64_t> RenameJob(const std::string& from, const std::string& to) override {
     return PgRenameJob(*pool_->Acquire(), from, to);
   }
+  absl::Status ReplaceSteps(uint64_t process_id, const std::vector<StepRecord>& steps) override {
+    return PgReplaceSteps(*pool_->Acquire(), process_id, steps);
+  }
+  absl::Status SetJobStepPattern(const std::string& job_id, const std::string& pattern) override {
+    return PgSetJobStepPattern(*pool_->Acquire(), job_id, pattern);
+  }
+  absl::StatusOr<std::string> GetJobStepPattern(const std::string& job_id) override {
+    return PgGetJobStepPattern(*pool_->Acquire(), job_id);
+  }
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
                                             int64_t now_unix_ns) override {
     return writer_->EnforceRetention(policy, now_unix_ns);

@@ -117,14 +117,24 @@ class Store {
   // Inserts or replaces steps by (process_id, number).
   virtual absl::Status UpsertSteps(const std::vector<StepRecord>& steps) = 0;
   virtual absl::StatusOr<std::vector<StepRecord>> ListSteps(uint64_t process_id) = 0;
+  // Replaces every step of the process with `steps`, in one transaction: its steps found again
+  // under another step pattern.
+  virtual absl::Status ReplaceSteps(uint64_t process_id, const std::vector<StepRecord>& steps) = 0;
+
+  // The RE2 pattern a job's NVTX steps are found with, in place of gpuspyd's --step-pattern
+  // (`gpuspy jobs set-step-pattern`): "" when the job has none. It belongs to the job id, not to
+  // its processes (later ones use it too); RenameJob carries it to the new id. Setting "" removes
+  // it. The store does not check the pattern: query/job_step_patterns.h does.
+  virtual absl::Status SetJobStepPattern(const std::string& job_id, const std::string& pattern) = 0;
+  virtual absl::StatusOr<std::string> GetJobStepPattern(const std::string& job_id) = 0;
 
   // Forgets these processes -- batches, dictionary, steps, the process records -- all of them or
   // none (one transaction). Unknown ids are skipped. Returns how many processes were deleted.
   // Process ids are never reused, so what query-side caches hold for them is simply never asked for.
   virtual absl::StatusOr<uint64_t> DeleteProcesses(const std::vector<uint64_t>& process_ids) = 0;
   // Moves every process of job `from` to job `to`: the job id in the index and in each stored
-  // identity, all or none. NotFound when `from` has no processes, AlreadyExists when `to` has.
-  // Returns how many processes moved.
+  // identity, and its step pattern (SetJobStepPattern), all or none. NotFound when `from` has no
+  // processes, AlreadyExists when `to` has. Returns how many processes moved.
   virtual absl::StatusOr<uint64_t> RenameJob(const std::string& from, const std::string& to) = 0;
   // The processes whose identity carries this import content hash (ProcessIdentity.content_sha256),
   // by process_id. The default reads every process: imports are rare, processes thousands at most.

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "collector/analysis/step_source.h"
 
 namespace gpuspy::exporters {
 namespace {
@@ -104,17 +105,27 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
                                Escape(s.job_id()), "</title><style>", kStyle,
                                "</style></head><body><h1>gpuspy report: ", Escape(s.job_id()),
                                "</h1>");
-  absl::StrAppend(&h, "<p>", s.process_count(), " processes, ", s.step_count(), " steps (",
-                  s.steady_step_count(), " steady), ", s.event_count(), " events; median step ",
-                  Ms(s.median_step_wall_ns()), " ms, GPU busy ",
-                  absl::StrFormat("%.0f%%", s.median_gpu_busy_fraction() * 100), "</p>");
+  if (s.figures_per_window()) {
+    // No step to time (collector/analysis/step_source.h): say so, and what the figures are.
+    absl::StrAppend(&h, "<p>", s.process_count(), " processes, <b>no steps found</b>: ", s.window_count(),
+                    " time windows (no NVTX range matched the step pattern and no repeating kernel "
+                    "sequence was found), ", s.event_count(), " events. Figures are per window: GPU busy ",
+                    absl::StrFormat("%.0f%%", s.median_gpu_busy_fraction() * 100), " (median window)</p>");
+  } else {
+    absl::StrAppend(&h, "<p>", s.process_count(), " processes, ", s.step_count(), " steps (",
+                    s.steady_step_count(), " steady), ", s.event_count(), " events; median step ",
+                    Ms(s.median_step_wall_ns()), " ms, GPU busy ",
+                    absl::StrFormat("%.0f%%", s.median_gpu_busy_fraction() * 100), "</p>");
+  }
+  const char* unit = s.figures_per_window() ? "window" : "step";
   if (s.has_largest_gain()) {
     absl::StrAppend(&h, "<p><b>Largest expected gain:</b> ", Escape(s.largest_gain().detector()),
-                    ", ~", Ms(s.largest_gain().median_lost_ns()), " ms per step. ",
+                    ", ~", Ms(s.largest_gain().median_lost_ns()), " ms per ", unit, ". ",
                     Escape(s.largest_gain().fix_hint()), "</p>");
   }
   if (!s.bottlenecks().empty()) {
-    absl::StrAppend(&h, "<table><tr><th>Primary bottleneck<th>Steps<th>Median lost ms</tr>");
+    absl::StrAppend(&h, "<table><tr><th>Primary bottleneck<th>", s.figures_per_window() ? "Windows" : "Steps",
+                    "<th>Median lost ms</tr>");
     for (const auto& b : s.bottlenecks()) {
       absl::StrAppend(&h, "<tr><td>", Escape(b.detector()), "<td class=n>", b.steps(),
                       "<td class=n>", Ms(b.median_lost_ns()), "</tr>");
@@ -129,7 +140,8 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
     const auto& b = r.breakdown();
     absl::StrAppend(&h, "<tr><td class=n>", Escape(Label(labels, r.step().process_id())),
                     "<td class=n><a href=\"#s", r.step().process_id(), "-", r.step().number(),
-                    "\">", r.step().number(), "</a><td class=n>", Ms(b.wall_ns()), "<td class=n>",
+                    "\">", analysis::IsTimeWindow(r.step()) ? "window " : "", r.step().number(),
+                    "</a><td class=n>", Ms(b.wall_ns()), "<td class=n>",
                     Pct(b.gpu_busy_ns(), b.wall_ns()), "<td class=n>", b.kernel_count(), "<td>",
                     BreakdownBar(b), "<td>", Escape(r.primary_bottleneck()), "<td class=n>",
                     Ms(r.findings().empty() ? 0 : r.findings(0).lost_ns()), "<td>",
@@ -141,7 +153,8 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
   for (const v1::StepReport& r : reports.reports()) {
     if (r.findings().empty()) continue;
     absl::StrAppend(&h, "<details id=\"s", r.step().process_id(), "-", r.step().number(),
-                    "\"><summary>rank ", Escape(Label(labels, r.step().process_id())), " step ",
+                    "\"><summary>rank ", Escape(Label(labels, r.step().process_id())), " ",
+                    std::string(analysis::StepNoun(r.step().source())), " ",
                     r.step().number(), ": ", Escape(r.primary_bottleneck()), "</summary>");
     if (!r.capture_note().empty()) absl::StrAppend(&h, "<p>! ", Escape(r.capture_note()), "</p>");
     for (const v1::Finding& f : r.findings()) {

@@ -546,3 +546,44 @@ browserTest('steps the recording cannot support are marked on the overview and e
   assert.match(await note.textContent(), /^Insufficient data: no verdict on this step\. /);
   assert.ok((await note.textContent()).includes(poor[0].data_quality.reasons[0]));
 });
+
+// Adds a job. A trace with no NVTX step and no repeating kernel sequence is cut into time windows:
+// the viewer says "Window N", never "Step N", the job page says no steps were found, and the jobs
+// list gives no verdict but "steps not found".
+browserTest('a job whose steps were not found is shown as time windows, labelled Window', async (t) => {
+  const events = [];
+  for (let i = 0; i < 24; i++) {  // each kernel named once, at uneven times over 2.5 s
+    const ts = 1000 + i * i * 5000;
+    events.push({ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts, dur: 5, args: {correlation: i + 1}},
+      {ph: 'X', cat: 'kernel', name: 'kernel_' + i, pid: 0, tid: 7, ts: ts + 10, dur: 4000,
+        args: {correlation: i + 1, device: 0, stream: 7}});
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpuspy-windows-'));
+  const trace = path.join(dir, 'windows.json');
+  fs.writeFileSync(trace, JSON.stringify({traceEvents: events}));
+  await collector.importTraces(requireEnv('GPUSPY_BIN'), 'windowed', [trace]);
+  fs.rmSync(dir, {recursive: true, force: true});
+  const p = await processOf('windowed');
+  const steps = (await collector.json(`/api/jobs/windowed/steps?process=${p}`)).steps;
+  assert.ok(steps.length >= 2 && steps.every((s) => s.source === 'window:1000ms'), JSON.stringify(steps));
+
+  const page = await openPage(t);
+  await page.goto(collector.url + '/#/');
+  const row = page.locator('tr.job-row[data-job="windowed"]');
+  await row.locator('.steps-not-found').waitFor();
+  assert.equal(await row.locator('.steps-not-found').textContent(), 'steps not found');
+
+  await page.goto(collector.url + '/#/job/windowed');
+  await page.locator('.no-steps').waitFor();
+  assert.match(await page.locator('.no-steps').textContent(), /^no steps found: time windows \(\d+\)$/);
+  await page.locator('.step-bar').first().waitFor();
+  assert.match(await page.locator('.step-bar').first().getAttribute('aria-label'), /^window \d+: /);
+
+  const n = num(steps[1].number);
+  await page.goto(collector.url + `/#/job/windowed/step/${p}/${n}`);
+  const title = page.locator('h1:has(.step-number)');
+  await title.waitFor();
+  assert.equal((await title.textContent()).trim(), `Window ${n}`);
+  assert.equal(await page.locator('.badge.kind-window').textContent(), 'time window, not a step');
+  await screenshot(page, 'viewer-window.png');
+});

@@ -231,7 +231,7 @@ class EmbeddedStoreTest : public ::testing::Test {
 
 TEST_F(EmbeddedStoreTest, IndexIsAtTheCurrentSchemaVersion) {
   { auto store = Open(); }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 5);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 6);
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_table_info('segments') "
                             "WHERE name IN ('path', 'sealed')"),
             2);
@@ -263,19 +263,40 @@ TEST_F(EmbeddedStoreTest, VersionOneDataDirIsMigratedAndStaysReadable) {
   Sql(Index(), "ALTER TABLE segments DROP COLUMN path; ALTER TABLE segments DROP COLUMN sealed; "
                "ALTER TABLE batches DROP COLUMN cupti_dropped; "
                "ALTER TABLE batches DROP COLUMN queue_dropped; "
-               "ALTER TABLE batches DROP COLUMN spill_dropped; PRAGMA user_version=1;");
+               "ALTER TABLE batches DROP COLUMN spill_dropped; DROP TABLE job_settings; PRAGMA user_version=1;");
   ASSERT_EQ(SqlInt(Index(), "PRAGMA user_version"), 1);
   {
     auto store = Open(1024);
     EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));
     EXPECT_TRUE(store->AppendBatch(Batch(id, 7, 7, 7, 400)).ok());
   }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 5);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 6);
   // Every segment but the newest is sealed; paths are filled in.
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE sealed = 0"), 1);
   EXPECT_EQ(SqlInt(Index(), "SELECT sealed FROM segments ORDER BY segment_id DESC LIMIT 1"), 0);
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE path NOT LIKE 'segments/seg-%.gseg'"),
             0);
+}
+
+TEST_F(EmbeddedStoreTest, VersionFiveDataDirGetsJobSettingsAndKeepsItsSteps) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(Identity("p", "j"), 1);
+    ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 10, 20)).ok());
+    ASSERT_TRUE(store->UpsertSteps({{id, 1, 10, 20, "nvtx:ProfilerStep#(\\d+)"}}).ok());
+  }
+  // What gpuspyd wrote before per-job step patterns.
+  Sql(Index(), "DROP TABLE job_settings; PRAGMA user_version=5;");
+  {
+    auto store = Open();
+    EXPECT_EQ(*store->GetJobStepPattern("j"), "");  // none: gpuspyd's applies
+    ASSERT_TRUE(store->SetJobStepPattern("j", "train_step_(\\d+)").ok());
+    EXPECT_EQ(store->ListSteps(id)->size(), 1u);
+  }
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 6);
+  auto store = Open();
+  EXPECT_EQ(*store->GetJobStepPattern("j"), "train_step_(\\d+)");
 }
 
 TEST_F(EmbeddedStoreTest, BatchMarksCarryEachBatchsLossAndVersionTwoRowsReadAsNone) {
@@ -288,7 +309,7 @@ TEST_F(EmbeddedStoreTest, BatchMarksCarryEachBatchsLossAndVersionTwoRowsReadAsNo
   // A data dir from before the loss columns.
   Sql(Index(), "ALTER TABLE batches DROP COLUMN cupti_dropped; "
                "ALTER TABLE batches DROP COLUMN queue_dropped; "
-               "ALTER TABLE batches DROP COLUMN spill_dropped; PRAGMA user_version=2;");
+               "ALTER TABLE batches DROP COLUMN spill_dropped; DROP TABLE job_settings; PRAGMA user_version=2;");
   auto store = Open();
   StoredBatch b = Batch(id, 3, 30, 40);
   b.loss = {5, 0, 700};
@@ -448,7 +469,7 @@ TEST_F(EmbeddedStoreTest, VersionThreeDataDirGetsItsIdentityRecordsOnOpen) {
     id = *store->UpsertProcess(Identity("p", "old-job"), 1);
     ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 1, 1)).ok());
   }
-  Sql(Index(), "DELETE FROM batches WHERE sequence = 0; PRAGMA user_version=3;");
+  Sql(Index(), "DELETE FROM batches WHERE sequence = 0; DROP TABLE job_settings; PRAGMA user_version=3;");
   for (const fs::path& p : Segments()) fs::remove(p);  // and no identity in the segments either
   Sql(Index(), "DELETE FROM batches; DELETE FROM segments;");
   {

@@ -105,6 +105,37 @@ TEST_P(StoreJobsTest, ImportsAreFoundByTheirContentHash) {
   EXPECT_TRUE(store_->FindByContentHash(sha)->empty());
 }
 
+TEST_P(StoreJobsTest, AJobsStepPatternIsKeptSetAgainClearedAndFollowsARename) {
+  AddProcess("a", "old");
+  EXPECT_EQ(*store_->GetJobStepPattern("old"), "");
+  ASSERT_TRUE(store_->SetJobStepPattern("old", "train_step_(\\d+)").ok());
+  ASSERT_TRUE(store_->SetJobStepPattern("old", "iter_(\\d+)").ok());  // replaced, not added
+  EXPECT_EQ(*store_->GetJobStepPattern("other"), "");
+  ASSERT_TRUE(store_->RenameJob("old", "new").ok());
+  store_.reset();
+  store_ = Open();
+  ASSERT_NE(store_, nullptr);
+  EXPECT_EQ(*store_->GetJobStepPattern("old"), "");
+  EXPECT_EQ(*store_->GetJobStepPattern("new"), "iter_(\\d+)");
+  ASSERT_TRUE(store_->SetJobStepPattern("new", "").ok());
+  EXPECT_EQ(*store_->GetJobStepPattern("new"), "");
+}
+
+TEST_P(StoreJobsTest, ReplacedStepsAreExactlyTheNewOnesOfThatProcess) {
+  const uint64_t a = AddProcess("a", "j");
+  const uint64_t b = AddProcess("b", "j");
+  ASSERT_TRUE(store_->UpsertSteps({{a, 2, 20, 30, "nvtx:ProfilerStep#"}}).ok());
+  ASSERT_TRUE(store_->ReplaceSteps(a, {{a, 7, 11, 12, "nvtx:train_step_(\\d+)"}, {a, 8, 12, 13, "nvtx:train_step_(\\d+)"}}).ok());
+  absl::StatusOr<std::vector<StepRecord>> steps = store_->ListSteps(a);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  ASSERT_EQ(steps->size(), 2u);
+  EXPECT_EQ((*steps)[0], (StepRecord{a, 7, 11, 12, "nvtx:train_step_(\\d+)"}));
+  EXPECT_EQ((*steps)[1].number, 8);
+  EXPECT_EQ(store_->ListSteps(b)->size(), 1u);  // the other process keeps its own
+  ASSERT_TRUE(store_->ReplaceSteps(a, {}).ok());
+  EXPECT_TRUE(store_->ListSteps(a)->empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreJobsTest,
                          ::testing::Values(StoreBackend::kEmbedded, StoreBackend::kPostgres),
                          gpuspy::testing::StoreBackendName);

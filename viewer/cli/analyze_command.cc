@@ -55,6 +55,11 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
     std::fprintf(stderr, "gpuspy analyze: --export takes a format and a file: --export perfetto out.json\n");
     return 2;
   }
+  const std::string pattern = o.step_pattern.empty() ? analysis::kDefaultStepPattern : o.step_pattern;
+  if (absl::Status st = analysis::CheckStepPattern(pattern); !st.ok()) {
+    std::fprintf(stderr, "gpuspy analyze: %s\n", std::string(st.message()).c_str());
+    return 2;
+  }
   const std::string job = o.job.empty() ? JobFromFile(o.files.front()) : o.job;
   uint64_t total_bytes = 0;
   for (const std::string& f : o.files) {
@@ -62,7 +67,7 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
     total_bytes += std::filesystem::file_size(f, ec);
   }
   const bool progress = total_bytes >= kProgressBytes && isatty(STDERR_FILENO) && !g.json;
-  OfflineJob loaded = LoadOfflineJob(o.files, job, o.threads, progress);
+  OfflineJob loaded = LoadOfflineJob(o.files, job, o.threads, progress, pattern);
   const size_t n = loaded.files.size();
   std::vector<OfflineFile>& results = loaded.files;
 

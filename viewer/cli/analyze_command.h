@@ -19,6 +19,7 @@ struct AnalyzeOptions {
   std::string html;                   // a static report page
   unsigned threads = 0;               // 0: one per file, at most the machine's cores
   bool timings = false;               // per-stage MB/s on stderr
+  std::string step_pattern;           // NVTX steps: ranges matching it; "" = ProfilerStep#(\d+)
 };
 
 int Analyze(const GlobalOptions& g, const AnalyzeOptions& o);

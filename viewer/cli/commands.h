@@ -35,6 +35,9 @@ int Jobs(const GlobalOptions& g, const std::string& job, bool per_process);
 // `jobs delete` / `jobs rename` (jobs_admin_command.cc).
 int DeleteJob(const GlobalOptions& g, const std::string& job, bool force);
 int RenameJob(const GlobalOptions& g, const std::string& job, const std::string& new_job);
+// `gpuspy jobs set-step-pattern J RE`: exit 2 for a pattern that is no RE2 regex (said in one
+// line, nothing sent), 1 when gpuspyd refuses.
+int SetStepPattern(const GlobalOptions& g, const std::string& job, const std::string& pattern);
 int Steps(const GlobalOptions& g, const std::string& job, uint64_t process);
 int Summary(const GlobalOptions& g, const std::string& job);
 // The table `gpuspy summary` prints (also under `gpuspy analyze`).

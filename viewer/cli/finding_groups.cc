@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collector/analysis/step_source.h"
 #include "viewer/cli/format.h"
 
 namespace gpuspy::cli {
@@ -44,7 +45,8 @@ std::vector<FindingRun> FindingRuns(const std::vector<const v1::StepReport*>& or
     }
     if (j - i >= 2 && !detectors.empty()) {
       FindingRun run{rank, first.step().number(), ordered[j - 1]->step().number(), j - i,
-                     detectors, 0, TopSite(first.findings(0))};
+                     detectors, 0, TopSite(first.findings(0)),
+                     std::string(analysis::StepNoun(first.step().source()))};
       std::vector<int64_t> lost;
       for (size_t k = i; k < j; ++k) lost.push_back(ordered[k]->findings(0).lost_ns());
       std::nth_element(lost.begin(), lost.begin() + lost.size() / 2, lost.end());
@@ -57,10 +59,11 @@ std::vector<FindingRun> FindingRuns(const std::vector<const v1::StepReport*>& or
 }
 
 std::string Describe(const FindingRun& run) {
-  std::string out = absl::StrCat("rank ", run.rank, " steps ", run.first_step, "-", run.last_step,
-                                 " (", run.steps, " steps): ", absl::StrJoin(run.detectors, ", "));
+  std::string out = absl::StrCat("rank ", run.rank, " ", run.noun, "s ", run.first_step, "-",
+                                 run.last_step, " (", run.steps, " ", run.noun, "s): ",
+                                 absl::StrJoin(run.detectors, ", "));
   if (run.median_lost_ns > 0) {
-    absl::StrAppend(&out, ", ", Ms(run.median_lost_ns), " ms/step lost (median)");
+    absl::StrAppend(&out, ", ", Ms(run.median_lost_ns), " ms/", run.noun, " lost (median)");
   }
   if (!run.call_site.empty()) absl::StrAppend(&out, " at ", run.call_site);
   return out;

@@ -20,6 +20,7 @@ struct FindingRun {
   std::vector<std::string> detectors;  // the steps' findings, in order (all steps alike)
   int64_t median_lost_ns = 0;          // of the first finding
   std::string call_site;               // the first finding's top call site, when it names one
+  std::string noun = "step";           // "window" for time windows (analysis/step_source.h)
 };
 
 // `ordered`: reports sorted by rank, then step. A run is at least two consecutive reports of the

@@ -12,7 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/transport/event_upload.h"
+#include "collector/analysis/step_segmenter.h"
 #include "importers/kineto/kineto_reader.h"
+#include "importers/kineto/skip_reasons.h"
 #include "viewer/cli/file_sha256.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
@@ -34,7 +36,11 @@ struct ReadTrace {
   std::string path;
   std::string sha256;
   importers::KinetoTrace trace;
+  importers::KinetoReadTimings read;  // bytes on disk and inflated
 };
+
+// Skipped reasons named in the text output per file (all of them are in --json).
+constexpr size_t kTextSkipReasons = 3;
 
 // Every file read, hashed and parsed before anything is sent: that is what makes an import all or
 // nothing without a staging area in the store. Failures go to `failed`, one line each, naming
@@ -43,13 +49,14 @@ std::vector<ReadTrace> ReadAll(const std::vector<std::string>& files, std::vecto
   std::vector<ReadTrace> out;
   for (size_t i = 0; i < files.size(); ++i) {
     absl::StatusOr<std::string> sha = FileSha256Hex(files[i]);
+    importers::KinetoReadTimings read;
     absl::StatusOr<importers::KinetoTrace> trace =
-        sha.ok() ? importers::ReadKinetoTrace(files[i]) : absl::StatusOr<importers::KinetoTrace>(sha.status());
+        sha.ok() ? importers::ReadKinetoTrace(files[i], &read) : absl::StatusOr<importers::KinetoTrace>(sha.status());
     if (!trace.ok()) {
       failed->push_back(std::string(trace.status().message()));
       continue;
     }
-    out.push_back({i, files[i], *sha, std::move(*trace)});
+    out.push_back({i, files[i], *sha, std::move(*trace), read});
   }
   return out;
 }
@@ -103,9 +110,58 @@ void RollBack(QueryClient& client, const std::vector<const ReadTrace*>& sent, co
                        "(gpuspy jobs delete %s)\n", job.c_str(), job.c_str());
 }
 
+// What became of one file's events, for --json: read, skipped (why), stored, and where.
+void DescribeFile(const ReadTrace& r, const v1::ProcessIdentity& id, const UploadResult& up,
+                  google::protobuf::Struct* out) {
+  auto& f = *out->mutable_fields();
+  uint64_t imported = 0, skipped = 0;
+  for (const auto& [cat, n] : r.trace.stats.imported) imported += n;
+  f["file"].set_string_value(r.path);
+  f["job"].set_string_value(id.job_id());
+  f["process_id"].set_number_value(static_cast<double>(up.process_id));
+  f["rank"].set_number_value(id.rank());
+  f["bytes_read"].set_number_value(static_cast<double>(r.read.file_bytes));
+  f["json_bytes"].set_number_value(static_cast<double>(r.read.json_bytes));
+  f["events_read"].set_number_value(static_cast<double>(r.trace.stats.trace_events));
+  f["events_imported"].set_number_value(static_cast<double>(imported));
+  auto* reasons = f["skipped"].mutable_list_value();
+  for (const importers::SkipReason& why : importers::SkipReasons(r.trace.stats.skipped)) {
+    auto& e = *reasons->add_values()->mutable_struct_value()->mutable_fields();
+    e["reason"].set_string_value(why.phrase);
+    e["key"].set_string_value(why.key);
+    e["events"].set_number_value(static_cast<double>(why.events));
+    skipped += why.events;
+  }
+  f["events_skipped"].set_number_value(static_cast<double>(skipped));
+  // Stored = imported + one collective record per NCCL kernel whose args say what it moves.
+  f["collective_records"].set_number_value(static_cast<double>(r.trace.stats.collectives));
+  f["events_stored"].set_number_value(static_cast<double>(up.events));
+  f["wire_bytes"].set_number_value(static_cast<double>(up.wire_bytes));
+}
+
+// "9195 flow arrows (...); 4405 ...": the reasons that skipped the most.
+std::string TopSkipReasons(const ReadTrace& r) {
+  std::string out;
+  const std::vector<importers::SkipReason> reasons = importers::SkipReasons(r.trace.stats.skipped);
+  for (size_t i = 0; i < reasons.size() && i < kTextSkipReasons; ++i) {
+    absl::StrAppend(&out, out.empty() ? "" : "; ", reasons[i].events, " ", reasons[i].phrase);
+  }
+  if (reasons.size() > kTextSkipReasons) {
+    absl::StrAppend(&out, "; ", reasons.size() - kTextSkipReasons, " more reasons (--json)");
+  }
+  return out;
+}
+
 }  // namespace
 
 int Import(const GlobalOptions& g, const ImportOptions& o) {
+  // A bad pattern is found before any file is read, let alone sent.
+  if (!o.step_pattern.empty()) {
+    if (absl::Status st = analysis::CheckStepPattern(o.step_pattern); !st.ok()) {
+      std::fprintf(stderr, "gpuspy import: %s; nothing imported\n", std::string(st.message()).c_str());
+      return 2;
+    }
+  }
   const std::string job = o.job.empty() ? JobFromFile(o.files.front()) : o.job;
   std::vector<std::string> failed;
   std::vector<ReadTrace> traces = ReadAll(o.files, &failed);
@@ -166,6 +222,7 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
   }
 
   Table t({"FILE", ">RANK", ">EVENTS", ">KERNELS", ">API CALLS", ">SKIPPED", ">B/EVENT"});
+  std::vector<std::string> skip_lines;
   std::vector<const ReadTrace*> sent;
   for (const ReadTrace* r : todo) {
     const v1::ProcessIdentity id = IdentityOf(*r, job);
@@ -187,6 +244,21 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
            std::to_string(r->trace.events.kernels.size()), std::to_string(r->trace.events.apis.size()),
            std::to_string(skipped), per_event});
     json_list("imported")->add_values()->set_string_value(r->path);
+    DescribeFile(*r, id, *up, json_list("files")->add_values()->mutable_struct_value());
+    if (skipped > 0) skip_lines.push_back(absl::StrCat("skipped in ", r->path, ": ", TopSkipReasons(*r)));
+  }
+  // The job's own step pattern, once its processes exist; its steps are found again with it.
+  if (!o.step_pattern.empty() && !sent.empty()) {
+    v1::SetStepPatternRequest req;
+    req.set_job_id(job);
+    req.set_step_pattern(o.step_pattern);
+    v1::SetStepPatternResponse resp;
+    if (!client.Call(&v1::Query::Stub::SetStepPattern, req, &resp)) {
+      RollBack(client, sent, job);
+      return 1;
+    }
+    (*json.mutable_fields())["step_pattern"].set_string_value(resp.step_pattern());
+    (*json.mutable_fields())["nvtx_steps"].set_number_value(static_cast<double>(resp.nvtx_steps()));
   }
   for (const std::string& f : failed) json_list("skipped")->add_values()->set_string_value(f);
   if (g.json) {
@@ -194,6 +266,10 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     PrintJson(g, json);
   } else if (!todo.empty()) {
     t.Print(std::cout);
+    for (const std::string& line : skip_lines) std::cout << line << "\n";
+    if (!o.step_pattern.empty()) {
+      std::cout << "steps found with --step-pattern '" << o.step_pattern << "' (the job's own from now on)\n";
+    }
     std::cout << "\nimported as job '" << job << "': gpuspy report --job " << job << "\n";
   }
   return failed.empty() ? 0 : 1;

@@ -22,6 +22,9 @@ struct ImportOptions {
   std::vector<std::string> files;
   bool replace = false;
   bool keep_going = false;
+  // Stored as the job's own step pattern once the files are in (SetStepPattern): its NVTX
+  // steps are the ranges matching it. "": the job keeps whatever it has (else gpuspyd's).
+  std::string step_pattern;
 };
 
 int Import(const GlobalOptions& g, const ImportOptions& options);

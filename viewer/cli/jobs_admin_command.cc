@@ -1,6 +1,10 @@
-// `gpuspy jobs delete JOB [--force]` and `gpuspy jobs rename JOB NEW`: the Query service's
-// DeleteJob and RenameJob (the collector checks who may, and refuses a live job).
+// `gpuspy jobs delete JOB [--force]`, `gpuspy jobs rename JOB NEW` and `gpuspy jobs
+// set-step-pattern JOB RE`: the Query service's DeleteJob, RenameJob and SetStepPattern (the
+// collector checks who may, and refuses a live job where it must).
+#include <cstdio>
 #include <iostream>
+
+#include "collector/analysis/step_segmenter.h"
 
 #include "viewer/cli/commands.h"
 #include "viewer/cli/json_output.h"
@@ -36,6 +40,31 @@ int RenameJob(const GlobalOptions& g, const std::string& job, const std::string&
   } else {
     std::cout << "renamed job '" << job << "' to '" << new_job << "' (" << resp.processes_moved()
               << " processes)\n";
+  }
+  return 0;
+}
+
+int SetStepPattern(const GlobalOptions& g, const std::string& job, const std::string& pattern) {
+  if (!pattern.empty()) {
+    if (absl::Status st = analysis::CheckStepPattern(pattern); !st.ok()) {
+      std::fprintf(stderr, "gpuspy jobs set-step-pattern: %s\n", std::string(st.message()).c_str());
+      return 2;
+    }
+  }
+  QueryClient client(g.collector, g.timeout_s);
+  v1::SetStepPatternRequest req;
+  req.set_job_id(job);
+  req.set_step_pattern(pattern);
+  v1::SetStepPatternResponse resp;
+  if (!client.Call(&v1::Query::Stub::SetStepPattern, req, &resp)) return 1;
+  if (g.json) {
+    PrintJson(resp);
+  } else {
+    std::cout << "job '" << job << "': steps are found with '" << resp.step_pattern() << "'"
+              << (pattern.empty() ? " (gpuspyd's)" : "") << ": " << resp.nvtx_steps()
+              << " NVTX steps in " << resp.processes() << " processes";
+    if (resp.nvtx_steps() == 0) std::cout << " (its steps come from the kernel period, else time windows)";
+    std::cout << "\n";
   }
   return 0;
 }

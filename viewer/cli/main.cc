@@ -81,6 +81,14 @@ int main(int argc, char** argv) {
   jobs_rename->add_option("job", rename_job, "Job id")->required();
   jobs_rename->add_option("new_job", rename_to, "New job id")->required();
   jobs_rename->footer("Example: gpuspy jobs rename 123456 bert-lr3e-4");
+  std::string pattern_job, pattern_re;
+  auto* jobs_pattern = jobs->add_subcommand(
+      "set-step-pattern", "Set the RE2 regex over NVTX range names that delimits a job's steps "
+                          "(group 1 = the step number), in place of gpuspyd's --step-pattern; its "
+                          "stored steps are found again at once ('' = gpuspyd's again; its owner or an admin)");
+  jobs_pattern->add_option("job", pattern_job, "Job id")->required();
+  jobs_pattern->add_option("pattern", pattern_re, "RE2 regex matched against the whole range name")->required();
+  jobs_pattern->footer("Example: gpuspy jobs set-step-pattern bert 'train_step_(\\d+)'");
 
   gpuspy::cli::AttachOptions at;
   gpuspy::cli::ProcessSelector attach_to;
@@ -174,6 +182,11 @@ int main(int argc, char** argv) {
     cmd->add_option("--threads", an.threads, "Files read at once (default: one per core)");
     cmd->add_flag("--timings", an.timings, "Per-stage MB/s of each file on stderr");
   };
+  auto add_step_pattern = [&](CLI::App* cmd, std::string* into) {
+    cmd->add_option("--step-pattern", *into,
+                    "RE2 regex over NVTX range names that delimits steps (group 1 = the step number; "
+                    "default: ProfilerStep#(\\d+))");
+  };
   auto* analyze = app.add_subcommand(
       "analyze", "Analyse PyTorch profiler traces here, no gpuspyd: per-step reports, job summary, "
                  "cross-rank findings; several files = ranks of one job");
@@ -181,6 +194,7 @@ int main(int argc, char** argv) {
       ->required()->check(CLI::ExistingFile);
   analyze->add_option("--job", an.job, "Job id (default: the first file's name)");
   add_offline_options(analyze);
+  add_step_pattern(analyze, &an.step_pattern);
   analyze->footer("Example: gpuspy analyze run/rank*.pt.trace.json.gz --html report.html");
 
   gpuspy::cli::DiffOptions df;
@@ -205,6 +219,7 @@ int main(int argc, char** argv) {
                    "Files imported before (same content) replace their earlier copy instead of "
                    "being skipped");
   add_offline_options(import);
+  add_step_pattern(import, &im.step_pattern);
   import->footer("A file whose content the collector holds already is skipped (\"already imported as "
                  "job J\"). If any file does not read, nothing is imported (exit 1); --keep-going "
                  "imports the others, names the skipped ones on stderr and still exits 1.");
@@ -273,6 +288,7 @@ int main(int argc, char** argv) {
   }
   if (*jobs_delete) return gpuspy::cli::DeleteJob(g, delete_job, delete_force);
   if (*jobs_rename) return gpuspy::cli::RenameJob(g, rename_job, rename_to);
+  if (*jobs_pattern) return gpuspy::cli::SetStepPattern(g, pattern_job, pattern_re);
   if (*jobs) return gpuspy::cli::Jobs(g, jobs_job, job_processes || !jobs_job.empty());
   if (*attach) {
     if (!attach_to.empty()) {
@@ -313,6 +329,7 @@ int main(int argc, char** argv) {
   if (*import && import_offline) {
     an.files = im.files;
     an.job = im.job;
+    an.step_pattern = im.step_pattern;
     return gpuspy::cli::Analyze(g, an);
   }
   if (*import) {

@@ -31,7 +31,7 @@ std::string JobFromFile(const std::string& path) {
 }
 
 OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::string& job,
-                          unsigned threads, bool progress) {
+                          unsigned threads, bool progress, const std::string& step_pattern) {
   OfflineJob out;
   out.job = job;
   const size_t n = paths.size();
@@ -51,7 +51,7 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
         const int64_t start = NowNs();
         // The process id the collector would give: position among the files, from 1.
         steps[i] = analysis::AnalyzeProcessSteps(analysis::CutIntoImportBatches(f.trace->events),
-                                                 f.trace->strings, i + 1);
+                                                 f.trace->strings, i + 1, step_pattern);
         f.analyse_ns = NowNs() - start;
       }
       const size_t d = ++done;

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "collector/analysis/job_analysis.h"
+#include "collector/analysis/step_segmenter.h"
 #include "collector/analysis/step_series.h"
 #include "importers/kineto/kineto_reader.h"
 
@@ -40,8 +41,10 @@ struct OfflineJob {
 std::string JobFromFile(const std::string& path);
 
 // Reads and analyses `files` as job `job` with at most `threads` threads (0: one per file, at
-// most the machine's cores); `progress`: a line per file done on stderr.
+// most the machine's cores); `progress`: a line per file done on stderr. NVTX steps are the
+// ranges matching `step_pattern` (as gpuspyd's --step-pattern).
 OfflineJob LoadOfflineJob(const std::vector<std::string>& files, const std::string& job,
-                          unsigned threads, bool progress);
+                          unsigned threads, bool progress,
+                          const std::string& step_pattern = analysis::kDefaultStepPattern);
 
 }  // namespace gpuspy::cli

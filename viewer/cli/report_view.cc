@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "collector/analysis/step_source.h"
 #include "model/units.h"
 #include "viewer/cli/comm_view.h"
 #include "viewer/cli/composition_view.h"
@@ -56,13 +57,23 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
     if (rank_key(a) != rank_key(b)) return rank_key(a) < rank_key(b);
     return a->step().number() < b->step().number();
   });
-  Table t({">RANK", ">STEP", ">WALL ms", ">GPU BUSY", ">KERNELS", ">COPIED", ">SYNC-BLOCKED ms",
+  // Time windows are no steps (analysis/step_source.h): a job of windows only heads the column
+  // WINDOW; in a job that has both, a window's number reads "w3".
+  const bool all_windows = !ordered.empty() && std::all_of(ordered.begin(), ordered.end(), [](const auto* r) {
+    return analysis::IsTimeWindow(r->step());
+  });
+  auto number = [all_windows](const v1::StepReport& r) {
+    const std::string n = std::to_string(r.step().number());
+    return analysis::IsTimeWindow(r.step()) && !all_windows ? "w" + n : n;
+  };
+  auto noun = [](const v1::StepReport& r) { return std::string(analysis::StepNoun(r.step().source())); };
+  Table t({">RANK", all_windows ? ">WINDOW" : ">STEP", ">WALL ms", ">GPU BUSY", ">KERNELS", ">COPIED", ">SYNC-BLOCKED ms",
            "PRIMARY BOTTLENECK", ">LOST ms", "STEADY"});
   for (const v1::StepReport* rp : ordered) {
     const v1::StepReport& rep = *rp;
     const auto& b = rep.breakdown();
     const int64_t lost = rep.findings().empty() ? 0 : rep.findings(0).lost_ns();
-    t.Add({Label(labels, rep.step().process_id()), std::to_string(rep.step().number()),
+    t.Add({Label(labels, rep.step().process_id()), number(rep),
            Ms(b.wall_ns()), Percent(b.gpu_busy_ns(), b.wall_ns()), std::to_string(b.kernel_count()),
            FormatBytes(b.memcpy_bytes()), Ms(b.host_sync_blocked_ns()), rep.primary_bottleneck(),
            Ms(lost), rep.steady_state() ? "yes" : "no"});
@@ -90,16 +101,17 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
     const auto& b = rep.breakdown();
     const std::string rank = Label(labels, rep.step().process_id());
     if (auto it = same_as.find({rank, rep.step().number()}); it != same_as.end()) {
-      std::cout << "\nrank " << rank << " step " << rep.step().number() << ": " << Ms(b.wall_ns())
-                << " ms, GPU busy " << Percent(b.gpu_busy_ns(), b.wall_ns())
-                << ", same findings as step " << it->second << " (" << rep.primary_bottleneck();
+      std::cout << "\nrank " << rank << " " << noun(rep) << " " << rep.step().number() << ": "
+                << Ms(b.wall_ns()) << " ms, GPU busy " << Percent(b.gpu_busy_ns(), b.wall_ns())
+                << ", same findings as " << noun(rep) << " " << it->second << " ("
+                << rep.primary_bottleneck();
       if (rep.findings(0).lost_ns() > 0) std::cout << " ~" << Ms(rep.findings(0).lost_ns()) << " ms lost";
       std::cout << ")\n";
       // What may be missing from this step is its own, whatever its findings.
       if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
       continue;
     }
-    std::cout << "\nrank " << Label(labels, rep.step().process_id()) << " step "
+    std::cout << "\nrank " << Label(labels, rep.step().process_id()) << " " << noun(rep) << " "
               << rep.step().number() << ": " << Ms(b.wall_ns()) << " ms, GPU busy "
               << Percent(b.gpu_busy_ns(), b.wall_ns()) << " (kernels " << Ms(b.kernel_ns())
               << " ms, copies " << Ms(b.memcpy_ns()) << " ms), GPU idle " << Ms(b.gpu_idle_ns())
@@ -107,6 +119,9 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
               << Ms(b.idle_launch_bound_ns()) << " + input " << Ms(b.idle_input_ns())
               << " + host " << Ms(b.idle_host_other_ns()) << "\n";
     if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
+    if (analysis::IsTimeWindow(rep.step())) {
+      std::cout << "  ! " << analysis::WindowExplanation(rep.step().source()) << "\n";
+    }
     if (rep.data_quality().insufficient()) {
       std::cout << "  ! insufficient data: " << absl::StrJoin(rep.data_quality().reasons(), "; ")
                 << "\n";
@@ -123,6 +138,8 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
       std::cout << "\n";
       std::string evidence;
       for (const auto& e : f.evidence()) {
+        // Said once above the findings ("! a 1000 ms time window, not a step: ...").
+        if (e.key() == analysis::kWindowEvidenceKey) continue;
         evidence += (evidence.empty() ? "" : "; ") + e.key() + "=" + e.value();
       }
       if (!evidence.empty()) std::cout << "      evidence: " << evidence << "\n";

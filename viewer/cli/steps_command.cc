@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "collector/analysis/step_source.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
@@ -24,15 +25,23 @@ int Steps(const GlobalOptions& g, const std::string& job, uint64_t process) {
     return 0;
   }
   const auto labels = ProcessLabels(q, job);
-  Table t({">RANK", ">STEP", ">START (ns)", ">WALL ms", "SOURCE"});
+  // Windows are listed as what they are (analysis/step_source.h): "window 3", not "step 3".
+  Table t({">RANK", "KIND", ">NUMBER", ">START (ns)", ">WALL ms", "SOURCE"});
+  uint64_t windows = 0;
   for (const auto& s : resp.steps()) {
-    t.Add({Label(labels, s.process_id()), std::to_string(s.number()), std::to_string(s.start_ns()),
-           Ms(s.end_ns() - s.start_ns()), s.source()});
+    windows += analysis::IsTimeWindow(s) ? 1 : 0;
+    t.Add({Label(labels, s.process_id()), std::string(analysis::StepNoun(s.source())),
+           std::to_string(s.number()), std::to_string(s.start_ns()), Ms(s.end_ns() - s.start_ns()),
+           s.source()});
   }
   if (t.empty()) {
     std::cout << "no steps found for job '" << job
-              << "' (no NVTX ranges matched the collector's --step-pattern)\n";
+              << "' (no NVTX ranges matched the step pattern)\n";
     return 0;
+  }
+  if (windows == static_cast<uint64_t>(resp.steps_size())) {
+    std::cout << "no steps found for job '" << job << "': " << windows << " time windows ("
+              << analysis::WindowExplanation(resp.steps(0).source()) << ")\n\n";
   }
   t.Print(std::cout);
   return 0;

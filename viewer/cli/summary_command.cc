@@ -27,13 +27,25 @@ int Summary(const GlobalOptions& g, const std::string& job) {
 }
 
 void PrintSummary(const v1::JobSummary& s) {
-  std::cout << "job " << s.job_id() << ": " << s.process_count() << " processes, " << s.step_count()
-            << " steps (" << s.steady_step_count() << " steady), " << s.event_count() << " events\n"
-            << "median step " << Ms(s.median_step_wall_ns()) << " ms, GPU busy "
-            << static_cast<int>(s.median_gpu_busy_fraction() * 100 + 0.5) << "%\n";
+  const int busy = static_cast<int>(s.median_gpu_busy_fraction() * 100 + 0.5);
+  if (s.figures_per_window()) {
+    // No step to time (analysis/step_source.h): the figures describe time windows.
+    std::cout << "job " << s.job_id() << ": " << s.process_count() << " processes, no steps found: "
+              << s.window_count() << " time windows (no NVTX range matched the step pattern and no "
+              << "repeating kernel sequence was found), " << s.event_count() << " events\n"
+              << "figures below are per window, not per step: GPU busy " << busy
+              << "% (median window)\n";
+  } else {
+    std::cout << "job " << s.job_id() << ": " << s.process_count() << " processes, " << s.step_count()
+              << " steps (" << s.steady_step_count() << " steady";
+    if (s.window_count() > 0) std::cout << "; " << s.window_count() << " of them time windows, not steps";
+    std::cout << "), " << s.event_count() << " events\n"
+              << "median step " << Ms(s.median_step_wall_ns()) << " ms, GPU busy " << busy << "%\n";
+  }
+  const char* unit = s.figures_per_window() ? "window" : "step";
   if (!s.bottlenecks().empty()) {
     std::cout << "\n";
-    Table t({"PRIMARY BOTTLENECK", ">STEPS", ">MEDIAN LOST ms"});
+    Table t({"PRIMARY BOTTLENECK", s.figures_per_window() ? ">WINDOWS" : ">STEPS", ">MEDIAN LOST ms"});
     for (const auto& b : s.bottlenecks()) {
       t.Add({b.detector(), std::to_string(b.steps()), Ms(b.median_lost_ns())});
     }
@@ -42,7 +54,8 @@ void PrintSummary(const v1::JobSummary& s) {
   if (s.has_largest_gain()) {
     const v1::ExpectedGain& g = s.largest_gain();
     std::cout << "\nlargest expected gain: " << g.detector() << ", ~" << Ms(g.median_lost_ns())
-              << " ms per step (median over " << g.steps() << " steady steps)\n";
+              << " ms per " << unit << " (median over " << g.steps()
+              << (s.figures_per_window() ? " windows" : " steady steps") << ")\n";
     if (!g.fix_hint().empty()) std::cout << "  fix: " << g.fix_hint() << "\n";
   }
   if (!s.kernel_classes().empty()) {

@@ -418,7 +418,12 @@ v1::RunDiff DiffRuns(const v1::RunProfile& a, const v1::RunProfile& b) {
       d.mean_delta_ns() - listed);
 
   for (const auto& [side, p] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
-    if (p->warmup_included()) {
+    if (p->windows() > 0 && p->windows() == p->steps()) {
+      // Windows are never steady, so "warm-up included" would misname them.
+      d.add_notes(absl::StrCat(side, " (", p->label(), ") has no steps: its ", p->windows(),
+                               " time windows are compared (no NVTX range matched the step pattern "
+                               "and no repeating kernel sequence was found); figures are per window"));
+    } else if (p->warmup_included()) {
       d.add_notes(absl::StrCat(side, " (", p->label(), ") has no steady step: all ", p->steps(),
                                " of its steps are compared, warm-up included"));
     }

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "collector/analysis/comm/collective_op.h"
 #include "collector/analysis/kernel_classifier.h"
+#include "collector/analysis/step_source.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -120,6 +121,9 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
   p.set_steps(static_cast<uint32_t>(steps.size()));
   p.set_steps_seen(steps_seen);
   p.set_warmup_included(warmup_included);
+  p.set_windows(static_cast<uint32_t>(std::count_if(steps.begin(), steps.end(), [](const ProfiledStep& s) {
+    return IsTimeWindow(s.analysis->report.step());
+  })));
   p.set_ranks(ranks);
   const size_t n = steps.size();
 

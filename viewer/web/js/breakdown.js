@@ -13,6 +13,7 @@
 //   other        GPU idle while the host does other, non-CUDA work (host_bound's time)
 import {num} from './api.js';
 import {CAUSE_COLORS} from './cause_colors.js';
+import {isTimeWindow} from './step_kind.js';
 
 export const CATEGORIES = [
   {key: 'compute', label: 'compute', color: CAUSE_COLORS.compute},
@@ -58,15 +59,18 @@ export function exposedComm(report) {
   return {wait: w, transfer: exposed - w};
 }
 
-// 'steady', 'warmup' or 'outlier' (the cross-step detectors say which).
+// 'steady', 'warmup' or 'outlier' (the cross-step detectors say which); 'window' for a time
+// window, which is no step at all (step_kind.js).
 export function stepKind(report) {
+  if (isTimeWindow(report.step)) return 'window';
   if (report.steady_state) return 'steady';
   if (hasFinding(report, 'warmup')) return 'warmup';
   if (hasFinding(report, 'outlier_step')) return 'outlier';
   return 'unsteady';
 }
 
-export const STEP_KIND_LABEL = {steady: 'steady', warmup: 'warm-up', outlier: 'outlier', unsteady: 'not steady'};
+export const STEP_KIND_LABEL = {steady: 'steady', warmup: 'warm-up', outlier: 'outlier', unsteady: 'not steady',
+  window: 'time window, not a step'};
 
 export function median(values) {
   if (!values.length) return 0;

@@ -127,9 +127,15 @@ function drawHead(head, job, summary, jobId) {
     h('div', {class: 'stats'},
       stat('processes', procs.length),
       stat('GPUs', gpuSummary(procs).join(', ') || '—'),
-      stat('steps', fmt.count(num(summary.step_count)) + ' (' + fmt.count(num(summary.steady_step_count)) + ' steady)'),
+      // A job whose steps were not found is described per time window (step_kind.js).
+      summary.figures_per_window
+        ? stat('steps', h('span', {class: 'no-steps', title: 'no NVTX range matched the step pattern and no repeating ' +
+            'kernel sequence was found: the figures are per ' + 'time window'},
+          'no steps found: time windows (' + fmt.count(num(summary.window_count)) + ')'))
+        : stat('steps', fmt.count(num(summary.step_count)) + ' (' + fmt.count(num(summary.steady_step_count)) + ' steady)'),
       stat('median step', num(summary.median_step_wall_ns) ? fmt.ms(num(summary.median_step_wall_ns)) : '—'),
-      stat('median GPU busy', summary.median_gpu_busy_fraction ? fmt.pct(summary.median_gpu_busy_fraction) : '—'),
+      stat(summary.figures_per_window ? 'median GPU busy per window' : 'median GPU busy',
+        summary.median_gpu_busy_fraction ? fmt.pct(summary.median_gpu_busy_fraction) : '—'),
       stat('events', fmt.count(num(summary.event_count))),
       stat('last seen', fmt.ago(num(job.last_seen_unix_ns)))),
     isLiveJob(job) ? h('p', {class: 'attach'}, 'Capture more steps of this running job: ',

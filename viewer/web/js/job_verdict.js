@@ -7,7 +7,9 @@ import {verdictColor} from './verdicts.js';
 
 // {verdict, lost_ns, step_ns}; verdict 'none' when steady steps lost nothing, null without steady
 // steps (warm-up only, or nothing segmented yet).
+// A job whose steps were not found (only time windows) gets no verdict: {notFound: true}.
 export function jobVerdict(summary) {
+  if (summary && summary.figures_per_window) return {verdict: null, notFound: true, lost_ns: 0, step_ns: 0};
   if (!summary || !num(summary.steady_step_count)) return {verdict: null, lost_ns: 0, step_ns: 0};
   let best = null;
   for (const b of summary.bottlenecks || []) {
@@ -21,6 +23,10 @@ export function jobVerdict(summary) {
 }
 
 export function verdictCell(v) {
+  if (v && v.notFound) {
+    return h('span', {class: 'muted steps-not-found', title: 'no NVTX range matched the step pattern and no ' +
+      'repeating kernel sequence was found: the job is cut into time windows'}, 'steps not found');
+  }
   if (!v || !v.verdict) return h('span', {class: 'muted'}, '—');
   const text = v.verdict === 'none' ? 'no bottleneck' : v.verdict;
   return h('span', {class: 'job-verdict', dataset: {verdict: v.verdict},

@@ -4,6 +4,7 @@
 // and screen readers can find.
 import {svg, h} from './dom.js';
 import {CATEGORIES, categorize, median, stepKind, STEP_KIND_LABEL} from './breakdown.js';
+import {isTimeWindow, stepNoun} from './step_kind.js';
 import {num} from './api.js';
 import * as fmt from './format.js';
 import {showTooltip, hideTooltip, keyValues} from './tooltip.js';
@@ -44,7 +45,7 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
     const insufficient = Boolean(r.data_quality && r.data_quality.insufficient);
     const g = svg('g', {class: 'step-bar ' + kind + (number === highlightStep ? ' selected' : ''),
       dataset: {step: number, kind, wallNs: walls[i], insufficient: insufficient ? 1 : 0}, tabindex: 0,
-      role: 'button', 'aria-label': `step ${number}: ${fmt.ms(walls[i])}, ${STEP_KIND_LABEL[kind]}`});
+      role: 'button', 'aria-label': `${stepNoun(r.step)} ${number}: ${fmt.ms(walls[i])}, ${STEP_KIND_LABEL[kind]}`});
     let acc = 0;
     for (const c of CATEGORIES) {
       const v = cats[c.key];
@@ -52,11 +53,11 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
       g.append(svg('rect', {x, width: barW, y: y(acc + v), height: Math.max(0, y(acc) - y(acc + v)), fill: c.color}));
       acc += v;
     }
-    if (kind !== 'steady') {
+    if (kind !== 'steady' && kind !== 'window') {  // a window is no step, not an unsteady one
       g.append(svg('rect', {x, width: barW, y: y(acc), height: y(0) - y(acc), fill: 'url(#hatch)'}));
     }
     // Warm-up, outlier, and a recording that cannot carry a verdict ("?", DataQuality).
-    const marks = (kind === 'warmup' ? 'W' : kind === 'outlier' ? 'O' : kind !== 'steady' ? '·' : '') +
+    const marks = (kind === 'warmup' ? 'W' : kind === 'outlier' ? 'O' : kind === 'unsteady' ? '·' : '') +
       (insufficient ? '?' : '');
     if (marks) {
       g.append(svg('text', {class: 'marker' + (insufficient ? ' insufficient' : ''), x: x + barW / 2,
@@ -64,7 +65,7 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
     }
     // A full-height hit area: short bars must be as easy to point at as tall ones.
     g.append(svg('rect', {class: 'hit', x: M.left + i * slot, width: slot, y: M.top, height: plotH}));
-    const tip = (e) => showTooltip(e.clientX, e.clientY, h('strong', {}, `step ${number}`),
+    const tip = (e) => showTooltip(e.clientX, e.clientY, h('strong', {}, `${stepNoun(r.step)} ${number}`),
       ' ', h('span', {class: 'muted'}, STEP_KIND_LABEL[kind]),
       keyValues([['wall', fmt.ms(walls[i])],
         ...CATEGORIES.filter((c) => !c.comm || cats[c.key] > 0).map((c) => [c.label, fmt.ms(cats[c.key])]),
@@ -82,7 +83,8 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
         'text-anchor': 'middle'}, number));
     }
   });
-  root.append(svg('text', {class: 'axis', x: M.left + plotW / 2, y: HEIGHT - 4, 'text-anchor': 'middle'}, 'step'));
+  root.append(svg('text', {class: 'axis', x: M.left + plotW / 2, y: HEIGHT - 4, 'text-anchor': 'middle'},
+    reports.length && reports.every((r) => isTimeWindow(r.step)) ? 'time window' : 'step'));
 
   const steady = reports.filter((r) => r.steady_state).map((r) => num(r.breakdown.wall_ns));
   if (steady.length) {

@@ -6,6 +6,7 @@ import {h, fill} from './dom.js';
 import * as fmt from './format.js';
 import {POLL_MS, setCrumbs, setLive} from './layout.js';
 import {CATEGORIES, categorize, stepKind, STEP_KIND_LABEL} from './breakdown.js';
+import {isTimeWindow, stepNoun} from './step_kind.js';
 import {categoryLegend} from './step_chart.js';
 import {findingCard} from './findings.js';
 import {kernelTable} from './kernels.js';
@@ -33,7 +34,8 @@ export async function render(root, {job: jobId, process, step}, ctx) {
   let report = (reportAnswer.reports || [])[0];
   if (!report) throw new Error('no report for step ' + step);
   const who = proc ? processLabel(proc) : 'process ' + process;
-  setCrumbs({label: 'jobs', href: '#/'}, {label: jobId, href: jobHref}, {label: who}, {label: 'step ' + step});
+  const noun = stepNoun(report.step);
+  setCrumbs({label: 'jobs', href: '#/'}, {label: jobId, href: jobHref}, {label: who}, {label: noun + ' ' + step});
   setLive(job ? isLiveJob(job) : false);
 
   const numbers = (steps.steps || []).map((s) => num(s.number)).sort((a, b) => a - b);
@@ -66,12 +68,12 @@ export async function render(root, {job: jobId, process, step}, ctx) {
     const wall = num(report.breakdown.wall_ns);
     fill(head,
       h('div', {class: 'title-row'},
-        h('h1', {}, 'Step ', h('span', {class: 'step-number'}, step)),
+        h('h1', {}, isTimeWindow(report.step) ? 'Window ' : 'Step ', h('span', {class: 'step-number'}, step)),
         h('span', {class: 'badge kind-' + kind}, STEP_KIND_LABEL[kind]),
         h('span', {class: 'muted'}, who),
         h('span', {class: 'spacer'}),
-        prev !== null ? h('a', {class: 'button', href: stepHref(prev)}, '‹ step ' + prev) : null,
-        next !== null ? h('a', {class: 'button', href: stepHref(next)}, 'step ' + next + ' ›') : null,
+        prev !== null ? h('a', {class: 'button', href: stepHref(prev)}, '‹ ' + noun + ' ' + prev) : null,
+        next !== null ? h('a', {class: 'button', href: stepHref(next)}, noun + ' ' + next + ' ›') : null,
         h('a', {class: 'button primary download-step', href: api.traceUrl(jobId, {process, steps: step + '-' + step}),
           download: traceFileName(jobId, step + '-' + step, process)}, 'Download trace')),
       h('div', {class: 'stats'},

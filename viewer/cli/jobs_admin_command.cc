@@ -58,7 +58,7 @@ int SetStepPattern(const GlobalOptions& g, const std::string& job, const std::st
   v1::SetStepPatternResponse resp;
   if (!client.Call(&v1::Query::Stub::SetStepPattern, req, &resp)) return 1;
   if (g.json) {
-    PrintJson(resp);
+    PrintJson(g, resp);
   } else {
     std::cout << "job '" << job << "': steps are found with '" << resp.step_pattern() << "'"
               << (pattern.empty() ? " (gpuspyd's)" : "") << ": " << resp.nvtx_steps()

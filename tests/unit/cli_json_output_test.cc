@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <google/protobuf/struct.pb.h>
+
 #include "gpuspy/v1/report.pb.h"
 #include "gpuspy/v1/services.pb.h"
 
@@ -56,6 +58,16 @@ TEST(CliJson, FlatHasEveryScalarButOnlySetMessagesAndOneofMembers) {
   const nlohmann::json one = nlohmann::json::parse(ToJson(m, JsonStyle::kFlat));
   EXPECT_TRUE(one.contains("heartbeat")) << one.dump();
   EXPECT_FALSE(one.contains("hello")) << "only the oneof member that is set";
+}
+
+// Answers built as google.protobuf.Struct (import --json) are JSON already: kept as they are.
+TEST(CliJson, FlatKeepsAStructAsItsJson) {
+  google::protobuf::Struct st;
+  (*st.mutable_fields())["events_stored"].set_number_value(26924);
+  (*st.mutable_fields())["file"].set_string_value("nccl_a100.json.gz");
+  const nlohmann::json j = nlohmann::json::parse(ToJson(st, JsonStyle::kFlat));
+  EXPECT_EQ(j["events_stored"], 26924);
+  EXPECT_EQ(j["file"], "nccl_a100.json.gz");
 }
 
 TEST(CliJson, FlatSurvivesTextThatIsNotUtf8) {

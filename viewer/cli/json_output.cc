@@ -67,7 +67,8 @@ Json FlatValue(const Message& m, const FieldDescriptor* f, int index) {
 Json FlatMessage(const Message& m) {
   // The well-known JSON types (Struct, Value, ListValue) are JSON already.
   if (m.GetDescriptor()->file()->name().rfind("google/protobuf/", 0) == 0) {
-    return Json::parse(ProtoJson(m));
+    Json j = Json::parse(ProtoJson(m), nullptr, /*allow_exceptions=*/false);
+    return j.is_discarded() ? Json(nullptr) : j;
   }
   const Reflection* r = m.GetReflection();
   Json out = Json::object();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "collector/analysis/evidence.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -38,9 +39,7 @@ void MarkWindowFindings(v1::StepReport* report) {
     const bool marked = std::any_of(f.evidence().begin(), f.evidence().end(),
                                     [](const v1::Evidence& e) { return e.key() == kWindowEvidenceKey; });
     if (marked) continue;
-    v1::Evidence* e = f.add_evidence();
-    e->set_key(kWindowEvidenceKey);
-    e->set_value(why);
+    AddEvidence(&f, kWindowEvidenceKey, why);
     auto* all = f.mutable_evidence();
     std::rotate(all->begin(), all->end() - 1, all->end());
   }

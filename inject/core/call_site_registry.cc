@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace gpuspy::inject {
 namespace {
@@ -33,10 +34,12 @@ std::string_view Basename(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// What the walk learned: the code index of each user frame it accepted, in the order
+// FindUserFrames hands those frames back, so the site is keyed without looking them up again.
 struct Walk {
   CallSiteRegistry* self;
-  PyCode last_code = nullptr;
-  uint32_t last_index = 0;
+  uint32_t user_indexes[1 + CallSiteRegistry::kMaxCallers] = {};
+  int users = 0;
 };
 
 }  // namespace
@@ -190,8 +193,9 @@ bool CallSiteRegistry::IsUserCode(PyCode code, void* walk) {
   bool skip = false;
   const uint32_t index = w->self->CodeIndex(code, &skip);
   if (index == 0) return false;  // unknown: walk on (the innermost frame stays the fallback)
-  w->last_code = code;
-  w->last_index = index;
+  if (!skip && w->users < static_cast<int>(std::size(w->user_indexes))) {
+    w->user_indexes[w->users++] = index;
+  }
   return !skip;
 }
 
@@ -206,7 +210,8 @@ uint32_t CallSiteRegistry::PythonSite() {
   uint32_t indexes[1 + kMaxCallers] = {};
   bool usable = n > 0;
   for (int i = 0; i < n && usable; ++i) {
-    uint32_t index = walk.last_code == frames[i].code ? walk.last_index : 0;
+    // The walk looked every user frame up already; only its library fallback is new here.
+    uint32_t index = i < walk.users ? walk.user_indexes[i] : 0;
     if (index == 0) {
       bool skip = false;
       index = CodeIndex(frames[i].code, &skip);

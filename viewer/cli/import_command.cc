@@ -2,8 +2,6 @@
 
 #include "importers/kineto/trace_rank.h"
 
-#include <google/protobuf/struct.pb.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -22,6 +20,10 @@
 
 namespace gpuspy::cli {
 namespace {
+
+// --json's answer: a document of our own, not a protobuf Struct (Debian's libprotobuf is built
+// without TSan, and a map field's layout differs under it: a Struct built in a TSan build crashes).
+using Json = nlohmann::ordered_json;
 
 constexpr size_t kEventsPerBatch = 4096;
 
@@ -111,32 +113,30 @@ void RollBack(QueryClient& client, const std::vector<const ReadTrace*>& sent, co
 }
 
 // What became of one file's events, for --json: read, skipped (why), stored, and where.
-void DescribeFile(const ReadTrace& r, const v1::ProcessIdentity& id, const UploadResult& up,
-                  google::protobuf::Struct* out) {
-  auto& f = *out->mutable_fields();
+Json DescribeFile(const ReadTrace& r, const v1::ProcessIdentity& id, const UploadResult& up) {
+  Json f = Json::object();
   uint64_t imported = 0, skipped = 0;
   for (const auto& [cat, n] : r.trace.stats.imported) imported += n;
-  f["file"].set_string_value(r.path);
-  f["job"].set_string_value(id.job_id());
-  f["process_id"].set_number_value(static_cast<double>(up.process_id));
-  f["rank"].set_number_value(id.rank());
-  f["bytes_read"].set_number_value(static_cast<double>(r.read.file_bytes));
-  f["json_bytes"].set_number_value(static_cast<double>(r.read.json_bytes));
-  f["events_read"].set_number_value(static_cast<double>(r.trace.stats.trace_events));
-  f["events_imported"].set_number_value(static_cast<double>(imported));
-  auto* reasons = f["skipped"].mutable_list_value();
+  f["file"] = r.path;
+  f["job"] = id.job_id();
+  f["process_id"] = up.process_id;
+  f["rank"] = id.rank();
+  f["bytes_read"] = r.read.file_bytes;
+  f["json_bytes"] = r.read.json_bytes;
+  f["events_read"] = r.trace.stats.trace_events;
+  f["events_imported"] = imported;
+  Json reasons = Json::array();
   for (const importers::SkipReason& why : importers::SkipReasons(r.trace.stats.skipped)) {
-    auto& e = *reasons->add_values()->mutable_struct_value()->mutable_fields();
-    e["reason"].set_string_value(why.phrase);
-    e["key"].set_string_value(why.key);
-    e["events"].set_number_value(static_cast<double>(why.events));
+    reasons.push_back({{"reason", why.phrase}, {"key", why.key}, {"events", why.events}});
     skipped += why.events;
   }
-  f["events_skipped"].set_number_value(static_cast<double>(skipped));
+  f["skipped"] = std::move(reasons);
+  f["events_skipped"] = skipped;
   // Stored = imported + one collective record per NCCL kernel whose args say what it moves.
-  f["collective_records"].set_number_value(static_cast<double>(r.trace.stats.collectives));
-  f["events_stored"].set_number_value(static_cast<double>(up.events));
-  f["wire_bytes"].set_number_value(static_cast<double>(up.wire_bytes));
+  f["collective_records"] = r.trace.stats.collectives;
+  f["events_stored"] = up.events;
+  f["wire_bytes"] = up.wire_bytes;
+  return f;
 }
 
 // "9195 flow arrows (...); 4405 ...": the reasons that skipped the most.
@@ -185,8 +185,7 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
   std::multimap<std::string, v1::ImportMatch> stored;
   for (const v1::ImportMatch& m : found.matches()) stored.emplace(m.content_sha256(), m);
 
-  google::protobuf::Struct json;
-  auto json_list = [&json](const char* key) { return (*json.mutable_fields())[key].mutable_list_value(); };
+  Json json = Json::object();
   std::vector<v1::ImportMatch> replaced;
   std::vector<const ReadTrace*> todo;
   std::map<std::string, std::string> seen;  // sha256 -> the file that had it first
@@ -201,9 +200,7 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
       std::fprintf(stderr, "gpuspy import: %s: already imported as job '%s' (process %llu); not imported "
                            "again (--replace replaces it)\n", r.path.c_str(), first->second.job_id().c_str(),
                    static_cast<unsigned long long>(first->second.process_id()));
-      auto* e = json_list("already_imported")->add_values()->mutable_struct_value()->mutable_fields();
-      (*e)["file"].set_string_value(r.path);
-      (*e)["job"].set_string_value(first->second.job_id());
+      json["already_imported"].push_back({{"file", r.path}, {"job", first->second.job_id()}});
       continue;
     }
     for (auto it = first; it != last; ++it) replaced.push_back(it->second);
@@ -243,8 +240,8 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     t.Add({r->path, std::to_string(id.rank()), std::to_string(up->events),
            std::to_string(r->trace.events.kernels.size()), std::to_string(r->trace.events.apis.size()),
            std::to_string(skipped), per_event});
-    json_list("imported")->add_values()->set_string_value(r->path);
-    DescribeFile(*r, id, *up, json_list("files")->add_values()->mutable_struct_value());
+    json["imported"].push_back(r->path);
+    json["files"].push_back(DescribeFile(*r, id, *up));
     if (skipped > 0) skip_lines.push_back(absl::StrCat("skipped in ", r->path, ": ", TopSkipReasons(*r)));
   }
   // The job's own step pattern, once its processes exist; its steps are found again with it.
@@ -257,13 +254,13 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
       RollBack(client, sent, job);
       return 1;
     }
-    (*json.mutable_fields())["step_pattern"].set_string_value(resp.step_pattern());
-    (*json.mutable_fields())["nvtx_steps"].set_number_value(static_cast<double>(resp.nvtx_steps()));
+    json["step_pattern"] = resp.step_pattern();
+    json["nvtx_steps"] = resp.nvtx_steps();
   }
-  for (const std::string& f : failed) json_list("skipped")->add_values()->set_string_value(f);
+  for (const std::string& f : failed) json["skipped"].push_back(f);
   if (g.json) {
-    (*json.mutable_fields())["job"].set_string_value(job);
-    PrintJson(g, json);
+    json["job"] = job;
+    PrintJson(json);
   } else if (!todo.empty()) {
     t.Print(std::cout);
     for (const std::string& line : skip_lines) std::cout << line << "\n";

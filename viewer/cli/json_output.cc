@@ -89,10 +89,13 @@ Json FlatMessage(const Message& m) {
   return out;
 }
 
+// Indented as the proto style; text that is not UTF-8 is replaced, never an exception.
+std::string Dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace); }
+
 }  // namespace
 
 std::string ToJson(const Message& m, JsonStyle style) {
-  std::string json = style == JsonStyle::kFlat ? FlatMessage(m).dump(2, ' ', false, Json::error_handler_t::replace) : ProtoJson(m);
+  std::string json = style == JsonStyle::kFlat ? Dump(FlatMessage(m)) : ProtoJson(m);
   while (!json.empty() && json.back() == '\n') json.pop_back();
   return json;
 }
@@ -100,5 +103,7 @@ std::string ToJson(const Message& m, JsonStyle style) {
 void PrintJson(const GlobalOptions& g, const Message& m) {
   std::cout << ToJson(m, g.json_style) << "\n";
 }
+
+void PrintJson(const Json& j) { std::cout << Dump(j) << "\n"; }
 
 }  // namespace gpuspy::cli

@@ -11,11 +11,16 @@
 
 #include <google/protobuf/message.h>
 
+#include <nlohmann/json.hpp>
+
 #include "viewer/cli/commands.h"
 
 namespace gpuspy::cli {
 
 std::string ToJson(const google::protobuf::Message& m, JsonStyle style);
 void PrintJson(const GlobalOptions& g, const google::protobuf::Message& m);
+// An answer that is not a message (import's per-file accounting): the same in both styles, as
+// it has no 64-bit integers as strings and no defaults to leave out.
+void PrintJson(const nlohmann::ordered_json& j);
 
 }  // namespace gpuspy::cli

@@ -42,7 +42,55 @@ absl::string_view StripVersion(absl::string_view name) {
   return StripPerThread(name);
 }
 
+constexpr std::array<absl::string_view, 5> kContextCalls = {"cuInit", "cuCtxCreate", "cuDevicePrimaryCtx",
+                                                           "cudaSetDevice", "cudaInitDevice"};
+constexpr std::array<absl::string_view, 4> kModuleCalls = {"cuModuleLoad", "cuLibraryLoad", "cuLinkComplete",
+                                                          "cudaFuncGetAttributes"};
+constexpr std::array<absl::string_view, 9> kAllocationCalls = {
+    "cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaHostAlloc", "cuMemHostAlloc",
+    "cudaHostRegister", "cuMemCreate", "cuMemMap"};
+constexpr std::array<absl::string_view, 4> kStreamCalls = {"cudaStreamCreate", "cuStreamCreate",
+                                                          "cudaEventCreate", "cuEventCreate"};
+
+template <size_t N>
+bool StartsWithAny(absl::string_view name, const std::array<absl::string_view, N>& prefixes) {
+  for (absl::string_view p : prefixes) {
+    if (absl::StartsWith(name, p)) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+DriverWork DriverWorkOf(std::string_view std_name, int64_t duration_ns) {
+  const absl::string_view name(std_name.data(), std_name.size());
+  if (StartsWithAny(name, kContextCalls)) return DriverWork::kContextCreation;
+  // A launch that takes milliseconds loads its kernel's module first (idle_attribution.h).
+  if (StartsWithAny(name, kModuleCalls) || IsLaunchApi(std_name)) return DriverWork::kModuleLoading;
+  // cudaFree(0) is how libraries (cuDNN, NCCL) initialise CUDA: a free that takes as long as a
+  // context creation, with nothing on the GPU to wait for, is that.
+  const bool free = absl::StartsWith(name, "cudaFree") || absl::StartsWith(name, "cuMemFree");
+  if (free && duration_ns >= kContextCreationNs) return DriverWork::kContextCreation;
+  if (StartsWithAny(name, kAllocationCalls)) return DriverWork::kAllocation;
+  if (StartsWithAny(name, kStreamCalls)) return DriverWork::kStreamCreation;
+  return duration_ns >= kContextCreationNs ? DriverWork::kContextCreation : DriverWork::kOther;
+}
+
+const char* Describe(DriverWork work) {
+  switch (work) {
+    case DriverWork::kContextCreation: return "CUDA context or library initialisation";
+    case DriverWork::kModuleLoading: return "module loading (lazy loading or JIT)";
+    case DriverWork::kAllocation: return "memory allocation by the driver";
+    case DriverWork::kStreamCreation: return "stream/event creation";
+    case DriverWork::kOther: return "driver work";
+  }
+  return "driver work";
+}
+
+bool IsStartup(DriverWork work, int64_t duration_ns) {
+  return work == DriverWork::kContextCreation || work == DriverWork::kModuleLoading ||
+         duration_ns >= kContextCreationNs;
+}
 
 bool IsLaunchApi(std::string_view std_name) {
   const absl::string_view name(std_name.data(), std_name.size());

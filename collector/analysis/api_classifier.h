@@ -2,6 +2,7 @@
 // same rules hold for live captures and imported traces.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace gpuspy::analysis {
@@ -13,5 +14,18 @@ bool IsLaunchApi(std::string_view name);
 // Calls that block the host until GPU work finishes: explicit syncs (stream/device/event/
 // context), synchronous copies and memsets, and cudaFree/cuMemFree (which synchronize the device).
 bool IsBlockingApi(std::string_view name);
+
+// What the driver does inside a call that keeps the host with nothing on the GPU to wait for
+// (idle_attribution.h, cuda_call), by name and, for calls that only query, by length: a query
+// that takes kContextCreationNs creates the CUDA context (a process's first CUDA call does).
+enum class DriverWork { kContextCreation, kModuleLoading, kAllocation, kStreamCreation, kOther };
+inline constexpr int64_t kContextCreationNs = 20'000'000;
+DriverWork DriverWorkOf(std::string_view name, int64_t duration_ns);
+// "CUDA context creation", "module loading (lazy loading or JIT)", ...
+const char* Describe(DriverWork work);
+// Start-up: context creation and module loading (paid once per process, or per new kernel),
+// and any driver work that takes as long as a context creation (no steady step waits that long
+// in the driver: the allocator's first segments, a library's initialisation).
+bool IsStartup(DriverWork work, int64_t duration_ns);
 
 }  // namespace gpuspy::analysis

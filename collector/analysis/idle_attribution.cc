@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "collector/analysis/api_classifier.h"
@@ -21,6 +22,32 @@ int64_t FirstCudaActivity(const EventColumns& ev, const IntervalSet& busy, Inter
     if (a.start_ns < w.end_ns && a.end_ns > w.start_ns) first = std::min(first, a.start_ns);
   }
   return std::max(first, w.start_ns);
+}
+
+// The calls in which the host is doing the driver's own work, with nothing on the GPU to wait
+// for (idle_attribution.h). `gpu` is the busy set.
+std::vector<DriverCall> FindDriverCalls(const EventColumns& ev, const StringTable& strings, Interval w,
+                                        const std::vector<BlockingCall>& blocking, const IntervalSet& gpu) {
+  std::vector<DriverCall> out;
+  absl::flat_hash_set<const ApiEvent*> blocking_apis;
+  for (const BlockingCall& c : blocking) {
+    if (c.api != nullptr) blocking_apis.insert(c.api);
+    if (!c.allocator || c.api == nullptr) continue;
+    // cudaFree waits for the device first: its driver work starts once that work is done.
+    const IntervalSet under = gpu.Intersect(IntervalSet::Union({c.span}));
+    const int64_t from = under.empty() ? c.span.start_ns
+                                       : under.intervals().back().end_ns + kWaitReturnSlackNs;
+    const Interval tail{std::max(c.span.start_ns, from), c.span.end_ns};
+    if (tail.length() >= kMinDriverCallNs) out.push_back({c.api, tail});
+  }
+  for (const ApiEvent& a : ev.apis) {
+    if (!InWindow(a.start_ns, a.end_ns, w) || blocking_apis.contains(&a)) continue;
+    const int64_t min_ns = IsLaunchApi(strings.Get(a.name)) ? kMinSlowLaunchNs : kMinDriverCallNs;
+    if (a.end_ns - a.start_ns >= min_ns) {
+      out.push_back({&a, {std::max(a.start_ns, w.start_ns), std::min(a.end_ns, w.end_ns)}});
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -58,16 +85,26 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   IdleAttribution out;
   out.idle = busy.GapsWithin(w);
   out.blocking_calls = FindBlockingCalls(ev, strings, w);
+  out.driver_calls = FindDriverCalls(ev, strings, w, out.blocking_calls, busy);
+  std::vector<Interval> driver;
+  for (const DriverCall& c : out.driver_calls) driver.push_back(c.span);
+  out.cuda_call = out.idle.Intersect(IntervalSet::Union(std::move(driver)));
+  // The rest of the attribution divides what the driver's own work leaves.
+  const IntervalSet idle = out.idle.Subtract(out.cuda_call);
   std::vector<Interval> sync, launches;
-  for (const BlockingCall& c : out.blocking_calls) sync.push_back(c.span);
+  for (const BlockingCall& c : out.blocking_calls) {
+    // A cudaFree with no GPU work under it emptied no queue: nothing after it is its drain.
+    if (c.allocator && busy.Intersect(IntervalSet::Union({c.span})).empty()) continue;
+    sync.push_back(c.span);
+  }
   for (const ApiEvent& a : ev.apis) {
     if (InWindow(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) {
       launches.push_back({a.start_ns, a.end_ns});
     }
   }
   const IntervalSet sync_set = IntervalSet::Union(std::move(sync)).Clip(w);
-  out.sync_blocked = out.idle.Intersect(sync_set);
-  const IntervalSet rest = out.idle.Subtract(sync_set);
+  out.sync_blocked = idle.Intersect(sync_set);
+  const IntervalSet rest = idle.Subtract(sync_set);
 
   // The drain after each blocking call: from its end to the next GPU work.
   std::vector<Interval> drain;

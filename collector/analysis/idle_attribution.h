@@ -2,6 +2,12 @@
 // (StepBreakdown.idle_*) and the timeline's shading, so that the two always add up the same.
 //
 // Every idle nanosecond gets exactly one cause, first match wins:
+//   cuda_call     the host is inside a CUDA call with nothing on the GPU to wait for: the driver
+//                 doing its own work (context creation, module loading, allocation, stream and
+//                 handle creation). A call counts when it is long for what it is: any call but a
+//                 launch from kMinDriverCallNs, a launch from kMinSlowLaunchNs (lazy loading or
+//                 JIT of its module: a launch itself takes microseconds), and the part of
+//                 cudaFree/cuMemFree after the GPU work it waited for, plus kWaitReturnSlackNs;
 //   sync_blocked  the host waits in a synchronizing call (blocking_calls.h);
 //   launch_bound  the host is inside a launch call, or the gap between two pieces of GPU work is
 //                 shorter than kLaunchGapNs (back-to-back launches that cannot keep up) and does
@@ -14,7 +20,12 @@
 //                 of it; without the sync that work would overlap the GPU's;
 //   host_other    anything else the host does without CUDA (Python, logging, metrics, CPU ops).
 // The findings use the same sets (sync_stall: sync_blocked; launch_storm: launch_bound;
-// input_stall: input; host_bound: host_other), so every figure shown for a step agrees.
+// input_stall: input; host_bound: host_other; cuda_api_bound: cuda_call), so every figure shown
+// for a step agrees.
+//
+// Explicit syncs and synchronous copies stay sync_blocked even when no GPU work is recorded
+// under them: the work they wait for may be unrecorded (launched before the profiler started),
+// which data_quality.h reports, rather than a driver's own work.
 #pragma once
 
 #include <string_view>
@@ -27,6 +38,20 @@
 
 namespace gpuspy::analysis {
 
+// Host time inside one CUDA call from which it is the driver's own work, not call overhead: API
+// calls that only query or record take microseconds.
+inline constexpr int64_t kMinDriverCallNs = 100'000;
+// A launch is microseconds; one that takes a millisecond loads (or JIT-compiles) its module.
+inline constexpr int64_t kMinSlowLaunchNs = 1'000'000;
+// A call that waited for the GPU returns within this of the GPU work's end.
+inline constexpr int64_t kWaitReturnSlackNs = 200'000;
+
+// A CUDA call in which the host did the driver's work (cuda_call below).
+struct DriverCall {
+  const ApiEvent* api = nullptr;
+  Interval span;  // the part that is driver work, clipped to the window
+};
+
 struct IdleAttribution {
   IntervalSet idle;  // no kernel, copy, memset or graph running; within the window
   // The causes: disjoint, and together exactly `idle`.
@@ -34,8 +59,11 @@ struct IdleAttribution {
   IntervalSet launch_bound;
   IntervalSet input;
   IntervalSet host_other;
+  IntervalSet cuda_call;  // inside CUDA calls with nothing on the GPU to wait for
   // The host calls that block on the GPU, for highlighting on their thread's lane.
   std::vector<BlockingCall> blocking_calls;
+  // The calls behind cuda_call, for naming them.
+  std::vector<DriverCall> driver_calls;
   // The part of sync_blocked that is the drain after blocking calls (not the blocked time).
   IntervalSet sync_drain;
 };

@@ -96,6 +96,7 @@ void RunDetectors(const EventColumns& ev, const StringTable& strings, const Step
     AddEvidence(&f, "idle_launch_bound", Ns(b.idle_launch_bound_ns()));
     AddEvidence(&f, "idle_input", Ns(b.idle_input_ns()));
     AddEvidence(&f, "idle_host_other", Ns(b.idle_host_other_ns()));
+    AddEvidence(&f, "idle_in_cuda_calls", Ns(b.idle_cuda_call_ns()));
     f.set_fix_hint("look at the step's timeline (gpuspy export) for what the host does between "
                    "GPU work");
     findings.push_back(std::move(f));
@@ -260,11 +261,12 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   b->set_kernel_median_ns(Percentile(kernel_durations, 0.5));
   b->set_kernel_p90_ns(Percentile(kernel_durations, 0.9));
 
-  // GPU idle by cause (idle_attribution.h): the four parts sum to gpu_idle_ns.
+  // GPU idle by cause (idle_attribution.h): the five parts sum to gpu_idle_ns.
   b->set_idle_sync_blocked_ns(idle.sync_blocked.TotalLength());
   b->set_idle_launch_bound_ns(idle.launch_bound.TotalLength());
   b->set_idle_input_ns(idle.input.TotalLength());
   b->set_idle_host_other_ns(idle.host_other.TotalLength());
+  b->set_idle_cuda_call_ns(idle.cuda_call.TotalLength());
 
   AddTopKernels(ev, strings, w, &report);
   for (v1::KernelClassTime& c : KernelComposition(ClassifiedKernels(ev, strings, w))) {

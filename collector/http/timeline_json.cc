@@ -186,7 +186,7 @@ std::string TimelineJson(const EventColumns& ev, const StringTable& strings,
 
   nlohmann::json idle_rows = nlohmann::json::array();
   const analysis::IntervalSet* causes[] = {&idle.sync_blocked, &idle.launch_bound, &idle.input,
-                                            &idle.host_other};
+                                            &idle.host_other, &idle.cuda_call};
   for (int c = 0; c < static_cast<int>(std::size(causes)); ++c) {
     for (const auto& i : causes[c]->intervals()) idle_rows.push_back({b.Rel(i.start_ns), b.Rel(i.end_ns), c});
   }
@@ -201,7 +201,7 @@ std::string TimelineJson(const EventColumns& ev, const StringTable& strings,
   j["origin_ns"] = std::to_string(window.start_ns);
   j["wall_ns"] = window.length();
   j["idle"] = std::move(idle_rows);
-  j["idle_causes"] = {"sync_blocked", "launch_bound", "input", "host_other"};
+  j["idle_causes"] = {"sync_blocked", "launch_bound", "input", "host_other", "cuda_call"};
   j["blocking"] = std::move(blocking);
   j["truncated"] = truncated;
   // Kernel names come from the application: never let one bad byte fail the whole answer.

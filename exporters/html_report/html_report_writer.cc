@@ -50,7 +50,8 @@ std::string BreakdownBar(const v1::StepBreakdown& b) {
                         {"idle: sync", b.idle_sync_blocked_ns(), "#d04040"},
                         {"idle: launch", b.idle_launch_bound_ns(), "#a050c0"},
                         {"idle: input", b.idle_input_ns(), "#40a070"},
-                        {"idle: host", b.idle_host_other_ns(), "#909090"}};
+                        {"idle: host", b.idle_host_other_ns(), "#909090"},
+                        {"idle: in CUDA calls", b.idle_cuda_call_ns(), "#76b7b2"}};
   std::string out = "<div class=bar>";
   for (const Part& p : parts) {
     if (p.ns <= 0 || b.wall_ns() <= 0) continue;

@@ -108,12 +108,12 @@ test('the timeline\'s idle intervals add up to the step report\'s idle attributi
   for (const step of [2, 3]) {
     const report = (await collector.json(`/api/jobs/storm/report?step=${step}&process=${p}`)).reports[0];
     const tl = await collector.json(`/api/jobs/storm/timeline?step=${step}&process=${p}`);
-    assert.deepEqual(tl.idle_causes, ['sync_blocked', 'launch_bound', 'input', 'host_other']);
-    const sums = [0, 0, 0, 0];
+    assert.deepEqual(tl.idle_causes, ['sync_blocked', 'launch_bound', 'input', 'host_other', 'cuda_call']);
+    const sums = [0, 0, 0, 0, 0];
     for (const [s, e, cause] of tl.idle) sums[cause] += e - s;
     const b = report.breakdown;
     assert.deepEqual(sums, [num(b.idle_sync_blocked_ns), num(b.idle_launch_bound_ns),
-                            num(b.idle_input_ns), num(b.idle_host_other_ns)]);
+                            num(b.idle_input_ns), num(b.idle_host_other_ns), num(b.idle_cuda_call_ns)]);
     assert.equal(tl.events.kind.filter((k) => k === 0).length, num(b.kernel_count));
   }
 });
@@ -205,12 +205,13 @@ browserTest('one colour per cause: the step chart\'s legend and the timeline\'s 
   await page.locator('.legend.small .legend-item').first().waitFor();
   const timeline = await colorsOf('.legend.small .legend-item');
   const pairs = [['sync-blocked idle', 'sync-blocked'], ['launch-bound idle', 'launch-bound'],
-    ['input-stall idle', 'waiting for input'], ['host-work idle', 'host busy without CUDA']];
+    ['input-stall idle', 'waiting for input'], ['host-work idle', 'host busy without CUDA'],
+    ['in-CUDA-call idle', 'host inside CUDA calls']];
   for (const [bar, idle] of pairs) {
     assert.ok(chart[bar], `the step chart's legend has "${bar}"`);
     assert.equal(timeline[idle], chart[bar], `"${idle}" in the timeline is "${bar}" in the step chart`);
   }
-  assert.equal(new Set(pairs.map(([bar]) => chart[bar])).size, pairs.length, 'four causes, four colours');
+  assert.equal(new Set(pairs.map(([bar]) => chart[bar])).size, pairs.length, 'one colour per cause');
 });
 
 browserTest('a leaking job\'s step shows its device memory growing, memory_growth as the verdict and the call site', async (t) => {

@@ -192,7 +192,7 @@ TEST_F(CollectorE2E, TheTextTheJsonAndTheFindingAgreeOnAStepsNumbers) {
   const v1::StepReport& r = parsed.reports(0);
   const v1::StepBreakdown& b = r.breakdown();
   EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
-                b.idle_host_other_ns(), b.gpu_idle_ns());
+                b.idle_host_other_ns() + b.idle_cuda_call_ns(), b.gpu_idle_ns());
   ASSERT_EQ(r.primary_bottleneck(), "sync_stall");
   ASSERT_GT(r.findings_size(), 0);
   EXPECT_EQ(r.findings(0).lost_ns(), b.idle_sync_blocked_ns()) << "the finding's loss is the sync idle";
@@ -207,7 +207,8 @@ TEST_F(CollectorE2E, TheTextTheJsonAndTheFindingAgreeOnAStepsNumbers) {
   };
   const std::string line = "GPU idle " + ms(b.gpu_idle_ns()) + " ms = sync " + ms(b.idle_sync_blocked_ns()) +
                            " + launch " + ms(b.idle_launch_bound_ns()) + " + input " +
-                           ms(b.idle_input_ns()) + " + host " + ms(b.idle_host_other_ns());
+                           ms(b.idle_input_ns()) + " + host " + ms(b.idle_host_other_ns()) +
+                           " + in CUDA calls " + ms(b.idle_cuda_call_ns());
   EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
   EXPECT_NE(text.out.find("(~" + ms(r.findings(0).lost_ns()) + " ms lost)"), std::string::npos) << text.out;
 

@@ -12,7 +12,7 @@ KNOWN_DETECTORS = frozenset({
     "sync_stall", "launch_storm", "copy_dominated", "input_stall", "fp32_gemm", "alloc_churn",
     "gpu_bound", "gpu_idle", "warmup", "outlier_step", "new_kernels", "memory_growth",
     "straggler", "straggler_wait", "exposed_comm", "comm_storm", "unfused_elementwise",
-    "unfused_attention", "host_bound",
+    "unfused_attention", "host_bound", "cuda_api_bound",
 })
 # insufficient_data is not a detector: a step whose recording cannot carry a verdict says so.
 PRIMARY_VALUES = KNOWN_DETECTORS | {"none", "insufficient_data"}

@@ -45,6 +45,7 @@ def step_rows(report_json):
             "idle_sync_blocked_ns": _int(b.get("idle_sync_blocked_ns")),
             "idle_launch_bound_ns": _int(b.get("idle_launch_bound_ns")),
             "idle_host_other_ns": _int(b.get("idle_host_other_ns")),
+            "idle_cuda_call_ns": _int(b.get("idle_cuda_call_ns")),
             "top_kernels": [(k.get("name", ""), bool(k.get("tensor_cores", False)),
                              _int(k.get("total_ns"))) for k in r.get("top_kernels", [])[:3]],
         })

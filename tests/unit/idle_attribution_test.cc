@@ -19,7 +19,7 @@ TEST(IdleAttribution, CausesAreDisjointAndSumToTheIdleTimeOnRandomSteps) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int64_t> len(1, 200);
   const char* calls[] = {"cudaLaunchKernel", "cudaStreamSynchronize", "cudaMemcpyAsync",
-                         "cudaEventRecord"};
+                         "cudaEventRecord", "cudaMalloc", "cudaFree"};
   for (int trial = 0; trial < 50; ++trial) {
     DetectorStep s;
     for (int i = 0; i < 20; ++i) {
@@ -33,10 +33,41 @@ TEST(IdleAttribution, CausesAreDisjointAndSumToTheIdleTimeOnRandomSteps) {
     s.Run(&DetectHostBound);
     const v1::StepBreakdown& b = s.report().breakdown();
     EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
-                  b.idle_host_other_ns(),
+                  b.idle_host_other_ns() + b.idle_cuda_call_ns(),
               b.gpu_idle_ns())
         << "trial " << trial;
   }
+}
+
+TEST(IdleAttribution, CudaFreeWaitsForTheGpuThenTheRestIsTheDriversOwnWork) {
+  DetectorStep s;
+  s.Call("cudaLaunchKernel", 0, 5 * us);
+  s.Then(testing::kTcGemm, 300 * us);
+  s.Call("cudaFree", 100 * us, 1'300 * us);  // waits for the GEMM, then frees for 1 ms
+  s.Idle(1'000 * us);
+  s.Call("cudaLaunchKernel", 1'300 * us, 1'305 * us);
+  s.Then(testing::kTcGemm, 700 * us);
+  s.Run(&DetectInputStall);
+  const auto& b = s.report().breakdown();
+  // Waiting: to the GEMM's end plus kWaitReturnSlackNs; the driver's work: the rest of the call.
+  EXPECT_EQ(b.idle_sync_blocked_ns(), kWaitReturnSlackNs);
+  EXPECT_EQ(b.idle_cuda_call_ns(), 1'000 * us - kWaitReturnSlackNs);
+  EXPECT_EQ(b.idle_host_other_ns() + b.idle_launch_bound_ns() + b.idle_input_ns(), 0);
+}
+
+TEST(IdleAttribution, AnExplicitSyncWithNothingRecordedToWaitForStaysASync) {
+  // The work it waits for may predate the recording (data_quality.h says so): not driver work.
+  DetectorStep s;
+  s.Call("cudaLaunchKernel", 0, 5 * us);
+  s.Then(testing::kTcGemm, 300 * us);
+  s.Idle(500 * us);
+  s.Call("cudaStreamSynchronize", 350 * us, 750 * us);
+  s.Call("cudaLaunchKernel", 795 * us, 800 * us);
+  s.Then(testing::kTcGemm, 200 * us);
+  s.Run(&DetectInputStall);
+  const auto& b = s.report().breakdown();
+  EXPECT_EQ(b.idle_cuda_call_ns(), 0);
+  EXPECT_EQ(b.idle_sync_blocked_ns(), 445 * us);  // the call and its drain up to the next launch
 }
 
 TEST(IdleAttribution, UnexplainedHostTimeBeforeTheFirstCudaCallIsInput) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/analysis/step_segmenter.h"
+#include "collector/analysis/process_analysis.h"
 #include "collector/analysis/step_series.h"
 #include "importers/kineto/kineto_reader.h"
 
@@ -25,11 +25,9 @@ TEST_P(RealTraceVerdicts, PrimaryBottleneckIsTheHandLabel) {
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
   absl::StatusOr<importers::KinetoTrace> trace = importers::ReadKinetoTrace(path);
   ASSERT_TRUE(trace.ok()) << trace.status();
-  const analysis::StepSegmenter segmenter;
-  std::vector<analysis::StepAnalysis> steps;
-  for (const analysis::StepWindow& w : segmenter.FindSteps(trace->events, trace->strings)) {
-    steps.push_back(analysis::AnalyzeStep(trace->events, trace->strings, w, 1));
-  }
+  // As `gpuspy analyze` finds them: NVTX steps, else period-detected steps, else time windows.
+  std::vector<analysis::StepAnalysis> steps = analysis::AnalyzeProcessSteps(
+      analysis::CutIntoImportBatches(trace->events), trace->strings, /*process_id=*/1);
   analysis::AnalyzeStepSeries(&steps);
   std::vector<std::pair<int64_t, std::string>> got;
   for (const auto& s : steps) got.push_back({s.report.step().number(), s.report.primary_bottleneck()});
@@ -43,7 +41,12 @@ INSTANTIATE_TEST_SUITE_P(
         Labelled{"sampled_rank-0.json.gz", {{551, "host_bound"}, {552, "host_bound"}}},
         Labelled{"sampled_rank-1.json.gz", {{551, "host_bound"}, {552, "host_bound"}}},
         Labelled{"triton_a100.json.gz", {{1, "insufficient_data"}}},
-        Labelled{"event_sync_a100.json.gz", {{100, "host_bound"}}}),
+        Labelled{"event_sync_a100.json.gz", {{100, "host_bound"}}},
+        // No steps: 1 s windows of CUDA and cuDNN start-up; no GPU work in 0, 37 and 38.
+        Labelled{"alexnet_a100.json.gz",
+                 {{0, "insufficient_data"}, {30, "cuda_api_bound"}, {31, "cuda_api_bound"},
+                  {37, "insufficient_data"}, {38, "insufficient_data"}, {41, "cuda_api_bound"},
+                  {42, "cuda_api_bound"}, {43, "cuda_api_bound"}}}),
     [](const auto& info) {
       std::string name = info.param.file;
       name = name.substr(0, name.find('.'));

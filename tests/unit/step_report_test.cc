@@ -136,7 +136,7 @@ TEST_F(HandBuiltStep, IdleIsAttributedToSyncLaunchAndOther) {
   EXPECT_EQ(b.idle_input_ns(), 50 * us);
   EXPECT_EQ(b.idle_host_other_ns(), 60 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
-                b.idle_host_other_ns(),
+                b.idle_host_other_ns() + b.idle_cuda_call_ns(),
             b.gpu_idle_ns());
 }
 
@@ -255,7 +255,7 @@ TEST_F(StepReportTest, SyncTakesPrecedenceOverLaunchForTheSameIdleTime) {
   EXPECT_EQ(b.idle_sync_blocked_ns(), 200 * us + 650 * us);
   EXPECT_EQ(b.idle_launch_bound_ns(), 50 * us);
   EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
-                b.idle_host_other_ns(),
+                b.idle_host_other_ns() + b.idle_cuda_call_ns(),
             b.gpu_idle_ns());
 }
 

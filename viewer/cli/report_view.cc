@@ -117,7 +117,8 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
               << " ms, copies " << Ms(b.memcpy_ns()) << " ms), GPU idle " << Ms(b.gpu_idle_ns())
               << " ms = sync " << Ms(b.idle_sync_blocked_ns()) << " + launch "
               << Ms(b.idle_launch_bound_ns()) << " + input " << Ms(b.idle_input_ns())
-              << " + host " << Ms(b.idle_host_other_ns()) << "\n";
+              << " + host " << Ms(b.idle_host_other_ns()) << " + in CUDA calls "
+              << Ms(b.idle_cuda_call_ns()) << "\n";
     if (!rep.capture_note().empty()) std::cout << "  ! " << rep.capture_note() << "\n";
     if (analysis::IsTimeWindow(rep.step())) {
       std::cout << "  ! " << analysis::WindowExplanation(rep.step().source()) << "\n";

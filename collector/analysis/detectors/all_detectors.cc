@@ -5,7 +5,7 @@ namespace gpuspy::analysis {
 const std::vector<StepDetector>& AllStepDetectors() {
   static const std::vector<StepDetector> kAll = {
       &DetectSyncStall,  &DetectLaunchStorm, &DetectCopyDominated, &DetectInputStall,
-      &DetectHostBound,
+      &DetectHostBound,  &DetectCudaApiBound,
       &DetectFp32Gemm,   &DetectAllocChurn,  &DetectUnfusedAttention, &DetectUnfusedElementwise,
       &DetectGpuBound,
   };

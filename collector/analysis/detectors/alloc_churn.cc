@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/analysis/api_classifier.h"
 #include "collector/analysis/call_site_summary.h"
 #include "collector/analysis/detectors/detectors.h"
 
@@ -34,6 +35,9 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
     if (!IsAllocatorApi(name)) continue;
     ++calls;
     if (name.find("Free") == std::string_view::npos) ++malloc_calls;
+    // A call as long as a context creation is start-up (cuda_api_bound's), not churn's cost.
+    const int64_t duration = a.end_ns - a.start_ns;
+    if (IsStartup(DriverWorkOf(name, duration), duration)) continue;
     spans.push_back({a.start_ns, a.end_ns});
     by_name[std::string(name)]++;
   }

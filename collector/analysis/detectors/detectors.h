@@ -13,6 +13,7 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx);
 std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx);
 std::optional<v1::Finding> DetectInputStall(const StepContext& ctx);
 std::optional<v1::Finding> DetectHostBound(const StepContext& ctx);
+std::optional<v1::Finding> DetectCudaApiBound(const StepContext& ctx);
 std::optional<v1::Finding> DetectFp32Gemm(const StepContext& ctx);
 std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx);
 std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx);

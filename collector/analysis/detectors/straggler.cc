@@ -30,7 +30,7 @@ int64_t MedianOf(std::vector<int64_t> v) {
 }
 
 int64_t HostIdle(const v1::StepBreakdown& b) {
-  return b.idle_host_other_ns() + b.idle_input_ns() + b.idle_launch_bound_ns();
+  return b.idle_host_other_ns() + b.idle_input_ns() + b.idle_launch_bound_ns() + b.idle_cuda_call_ns();
 }
 
 // Time-weighted ratio of this rank's median kernel durations to the peers', over the compute

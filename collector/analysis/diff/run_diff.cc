@@ -41,6 +41,7 @@ const std::vector<Part>& Parts() {
       {"idle_launch", [](const v1::WallParts& p) { return p.idle_launch_ns(); }},
       {"idle_input", [](const v1::WallParts& p) { return p.idle_input_ns(); }},
       {"idle_host", [](const v1::WallParts& p) { return p.idle_host_ns(); }},
+      {"idle_cuda_call", [](const v1::WallParts& p) { return p.idle_cuda_call_ns(); }},
   };
   return parts;
 }
@@ -388,6 +389,12 @@ v1::RunDiff DiffRuns(const v1::RunProfile& a, const v1::RunProfile& b) {
     items.push_back(Make("host", "idle_host", "host work",
                          absl::StrCat("GPU idle while the host runs other code ",
                                       PerStepMs(a.parts().idle_host_ns(), b.parts().idle_host_ns())),
+                         delta));
+  }
+  if (const int64_t delta = PartDelta(a, b, "idle_cuda_call", threshold); delta != 0) {
+    items.push_back(Make("cuda_calls", "idle_cuda_call", "CUDA calls",
+                         absl::StrCat("GPU idle while the host is inside CUDA calls with nothing to wait for ",
+                                      PerStepMs(a.parts().idle_cuda_call_ns(), b.parts().idle_cuda_call_ns())),
                          delta));
   }
   std::stable_sort(items.begin(), items.end(), [](const auto& x, const auto& y) {

@@ -56,7 +56,7 @@ struct CollectiveTotal {
 };
 
 struct PartMoments {
-  Moments wall, compute, exposed_comm, idle_sync, idle_launch, idle_input, idle_host;
+  Moments wall, compute, exposed_comm, idle_sync, idle_launch, idle_input, idle_host, idle_cuda_call;
   void Add(const v1::StepBreakdown& b) {
     wall.Add(static_cast<double>(b.wall_ns()));
     compute.Add(static_cast<double>(b.compute_busy_ns()));
@@ -65,6 +65,7 @@ struct PartMoments {
     idle_launch.Add(static_cast<double>(b.idle_launch_bound_ns()));
     idle_input.Add(static_cast<double>(b.idle_input_ns()));
     idle_host.Add(static_cast<double>(b.idle_host_other_ns()));
+    idle_cuda_call.Add(static_cast<double>(b.idle_cuda_call_ns()));
   }
   v1::WallParts Noise(size_t n) const {
     v1::WallParts p;
@@ -75,6 +76,7 @@ struct PartMoments {
     p.set_idle_launch_ns(idle_launch.StandardError(n));
     p.set_idle_input_ns(idle_input.StandardError(n));
     p.set_idle_host_ns(idle_host.StandardError(n));
+    p.set_idle_cuda_call_ns(idle_cuda_call.StandardError(n));
     return p;
   }
 };
@@ -87,6 +89,7 @@ void AddParts(const v1::StepBreakdown& b, v1::WallParts* sum) {
   sum->set_idle_launch_ns(sum->idle_launch_ns() + b.idle_launch_bound_ns());
   sum->set_idle_input_ns(sum->idle_input_ns() + b.idle_input_ns());
   sum->set_idle_host_ns(sum->idle_host_ns() + b.idle_host_other_ns());
+  sum->set_idle_cuda_call_ns(sum->idle_cuda_call_ns() + b.idle_cuda_call_ns());
 }
 
 v1::WallParts MeanParts(const v1::WallParts& sum, size_t n) {
@@ -98,6 +101,7 @@ v1::WallParts MeanParts(const v1::WallParts& sum, size_t n) {
   m.set_idle_launch_ns(PerStep(sum.idle_launch_ns(), n));
   m.set_idle_input_ns(PerStep(sum.idle_input_ns(), n));
   m.set_idle_host_ns(PerStep(sum.idle_host_ns(), n));
+  m.set_idle_cuda_call_ns(PerStep(sum.idle_cuda_call_ns(), n));
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "collector/analysis/api_classifier.h"
 #include "collector/analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
@@ -34,6 +35,16 @@ DetectorStep MemoryRecords(int ops) {
     s.Memory(i % 2 == 0 ? MemoryOpKind::kAlloc : MemoryOpKind::kFree, (10 + i * 10) * us, 1 << 20);
   }
   return s;
+}
+
+TEST(AllocChurn, AnAllocationAsLongAsAContextCreationIsStartUpNotChurn) {
+  DetectorStep s = AllocatorCalls(12);
+  s.Call("cudaMalloc", 1'120 * us, 1'120 * us + kContextCreationNs);  // the allocator's first segment
+  s.Idle(kContextCreationNs);
+  const auto f = s.Run(&DetectAllocChurn);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->lost_ns(), 120 * us);  // the twelve short calls only: the long one is cuda_api_bound's
+  EXPECT_EQ(s.report().primary_bottleneck(), "cuda_api_bound");
 }
 
 TEST(AllocChurn, AllocatorCallsThatIdleTheGpuFire) {

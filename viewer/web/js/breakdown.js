@@ -11,6 +11,8 @@
 //   launch       GPU idle while the host launches (launch-bound)
 //   input        GPU idle, host doing no CUDA work, and the step has an input_stall finding
 //   other        GPU idle while the host does other, non-CUDA work (host_bound's time)
+//   cudaCall     GPU idle while the host is inside CUDA calls with nothing on the GPU to wait
+//                for: context creation, module loading, allocation (cuda_api_bound's time)
 import {num} from './api.js';
 import {CAUSE_COLORS} from './cause_colors.js';
 import {isTimeWindow} from './step_kind.js';
@@ -24,6 +26,7 @@ export const CATEGORIES = [
   {key: 'launch', label: 'launch-bound idle', color: CAUSE_COLORS.launch},
   {key: 'input', label: 'input-stall idle', color: CAUSE_COLORS.input},
   {key: 'other', label: 'host-work idle', color: CAUSE_COLORS.host},
+  {key: 'cudaCall', label: 'in-CUDA-call idle', color: CAUSE_COLORS.cuda_call},
 ];
 
 // Whether any of `reports` has the cross-rank communication split (the comm categories apply).
@@ -46,6 +49,7 @@ export function categorize(report) {
     // The report attributes idle time to input and other host work itself (idle_attribution.h).
     input: num(b.idle_input_ns),
     other: num(b.idle_host_other_ns),
+    cudaCall: num(b.idle_cuda_call_ns),
   };
 }
 

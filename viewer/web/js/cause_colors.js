@@ -11,5 +11,6 @@ export const CAUSE_COLORS = {
   launch: '#b07aa1',
   input: '#edc948',
   host: '#a0cbe8',       // GPU idle while the host does other (non-CUDA) work
+  cuda_call: '#76b7b2',  // GPU idle while the host is inside CUDA calls with nothing to wait for
   unexplained: '#bab0ac',
 };

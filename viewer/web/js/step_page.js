@@ -166,7 +166,8 @@ function timelineLegend() {
     item(PALETTE[13], 'CUDA API'), item(PALETTE[12], 'sync / blocking'), item(PALETTE[15], 'NVTX'),
     h('span', {class: 'legend-sep'}, 'GPU idle:'),
     item(IDLE_COLORS.sync_blocked, 'sync-blocked'), item(IDLE_COLORS.launch_bound, 'launch-bound'),
-    item(IDLE_COLORS.input, 'waiting for input'), item(IDLE_COLORS.host_other, 'host busy without CUDA'));
+    item(IDLE_COLORS.input, 'waiting for input'), item(IDLE_COLORS.host_other, 'host busy without CUDA'),
+    item(IDLE_COLORS.cuda_call, 'host inside CUDA calls'));
 }
 
 function showSelection(box, s, timeline) {

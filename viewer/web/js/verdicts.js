@@ -13,6 +13,7 @@ const COLORS = {
   input_stall: CAUSE_COLORS.input,
   launch_storm: CAUSE_COLORS.launch,
   host_bound: CAUSE_COLORS.host,
+  cuda_api_bound: CAUSE_COLORS.cuda_call,
   insufficient_data: '#e8e8e8',
   alloc_churn: '#76b7b2',
   fp32_gemm: '#86bcb6',

@@ -36,7 +36,7 @@ export function syntheticTimeline(n) {
     origin_ns: '0', wall_ns: wall, strings, kinds: ['kernel', 'memcpy', 'memset', 'sync', 'api', 'nvtx', 'mark', 'overhead', 'graph'],
     lanes: [{kind: 'thread', thread_id: 1, label: 'thread 1'},
       ...[0, 1, 2, 3].map((s) => ({kind: 'stream', device: 0, stream: 7 + s, label: 'GPU 0 stream ' + (7 + s)}))],
-    events: ev, idle: [], idle_causes: ['sync_blocked', 'launch_bound', 'input', 'host_other'], blocking: [], truncated: false,
+    events: ev, idle: [], idle_causes: ['sync_blocked', 'launch_bound', 'input', 'host_other', 'cuda_call'], blocking: [], truncated: false,
   };
 }
 

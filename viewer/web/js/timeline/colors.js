@@ -52,4 +52,5 @@ export const IDLE_COLORS = {
   launch_bound: CAUSE_COLORS.launch,
   input: CAUSE_COLORS.input,
   host_other: CAUSE_COLORS.host,
+  cuda_call: CAUSE_COLORS.cuda_call,
 };

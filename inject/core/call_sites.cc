@@ -12,6 +12,7 @@ struct ThreadState {
   uint32_t depth = 0;
   uint32_t outer_site = 0;
   uint32_t launch_countdown = 0;  // 0: the next launch is sampled (a thread's first one is)
+  uint64_t last_enter_ns = 0;     // when this thread last entered a CUDA call of ours
 };
 thread_local ThreadState t_state;
 
@@ -26,7 +27,8 @@ uint64_t MonotonicNs() {
 CallSites::CallSites(CallSiteConfig config)
     : config_(std::move(config)),
       registry_(config_.frames),
-      launch_period_(config_.launch_auto ? kInitialAutoPeriod : config_.launch_period) {}
+      launch_period_(config_.launch_auto ? kInitialAutoPeriod : config_.launch_period),
+      gap_ns_(static_cast<uint64_t>(config_.gap_us) * 1000) {}
 
 void CallSites::OnEnter(CallSiteKind kind, uint64_t correlation_id) {
   if (kind == CallSiteKind::kNone) return;
@@ -36,12 +38,21 @@ void CallSites::OnEnter(CallSiteKind kind, uint64_t correlation_id) {
     if (t.outer_site != 0) (void)queue_.Push(correlation_id, t.outer_site);
     return;
   }
+  // One clock read per outermost call: the gap since the last one's start is host time plus
+  // that call's own (microseconds for a launch; a long sync makes the launch after it count as a
+  // gap's end too, at most once per sync).
+  bool after_gap = false;
+  if (gap_ns_ > 0) {
+    const uint64_t now = MonotonicNs();
+    after_gap = t.last_enter_ns > 0 && now - t.last_enter_ns >= gap_ns_;
+    t.last_enter_ns = now;
+  }
   uint32_t site = 0;
   if (kind == CallSiteKind::kBlocking) {
     counters_.blocking.fetch_add(1, std::memory_order_relaxed);
     site = registry_.Capture();
   } else {
-    site = CaptureLaunch();
+    site = CaptureLaunch(after_gap);
   }
   t.outer_site = site;
   if (site != 0) (void)queue_.Push(correlation_id, site);
@@ -53,14 +64,17 @@ void CallSites::OnExit(CallSiteKind kind) {
   if (t.depth > 0 && --t.depth == 0) t.outer_site = 0;
 }
 
-uint32_t CallSites::CaptureLaunch() {
+uint32_t CallSites::CaptureLaunch(bool after_gap) {
   counters_.launches.fetch_add(1, std::memory_order_relaxed);
   const uint32_t period = launch_period_.load(std::memory_order_relaxed);
   if (period == 0) return 0;
   ThreadState& t = t_state;
   if (t.launch_countdown > 0) {
     --t.launch_countdown;
-    return 0;
+    if (!after_gap) return 0;
+    // Outside the 1-in-N sample (and its cost budget): the gap bounds how often this happens.
+    counters_.gap_enders.fetch_add(1, std::memory_order_relaxed);
+    return registry_.Capture();
   }
   t.launch_countdown = period - 1;
   counters_.launches_sampled.fetch_add(1, std::memory_order_relaxed);

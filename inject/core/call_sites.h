@@ -1,7 +1,11 @@
 // Which CUDA calls get a call site, and when: every blocking call (syncs, copies that may wait
-// on the host, implicit syncs like cudaFree), and launches sampled 1 in N. Called from CUPTI's
-// API callbacks on application threads; the CUPTI side (which cbid is which) stays in
-// cupti_capture.cc.
+// on the host, implicit syncs like cudaFree), launches sampled 1 in N, and the launch that ends
+// a host gap: the first launch at least the gap threshold after the thread's previous CUDA call
+// began (host time, plus that call's own few microseconds). That line is where the host came
+// back to the GPU after a host-bound stretch (host_bound names it); gaps are rare by
+// definition, so capturing them costs at most one capture per threshold of host time (0.25% of
+// a core at 200 us and ~0.5 us a capture). Called from CUPTI's API callbacks on application
+// threads; the CUPTI side (which cbid is which) stays in cupti_capture.cc.
 #pragma once
 
 #include <atomic>
@@ -22,19 +26,24 @@ inline constexpr uint64_t kLaunchBudgetNs = 25;
 inline constexpr uint32_t kMinAutoPeriod = 16;
 inline constexpr uint32_t kMaxAutoPeriod = 1u << 16;
 inline constexpr uint32_t kInitialAutoPeriod = 64;
+inline constexpr uint32_t kDefaultGapCaptureUs = 200;
 
 struct CallSiteConfig {
   bool enabled = true;        // GPUSPY_CALLSITES=0 turns call sites off (no API callbacks)
   // GPUSPY_CALLSITE_LAUNCHES: 1 in N launches; 0 = launches never; auto (the default) = adaptive.
   bool launch_auto = true;
   uint32_t launch_period = 0;
+  // GPUSPY_CALLSITE_GAP_US: a launch this long after the thread's previous CUDA call began gets
+  // its site (0 = never). Off with launches (GPUSPY_CALLSITE_LAUNCHES=0).
+  uint32_t gap_us = kDefaultGapCaptureUs;
   CallSiteOptions frames;
 };
 
 struct CallSiteCounters {
   std::atomic<uint64_t> blocking{0};         // blocking calls seen
   std::atomic<uint64_t> launches{0};         // launches seen
-  std::atomic<uint64_t> launches_sampled{0}; // launches whose site was captured
+  std::atomic<uint64_t> launches_sampled{0}; // launches whose site was captured (1 in N)
+  std::atomic<uint64_t> gap_enders{0};       // launches captured for ending a host gap
   std::atomic<uint64_t> nested{0};           // inner calls that reused their outer call's site
   std::atomic<uint64_t> capture_ns{0};       // total time spent capturing sampled launch sites
 };
@@ -59,13 +68,14 @@ class CallSites {
   const CallSiteCounters& counters() const { return counters_; }
 
  private:
-  uint32_t CaptureLaunch();
+  uint32_t CaptureLaunch(bool after_gap);
   void Adapt(uint64_t cost_ns);
 
   const CallSiteConfig config_;
   CallSiteRegistry registry_;
   CallSiteQueue queue_;
   std::atomic<uint32_t> launch_period_;
+  const uint64_t gap_ns_;  // 0: no gap-ender captures
   std::atomic<uint64_t> cost_ewma_ns_{0};  // of one sampled launch capture
   CallSiteCounters counters_;
 };

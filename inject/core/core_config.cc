@@ -37,6 +37,15 @@ void ReadCallSites(const EnvLookup& env, CallSiteConfig* c, std::string* warning
                       "' is not 'auto' or a number in [0, 16777216]; using auto\n");
     }
   }
+  if (const std::string v = env("GPUSPY_CALLSITE_GAP_US"); !v.empty()) {
+    uint32_t us = 0;
+    if (absl::SimpleAtoi(v, &us) && us <= 10'000'000) {
+      c->gap_us = us;
+    } else {
+      absl::StrAppend(warnings, "GPUSPY_CALLSITE_GAP_US='", v, "' is not a number in [0, 10000000]; using ",
+                      c->gap_us, "\n");
+    }
+  }
   // Set but empty cannot be told from unset here: "none" walks past nothing.
   if (const std::string v = env("GPUSPY_CALLSITE_SKIP"); !v.empty()) {
     c->frames.skip.clear();

@@ -49,11 +49,13 @@ void LogCallSites() {
   const CallSiteCounters& c = sites->counters();
   const CallSiteStats& r = sites->registry()->stats();
   Log(LogLevel::kInfo,
-      "call sites: %u distinct; %llu blocking calls, %llu launches (%llu sampled, 1 in %u now); "
+      "call sites: %u distinct; %llu blocking calls, %llu launches (%llu sampled, 1 in %u now, "
+      "%llu after host gaps); "
       "%llu python, %llu native, %llu none, %llu busy, %llu full, %llu queue-dropped",
       sites->registry()->sites(), static_cast<unsigned long long>(c.blocking.load()),
       static_cast<unsigned long long>(c.launches.load()),
       static_cast<unsigned long long>(c.launches_sampled.load()), sites->launch_period(),
+      static_cast<unsigned long long>(c.gap_enders.load()),
       static_cast<unsigned long long>(r.python.load()),
       static_cast<unsigned long long>(r.native.load()),
       static_cast<unsigned long long>(r.none.load()), static_cast<unsigned long long>(r.busy.load()),

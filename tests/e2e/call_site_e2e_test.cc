@@ -70,7 +70,8 @@ class CallSiteE2E : public ::testing::Test {
 };
 
 TEST_F(CallSiteE2E, BlockingCallsAndSampledLaunchesNameTheScriptsLines) {
-  RunResult r = Train("sites", {"GPUSPY_CALLSITE_LAUNCHES=4"});
+  // Exact counts: no gap-ender captures (a loaded machine may pause between any two launches).
+  RunResult r = Train("sites", {"GPUSPY_CALLSITE_LAUNCHES=4", "GPUSPY_CALLSITE_GAP_US=0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto got = SitesByApi("sites");
   std::map<std::pair<std::string, std::string>, int> want = {
@@ -114,6 +115,20 @@ TEST_F(CallSiteE2E, CallersZeroNamesTheLineAlone) {
   const auto it = got.find({"cudaStreamSynchronize", "callsite_train.py:33 loss_item"});
   ASSERT_NE(it, got.end());
   EXPECT_EQ(it->second, kSteps);
+}
+
+TEST_F(CallSiteE2E, TheLaunchAfterTheHostsSleepIsNamedWithoutSampling) {
+  // Sampling takes each thread's first launch only; after the 2 ms of host work the next step's
+  // first launch ends a gap. After odd steps the torch.cuda.synchronize() stand-in opens the
+  // last CUDA call before it: steps 1, 3 and 5 start after the sleep alone (more only if the
+  // machine pauses the script for a millisecond mid-loop).
+  RunResult r = Train("gaps", {"GPUSPY_CALLSITE_LAUNCHES=1000000", "GPUSPY_CALLSITE_GAP_US=1000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto got = SitesByApi("gaps");
+  const auto it = got.find({"cudaLaunchKernel", "callsite_train.py:38 forward \u2190 callsite_train.py:44 train"});
+  ASSERT_NE(it, got.end());
+  EXPECT_GE(it->second, 1 + kSteps / 2);  // the first launch, and one per step after a sleep
+  EXPECT_NE(r.err.find("after host gaps"), std::string::npos) << r.err;
 }
 
 TEST_F(CallSiteE2E, SwitchedOffMeansNoCallSites) {

@@ -4,6 +4,7 @@
 // optimizer on the host. The evidence says how long, in how many gaps, between which CUDA calls
 // (with their call sites when known) and what the host was running (host_activity.h).
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,12 +12,51 @@
 #include "absl/strings/str_join.h"
 #include "collector/analysis/detectors/detectors.h"
 #include "collector/analysis/host_activity.h"
+#include "collector/analysis/step_report.h"
 
 namespace gpuspy::analysis {
 namespace {
 
 constexpr double kMinHostBoundShare = 0.10;  // GPU idle waiting for non-CUDA host work
 constexpr size_t kTopActivities = 3;         // host ranges named in the evidence
+constexpr size_t kTopResumeSites = 3;        // call sites where the host came back, in the evidence
+
+// Where the host came back to the GPU after its gaps: the call site of the CUDA call that ends
+// each gap (live capture names it whenever a launch follows a host gap; call_sites.h), with the
+// host time before it, most time first. Gaps ended by a call without a site are left out.
+struct ResumeSite {
+  std::string site;
+  uint64_t gaps = 0;
+  int64_t ns = 0;
+};
+std::vector<ResumeSite> ResumeSites(const StepContext& ctx, const IntervalSet& gaps) {
+  std::vector<const ApiEvent*> calls;
+  for (const ApiEvent& a : ctx.events.apis) {
+    if (ctx.InWindow(a.start_ns, a.end_ns)) calls.push_back(&a);
+  }
+  std::sort(calls.begin(), calls.end(),
+            [](const ApiEvent* x, const ApiEvent* y) { return x->start_ns < y->start_ns; });
+  std::map<StringRef, ResumeSite> by_site;
+  for (const Interval& g : gaps.intervals()) {
+    auto next = std::lower_bound(calls.begin(), calls.end(), g.end_ns,
+                                 [](const ApiEvent* a, int64_t t) { return a->start_ns < t; });
+    // Only the call that ends the gap, and only when it has a site.
+    if (next == calls.end() || (*next)->start_ns > g.end_ns + kLaunchGapNs || (*next)->call_site == 0) {
+      continue;
+    }
+    ResumeSite& r = by_site[(*next)->call_site];
+    r.gaps++;
+    r.ns += g.length();
+  }
+  std::vector<ResumeSite> out;
+  for (auto& [ref, r] : by_site) {
+    r.site = std::string(ctx.strings.Get(ref));
+    out.push_back(std::move(r));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ResumeSite& a, const ResumeSite& b) { return a.ns > b.ns; });
+  if (out.size() > kTopResumeSites) out.resize(kTopResumeSites);
+  return out;
+}
 
 // "cudaLaunchKernel at train.py:57 f" / "cudaLaunchKernel"
 std::string CallName(const StepContext& ctx, const ApiEvent* a) {
@@ -67,6 +107,11 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
     AddEvidence(&f, "host_activity", "not recorded (no host ranges: capture NVTX ranges or import a "
                                      "profiler trace with CPU ops to see it)");
   }
+  const std::vector<ResumeSite> resumed = ResumeSites(ctx, waiting);
+  for (const ResumeSite& r : resumed) {
+    AddEvidence(&f, "resumed_at", absl::StrCat(r.site, " x", r.gaps, " after "), Ns(r.ns),
+                " of host work");
+  }
   std::string hint =
       "the GPU runs out of work while Python runs between CUDA calls: move per-step host work "
       "out of the loop (metrics, logging, .tolist() processing every N steps), cut per-op CPU "
@@ -74,6 +119,10 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   if (!doing.empty() && LooksLikeOptimizer(doing.front().name)) {
     hint = "the optimizer step is host-bound: use a fused optimizer (e.g. torch.optim.AdamW(..., "
            "fused=True) or foreach=True), or capture it with torch.compile / CUDA graphs";
+  }
+  if (!resumed.empty()) {
+    hint = absl::StrCat("the host comes back to the GPU at ", resumed.front().site,
+                        ": the host work is what runs before that line; ", hint);
   }
   f.set_fix_hint(hint);
   return f;

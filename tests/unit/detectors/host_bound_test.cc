@@ -41,6 +41,26 @@ TEST(HostBound, AMidStepGapIsTheHostWithTheOpItRanAndTheCallsAroundIt) {
                         "train.py:44 forward"));
 }
 
+TEST(HostBound, TheLineWhereTheHostComesBackIsNamedWithItsHostTime) {
+  DetectorStep s = MidStepGap(400);  // the launch ending the gap is at train.py:44 forward
+  const auto f = s.Run(&DetectHostBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(Evidence(*f, "resumed_at"), "train.py:44 forward x1 after 395.0 us of host work");
+  EXPECT_THAT(f->fix_hint(), HasSubstr("comes back to the GPU at train.py:44 forward"));
+}
+
+TEST(HostBound, AGapEndedByACallWithoutASiteNamesNoLine) {
+  DetectorStep s;
+  s.Call("cudaLaunchKernel", 0, 5 * us, "train.py:40 forward");
+  s.Then(testing::kTcGemm, 300 * us);
+  s.Idle(400 * us);
+  s.Call("cudaLaunchKernel", 695 * us, 700 * us);  // not sampled: no site
+  s.Then(testing::kTcGemm, 300 * us);
+  const auto f = s.Run(&DetectHostBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(Evidence(*f, "resumed_at"), "");
+}
+
 TEST(HostBound, JustUnderTheShareDoesNotFire) {
   // kMinHostBoundShare = 10 %: a 104 µs gap (99 µs waited, the rest is the launch) misses...
   EXPECT_FALSE(MidStepGap(104).Run(&DetectHostBound).has_value());

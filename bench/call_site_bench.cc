@@ -18,11 +18,13 @@
 namespace gpuspy::inject {
 namespace {
 
-CallSiteConfig Config(bool native, bool launch_auto, uint32_t period) {
+CallSiteConfig Config(bool native, bool launch_auto, uint32_t period,
+                      uint32_t gap_us = kDefaultGapCaptureUs) {
   CallSiteConfig c;
   c.frames.native = native;
   c.launch_auto = launch_auto;
   c.launch_period = period;
+  c.gap_us = gap_us;
   return c;
 }
 
@@ -125,10 +127,11 @@ void BlockingLoop(benchmark::State& state) {
 }
 void BM_BlockingCall_Python(benchmark::State& state) { FromPython(state, BlockingLoop); }
 
-// What a launch pays for call sites: adaptive 1-in-N sampling (the default), and every launch.
-template <bool kAuto>
+// What a launch pays for call sites: adaptive 1-in-N sampling (the default), and every launch;
+// with the gap-ender check (the default: one clock read per launch) or without (kGapUs = 0).
+template <bool kAuto, uint32_t kGapUs = kDefaultGapCaptureUs>
 void LaunchLoop(benchmark::State& state) {
-  static CallSites* sites = new CallSites(Config(true, kAuto, kAuto ? 0 : 1));
+  static CallSites* sites = new CallSites(Config(true, kAuto, kAuto ? 0 : 1, kGapUs));
   Drainer drainer(sites->queue());
   uint64_t corr = 1;
   for (auto _ : state) {
@@ -140,6 +143,7 @@ void LaunchLoop(benchmark::State& state) {
 void BM_Launch_Python_Auto(benchmark::State& state) { FromPython(state, LaunchLoop<true>); }
 void BM_Launch_Python_Every(benchmark::State& state) { FromPython(state, LaunchLoop<false>); }
 void BM_Launch_Native_Auto(benchmark::State& state) { LaunchLoop<true>(state); }
+void BM_Launch_Python_Auto_NoGapCheck(benchmark::State& state) { FromPython(state, LaunchLoop<true, 0>); }
 
 // Wire bytes per API event for its call-site column: a batch of 4096 API events, one in four
 // with one of 40 sites (blocking calls and sampled launches), against the same batch without.
@@ -185,6 +189,7 @@ BENCHMARK(BM_BlockingCall_Python);
 BENCHMARK(BM_Launch_Python_Auto);
 BENCHMARK(BM_Launch_Python_Every);
 BENCHMARK(BM_Launch_Native_Auto);
+BENCHMARK(BM_Launch_Python_Auto_NoGapCheck);
 BENCHMARK(BM_WireBytesPerEvent)->Iterations(3);
 
 }  // namespace

@@ -2,10 +2,12 @@
 // are indexed as batches arrive, so a new pattern means reading the job's stored batches again,
 // one at a time (memory: one decoded batch), as ingest would have seen them.
 //
-// Known gap: on a live job, a batch stored after this pass read past it and before ReplaceSteps
-// has its steps (indexed with the new pattern already) replaced away; setting the pattern again,
-// or once the job has ended, finds them. Closing it needs the store's step write and the pass to
-// share a lock with ingest, which the hot path should not take for a rare admin call.
+// A live job keeps storing batches meanwhile, indexed by ingest with the new pattern (set
+// first). One stored after the pass read past it and before ReplaceSteps has its steps replaced
+// away: a second, catch-up pass over the batches after the last one read puts them back (upserts
+// by step number: what ingest indexed after the replace stays as it is). Left open: an ingest
+// thread that read the old pattern before the Set and writes its steps after the replace.
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -31,17 +33,34 @@ absl::StatusOr<v1::SetStepPatternResponse> QueryEngine::SetStepPattern(const v1:
   for (const ProcessRecord& p : *processes) {
     // Per batch, as ingest indexes them; a step number seen again replaces the earlier record.
     std::map<int64_t, StepRecord> by_number;
-    absl::StatusOr<uint64_t> read = reader_.ForEachBatch(
-        p.process_id, [&](const EventColumns& events, const StringTable& strings) {
-          if (events.nvtx_ranges.empty()) return;
-          for (const analysis::StepWindow& w : (*segmenter)->FindSteps(events, strings)) {
-            by_number[w.number] = {p.process_id, w.number, w.start_ns, w.end_ns, w.source};
-          }
-        });
+    uint64_t next_sequence = 0;  // after the last batch read
+    auto find_steps = [&](uint64_t sequence, const EventColumns& events, const StringTable& strings) {
+      next_sequence = sequence + 1;
+      if (events.nvtx_ranges.empty()) return true;
+      for (const analysis::StepWindow& w : (*segmenter)->FindSteps(events, strings)) {
+        by_number[w.number] = {p.process_id, w.number, w.start_ns, w.end_ns, w.source};
+      }
+      return true;
+    };
+    absl::StatusOr<uint64_t> read = reader_.ForEachBatchFrom(p.process_id, 0, 0, 0, find_steps);
     if (!read.ok()) return read.status();
     std::vector<StepRecord> steps;
     for (auto& [n, s] : by_number) steps.push_back(std::move(s));
     if (absl::Status st = store_->ReplaceSteps(p.process_id, steps); !st.ok()) return st;
+    // The catch-up: batches stored while the first pass ran.
+    by_number.clear();
+    read = reader_.ForEachBatchFrom(p.process_id, 0, 0, next_sequence, find_steps);
+    if (!read.ok()) return read.status();
+    std::vector<StepRecord> late;
+    for (auto& [n, s] : by_number) late.push_back(std::move(s));
+    if (!late.empty()) {
+      if (absl::Status st = store_->UpsertSteps(late); !st.ok()) return st;
+    }
+    for (StepRecord& s : late) {
+      if (std::none_of(steps.begin(), steps.end(), [&](const StepRecord& e) { return e.number == s.number; })) {
+        steps.push_back(std::move(s));
+      }
+    }
     // Cached analyses are checked against the batches, which did not change: drop them.
     cache_.Forget(p.process_id);
     out.set_processes(out.processes() + 1);

@@ -143,7 +143,12 @@ absl::StatusOr<v1::ListJobsResponse> QueryEngine::ListJobs() {
     job.set_step_count(job.step_count() + steps->size());
   }
   v1::ListJobsResponse out;
-  for (auto& [id, job] : jobs) *out.add_jobs() = std::move(job);
+  for (auto& [id, job] : jobs) {
+    absl::StatusOr<std::string> pattern = store_->GetJobStepPattern(id);
+    if (!pattern.ok()) return pattern.status();
+    job.set_step_pattern(*pattern);
+    *out.add_jobs() = std::move(job);
+  }
   return out;
 }
 

@@ -28,6 +28,10 @@ int RebuildIndexAndExit(const gpuspy::collector::ServerOptions& options) {
               static_cast<unsigned long long>(r->processes), static_cast<unsigned long long>(r->batches),
               static_cast<unsigned long long>(r->events));
   if (!r->damaged_index.empty()) std::printf("  the old index is kept as %s\n", r->damaged_index.c_str());
+  if (r->step_patterns > 0) {
+    std::printf("  %llu job step pattern(s) read back from the old index\n",
+                static_cast<unsigned long long>(r->step_patterns));
+  }
   if (r->processes_without_identity > 0) {
     std::printf("  %llu process(es) had no identity record (data from before gpuspy recorded one): "
                 "listed under job 'unknown'\n",

@@ -1,6 +1,7 @@
 #include "collector/server/index_rebuild.h"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "collector/ingest/batch_ingestor.h"
+#include "collector/ingest/job_step_patterns.h"
 #include "collector/server/data_dir_lock.h"
 #include "collector/storage/dictionary_cache.h"
 #include "collector/storage/segment_file.h"
@@ -101,14 +103,58 @@ std::map<uint64_t, v1::ProcessIdentity> ReadIdentities(const std::map<uint64_t, 
   return out;
 }
 
+// The damaged index a rebuild set aside: this one's, or an interrupted rebuild's (the newest).
+std::string DamagedIndex(const std::string& data_dir, const RebuildResult& result) {
+  if (!result.damaged_index.empty()) return result.damaged_index;
+  std::string newest;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(data_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("index.sqlite.damaged-", 0) != 0 || name.find('-', 21) != std::string::npos) continue;
+    if (entry.path().string() > newest) newest = entry.path().string();
+  }
+  return newest;
+}
+
+// Job step patterns (Store::SetJobStepPattern) live only in the index, not in the segments: read
+// them back from the damaged index, read-only, as far as its pages allow. What cannot be read is
+// lost, with a warning (`gpuspy jobs set-step-pattern` sets it again).
+std::vector<std::pair<std::string, std::string>> SalvageStepPatterns(const std::string& index) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (index.empty()) return out;
+  sqlite3* db = nullptr;
+  sqlite3_stmt* q = nullptr;
+  int rc = sqlite3_open_v2(index.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, "SELECT job_id, step_pattern FROM job_settings", -1, &q, nullptr);
+  while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+    rc = sqlite3_step(q);
+    if (rc != SQLITE_ROW) break;
+    auto text = [q](int column) {
+      const auto* p = sqlite3_column_text(q, column);
+      return p == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(p));
+    };
+    out.emplace_back(text(0), text(1));
+  }
+  if (rc != SQLITE_DONE) {
+    spdlog::warn("rebuild: the job step patterns in {} could not all be read ({}): jobs that had "
+                 "their own have gpuspyd's again (gpuspy jobs set-step-pattern)",
+                 index, db != nullptr ? sqlite3_errmsg(db) : "cannot open");
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return out;
+}
+
 class Reingest {
  public:
   Reingest(Store* store, const ServerOptions& options, std::map<uint64_t, v1::ProcessIdentity> identities,
-           RebuildResult* result)
+           JobStepPatterns* patterns, RebuildResult* result)
       : dictionaries_(store),
         ingestor_(store, &dictionaries_, &counters_, analysis::StepSegmenter(options.step_pattern)),
         identities_(std::move(identities)),
-        result_(result) {}
+        result_(result) {
+    ingestor_.set_job_patterns(patterns);
+  }
 
   // Every batch record of the segment file at `path`, in file order.
   absl::Status File(const std::string& path) {
@@ -208,8 +254,14 @@ absl::StatusOr<RebuildResult> RebuildIndex(const ServerOptions& options) {
   store_options.compress = options.compress_segments;
   absl::StatusOr<std::unique_ptr<Store>> store = OpenEmbeddedStore(store_options);
   if (!store.ok()) return store.status();
+  // The jobs' own step patterns first: their steps are indexed with them as the batches go in.
+  for (const auto& [job, pattern] : SalvageStepPatterns(DamagedIndex(data_dir, result))) {
+    if (absl::Status st = (*store)->SetJobStepPattern(job, pattern); !st.ok()) return st;
+    ++result.step_patterns;
+  }
   {
-    Reingest reingest(store->get(), options, ReadIdentities(files), &result);
+    JobStepPatterns patterns(store->get(), options.step_pattern);
+    Reingest reingest(store->get(), options, ReadIdentities(files), &patterns, &result);
     for (const auto& [id, path] : files) {
       if (absl::Status st = reingest.File(path); !st.ok()) return st;
     }

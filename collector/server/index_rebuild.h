@@ -8,6 +8,8 @@
 // out as ingest makes them, with no second copy of that logic. The old segments move to
 // segments.rebuild-source/ first (an interrupted rebuild starts again from there) and are removed
 // once every record was taken; the damaged index is kept as index.sqlite.damaged-<unix time>.
+// The one thing only the index holds, the jobs' own step patterns, is read back from the damaged
+// index where its pages allow, before the batches go in (so their steps are found with them).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,7 @@ struct RebuildResult {
   uint64_t skipped_records = 0;   // unreadable or refused by ingest
   uint64_t processes_without_identity = 0;  // recorded under job "unknown" (pre-identity data)
   uint64_t unreadable_bytes = 0;  // segment tails that were not records
+  uint64_t step_patterns = 0;     // jobs' own step patterns read back from the damaged index
   std::string damaged_index;      // where the old index went ("" when there was none)
   std::string kept_source;        // the old segments, kept when anything was skipped ("" if not)
 };

@@ -188,18 +188,50 @@ void WithDaemon(const std::string& dir, const std::string& store, const std::str
   EXPECT_EQ(daemon.Stop(SIGTERM), 0);  // checkpoints: everything is in index.sqlite
 }
 
+// Each process's steps as "number source", and each job's own step pattern.
+std::map<std::string, std::vector<std::string>> StepsAndPatterns(const std::string& address) {
+  auto stub = v1::Query::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  v1::ListJobsResponse jobs;
+  EXPECT_TRUE(ListJobs(address, &jobs).ok());
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& job : jobs.jobs()) {
+    out[job.job_id()].push_back("pattern " + job.step_pattern());
+    grpc::ClientContext ctx;
+    v1::ListStepsRequest req;
+    req.set_job_id(job.job_id());
+    v1::ListStepsResponse resp;
+    EXPECT_TRUE(stub->ListSteps(&ctx, req, &resp).ok());
+    for (const auto& s : resp.steps()) out[job.job_id()].push_back(std::to_string(s.number()) + " " + s.source());
+    std::sort(out[job.job_id()].begin(), out[job.job_id()].end());
+  }
+  return out;
+}
+
 TEST(CorruptIndexE2E, ADamagedIndexIsRefusedAndRebuiltFromTheSegments) {
   TempDir dir;
   const std::string store = dir.path() + "/store";
   Answer before;
+  std::map<std::string, std::vector<std::string>> steps_before;
   WithDaemon(dir.path(), store, "first", [&](const std::string& address) {
     for (const char* job : {"idx-a", "idx-b"}) {
       RunResult replay = testing::Run({REPLAY_BIN, "--collector", address, "--job", job, "--ranks", "2",
                                        "--steps", "40"});
       ASSERT_EQ(replay.exit_code, 0) << replay.err;
     }
+    // idx-b's own pattern: every tenth step only (the index alone holds it).
+    auto stub = v1::Query::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    v1::SetStepPatternRequest req;
+    req.set_job_id("idx-b");
+    req.set_step_pattern(R"(ProfilerStep#(\d+)0)");
+    v1::SetStepPatternResponse resp;
+    ASSERT_TRUE(stub->SetStepPattern(&ctx, req, &resp).ok());
+    ASSERT_GT(resp.nvtx_steps(), 0u);
     before = Everything(address);
+    steps_before = StepsAndPatterns(address);
   });
+  const std::vector<std::string>& b = steps_before["idx-b"];
+  ASSERT_NE(std::find(b.begin(), b.end(), R"(pattern ProfilerStep#(\d+)0)"), b.end());
   ASSERT_EQ(before.size(), 2u);
   ASSERT_EQ(before["idx-a"].size(), 2u);
   ASSERT_GT(before["idx-a"].begin()->second.size(), 1000u);
@@ -215,8 +247,11 @@ TEST(CorruptIndexE2E, ADamagedIndexIsRefusedAndRebuiltFromTheSegments) {
   RunResult rebuild = testing::Run({GPUSPYD_BIN, "--rebuild-index", "--data-dir", store});
   ASSERT_EQ(rebuild.exit_code, 0) << rebuild.out << rebuild.err;
   EXPECT_NE(rebuild.out.find("4 process(es)"), std::string::npos) << rebuild.out;
+  EXPECT_NE(rebuild.out.find("1 job step pattern(s) read back"), std::string::npos) << rebuild.out;
   WithDaemon(dir.path(), store, "rebuilt", [&](const std::string& address) {
     EXPECT_TRUE(Everything(address) == before) << "the rebuilt index answers differently";
+    // The same steps, idx-b's found with its own pattern again.
+    EXPECT_EQ(StepsAndPatterns(address), steps_before);
   });
 }
 

@@ -122,6 +122,11 @@ TEST_F(StepKindsE2E, SetStepPatternChangesAnExistingJobsStepsAndBack) {
   ASSERT_EQ(reports["reports"].size(), 4u);
   EXPECT_EQ(reports["reports"][0]["step"]["source"], kTrainSteps);
   EXPECT_NE(reports, report_before);
+  // The job listing says which pattern its steps come from.
+  testing::RunResult jobs = Gpuspy({"jobs"});
+  EXPECT_NE(jobs.out.find(R"(job t: steps are the NVTX ranges matching its own pattern 'train_step_(\d+)')"),
+            std::string::npos)
+      << jobs.out;
 
   // A process that joins the job later is indexed with the job's pattern as its batches arrive.
   const std::string later = WriteTrace(dir_.path() + "/later.json", "train_step_", 20, 2);

@@ -112,6 +112,11 @@ int Jobs(const GlobalOptions& g, const std::string& job, bool per_process) {
            Ago(j.last_seen_unix_ns(), now)});
   }
   t.Print(std::cout);
+  for (const auto& j : resp.jobs()) {
+    if (j.step_pattern().empty()) continue;
+    std::cout << "job " << j.job_id() << ": steps are the NVTX ranges matching its own pattern '"
+              << j.step_pattern() << "' (gpuspy jobs set-step-pattern " << j.job_id() << " '' for the default)\n";
+  }
   return 0;
 }
 

@@ -133,6 +133,8 @@ function drawHead(head, job, summary, jobId) {
             'kernel sequence was found: the figures are per ' + 'time window'},
           'no steps found: time windows (' + fmt.count(num(summary.window_count)) + ')'))
         : stat('steps', fmt.count(num(summary.step_count)) + ' (' + fmt.count(num(summary.steady_step_count)) + ' steady)'),
+      // The job's own step pattern (gpuspy jobs set-step-pattern), when it has one.
+      job.step_pattern ? stat('step pattern', h('code', {class: 'step-pattern'}, job.step_pattern)) : null,
       stat('median step', num(summary.median_step_wall_ns) ? fmt.ms(num(summary.median_step_wall_ns)) : '—'),
       stat(summary.figures_per_window ? 'median GPU busy per window' : 'median GPU busy',
         summary.median_gpu_busy_fraction ? fmt.pct(summary.median_gpu_busy_fraction) : '—'),

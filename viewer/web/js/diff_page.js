@@ -11,6 +11,7 @@ const PART_LABELS = {
   compute: 'GPU computing', exposed_comm: 'communication, nothing else running',
   idle_sync: 'GPU idle: host blocked on the GPU', idle_launch: 'GPU idle: host launching',
   idle_input: 'GPU idle: input pipeline', idle_host: 'GPU idle: other host work',
+  idle_cuda_call: 'GPU idle: host inside CUDA calls',
 };
 
 const signedMs = (ns) => (ns > 0 ? '+' : ns < 0 ? '−' : '') + fmt.ms(Math.abs(ns));

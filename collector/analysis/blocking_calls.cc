@@ -46,4 +46,14 @@ std::vector<BlockingCall> FindBlockingCalls(const EventColumns& ev, const String
   return out;
 }
 
+bool SyncsMatter(const std::vector<BlockingCall>& calls, Interval w) {
+  std::vector<Interval> blocked;
+  for (const BlockingCall& c : calls) {
+    if (!c.allocator) blocked.push_back(c.span);
+  }
+  if (blocked.size() >= kManyBlockingCalls) return true;
+  const int64_t blocked_ns = IntervalSet::Union(std::move(blocked)).Clip(w).TotalLength();
+  return w.length() > 0 && static_cast<double>(blocked_ns) >= kMinBlockedShare * static_cast<double>(w.length());
+}
+
 }  // namespace gpuspy::analysis

@@ -32,4 +32,13 @@ inline bool IsPageableCopy(const MemcpyEvent& m) {
 std::vector<BlockingCall> FindBlockingCalls(const EventColumns& events, const StringTable& strings,
                                             Interval window);
 
+// Whether the step's syncs are a pattern worth the name: the host blocked (outside allocator
+// calls, alloc_churn's) for at least kMinBlockedShare of the window, or in at least
+// kManyBlockingCalls calls. Only then is the drain after them theirs (idle_attribution.h) and
+// sync_stall a verdict: one light .item() followed by host work says the host work is slow,
+// not the sync (the host was barely ahead of the GPU when it waited).
+inline constexpr double kMinBlockedShare = 0.10;
+inline constexpr size_t kManyBlockingCalls = 10;
+bool SyncsMatter(const std::vector<BlockingCall>& calls, Interval window);
+
 }  // namespace gpuspy::analysis

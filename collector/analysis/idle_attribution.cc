@@ -106,10 +106,13 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   out.sync_blocked = idle.Intersect(sync_set);
   const IntervalSet rest = idle.Subtract(sync_set);
 
-  // The drain after each blocking call: from its end to the next GPU work.
+  // The drain after each blocking call: from its end to the next GPU work; only when the
+  // step's syncs matter (blocking_calls.h), else what the host does next is its own.
   std::vector<Interval> drain;
   const auto& gpu = busy.intervals();  // sorted, disjoint
-  for (const Interval& b : sync_set.intervals()) {
+  const std::vector<Interval> no_drains;
+  const bool drains = SyncsMatter(out.blocking_calls, w);
+  for (const Interval& b : drains ? sync_set.intervals() : no_drains) {
     auto next = std::upper_bound(gpu.begin(), gpu.end(), b.end_ns,
                                  [](int64_t t, const Interval& g) { return t < g.end_ns; });
     const int64_t next_gpu = next == gpu.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);

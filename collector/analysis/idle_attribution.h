@@ -17,7 +17,9 @@
 //                 (waiting for the batch: the classic input-stall signature of live capture);
 //   sync_blocked  (again) the drain: from the end of a blocking call to the next GPU work. The
 //                 call emptied the launch queue, so what the host does next is exposed because
-//                 of it; without the sync that work would overlap the GPU's;
+//                 of it; without the sync that work would overlap the GPU's. Only when the
+//                 step's syncs matter (SyncsMatter: heavy or frequent): after one light sync
+//                 the host was barely ahead, and its work after it is host time;
 //   host_other    anything else the host does without CUDA (Python, logging, metrics, CPU ops).
 // The findings use the same sets (sync_stall: sync_blocked; launch_storm: launch_bound;
 // input_stall: input; host_bound: host_other; cuda_api_bound: cuda_call), so every figure shown

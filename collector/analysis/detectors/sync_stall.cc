@@ -12,10 +12,8 @@
 namespace gpuspy::analysis {
 namespace {
 
-// Host blocked for at least this share of the step, or this many blocking calls...
-constexpr double kMinBlockedShare = 0.10;
-constexpr int kManyBlockingCalls = 10;
-// ...and the GPU idles because of them for at least this share of the step.
+// The syncs matter (SyncsMatter: blocked for kMinBlockedShare of the step or in
+// kManyBlockingCalls calls), and the GPU idles because of them for at least this share of it.
 constexpr double kMinLostShare = 0.05;
 constexpr size_t kListedSites = 5;  // call sites of blocking calls in the evidence
 
@@ -93,9 +91,7 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   for (const auto& [name, s] : by_api) calls += s.count;
   // A GPU-bound loop also waits in its one .item() per step, but the GPU is busy meanwhile and
   // nothing is lost: only blocking that leaves the GPU idle counts.
-  const bool heavy = ctx.ShareOfWall(blocked_ns) >= kMinBlockedShare;
-  const bool frequent = calls >= kManyBlockingCalls;
-  if ((!heavy && !frequent) || ctx.ShareOfWall(lost) < kMinLostShare) return std::nullopt;
+  if (!SyncsMatter(ctx.idle.blocking_calls, w) || ctx.ShareOfWall(lost) < kMinLostShare) return std::nullopt;
 
   auto top = std::max_element(by_api.begin(), by_api.end(), [](const auto& a, const auto& b) {
     return a.second.total_ns < b.second.total_ns;

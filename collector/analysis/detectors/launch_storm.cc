@@ -1,5 +1,8 @@
-// Launch-overhead storm: many tiny kernels; the GPU finishes each faster than the host can
-// launch the next, so it idles in the gaps while the host sits in launch calls.
+// Launch-overhead storm: the GPU finishes each kernel before the host has launched the next, so
+// it idles while the host sits in launch calls and in the short gaps between kernels
+// (idle_launch_bound). Classically many tiny kernels; kernels of any length whose launches
+// cannot keep up (slow launch calls: a contended CPU, per-launch host work) are the same loss,
+// and the title says which.
 #include <algorithm>
 #include <map>
 #include <vector>
@@ -11,8 +14,8 @@
 namespace gpuspy::analysis {
 namespace {
 
-constexpr uint64_t kMinKernels = 200;            // per step
-constexpr int64_t kShortKernelNs = 20'000;       // median kernel shorter than this
+constexpr uint64_t kMinKernels = 50;             // per step: a storm is many launches
+constexpr int64_t kShortKernelNs = 20'000;       // "tiny": median kernel shorter than this
 constexpr double kMinLaunchBoundIdleShare = 0.10;  // GPU idle while host launches
 constexpr size_t kListedSites = 3;                 // launch call sites in the evidence
 
@@ -20,7 +23,7 @@ constexpr size_t kListedSites = 3;                 // launch call sites in the e
 
 std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
   const auto& b = ctx.breakdown;
-  if (b.kernel_count() < kMinKernels || b.kernel_median_ns() >= kShortKernelNs) return std::nullopt;
+  if (b.kernel_count() < kMinKernels) return std::nullopt;
   if (ctx.ShareOfWall(b.idle_launch_bound_ns()) < kMinLaunchBoundIdleShare) return std::nullopt;
 
   uint64_t launches = 0;
@@ -39,9 +42,11 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
 
   v1::Finding f;
   f.set_detector("launch_storm");
-  f.set_title(std::to_string(b.kernel_count()) + " kernels with median " +
+  const bool tiny = b.kernel_median_ns() < kShortKernelNs;
+  f.set_title(std::to_string(b.kernel_count()) + (tiny ? " tiny" : "") + " kernels with median " +
               FormatUs(b.kernel_median_ns()) + ": the GPU waits on kernel launches " +
-              FormatMs(b.idle_launch_bound_ns()) + " per step");
+              FormatMs(b.idle_launch_bound_ns()) + " per step" +
+              (tiny ? "" : " (the launches cannot keep up with kernels of this length)"));
   f.set_lost_ns(b.idle_launch_bound_ns());
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.idle_launch_bound_ns()))));
   AddEvidence(&f, "kernels", Count(b.kernel_count()));
@@ -60,10 +65,16 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
            [&](const ApiEvent& a) { return IsLaunchApi(ctx.strings.Get(a.name)); }, kListedSites)) {
     AddCallSiteEvidence(&f, "launch_site", c);
   }
-  f.set_fix_hint(
+  std::string hint =
       "fuse small ops: torch.compile (mode='reduce-overhead' also captures CUDA graphs), CUDA "
       "graphs for static shapes, fused/foreach optimizers (e.g. AdamW(fused=True)), or a larger "
-      "batch per launch");
+      "batch per launch";
+  if (!tiny) {
+    hint = "the host launches slower than the GPU runs: check for a contended CPU (other "
+           "processes, too few cores per rank, dataloader workers on the same cores) and per-op "
+           "host work; then " + hint;
+  }
+  f.set_fix_hint(hint);
   return f;
 }
 

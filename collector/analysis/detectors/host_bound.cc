@@ -111,6 +111,7 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   for (const ResumeSite& r : resumed) {
     AddEvidence(&f, "resumed_at", absl::StrCat(r.site, " x", r.gaps, " after "), Ns(r.ns),
                 " of host work");
+    f.mutable_evidence(f.evidence_size() - 1)->set_call_site(r.site);  // the viewer links it
   }
   std::string hint =
       "the GPU runs out of work while Python runs between CUDA calls: move per-step host work "

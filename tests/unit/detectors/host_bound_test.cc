@@ -47,7 +47,9 @@ TEST(HostBound, TheLineWhereTheHostComesBackIsNamedWithItsHostTime) {
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(Evidence(*f, "resumed_at"), "train.py:44 forward x1 after 395.0 us of host work");
   for (const auto& e : f->evidence()) {
-    if (e.key() == "resumed_at") EXPECT_EQ(e.call_site(), "train.py:44 forward");
+    if (e.key() == "resumed_at") {
+      EXPECT_EQ(e.call_site(), "train.py:44 forward");
+    }
   }
   EXPECT_THAT(f->fix_hint(), HasSubstr("comes back to the GPU at train.py:44 forward"));
 }

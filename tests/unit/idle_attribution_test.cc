@@ -70,29 +70,30 @@ TEST(IdleAttribution, AnExplicitSyncWithNothingRecordedToWaitForStaysASync) {
   EXPECT_EQ(b.idle_sync_blocked_ns(), 445 * us);  // the call and its drain up to the next launch
 }
 
-TEST(IdleAttribution, AfterOneLightSyncTheHostsWorkIsItsOwn) {
-  // One .item() that waits 50 us (5 % of the step, under kMinBlockedShare) for the last of the
-  // GPU's work: the host was barely ahead, and the 500 us of Python after it are host time.
+// GPU work to 300 us, one cudaStreamSynchronize from `sync_from` to its end, 500 us of host work
+// with the GPU idle, then GPU work to the end of the 1000 us step.
+DetectorStep OneSyncThenHostWork(int64_t sync_from) {
   DetectorStep s;
   s.Call("cudaLaunchKernel", 0, 5 * us);
   s.Then(testing::kTcGemm, 300 * us);
-  s.Call("cudaStreamSynchronize", 250 * us, 300 * us);
+  s.Call("cudaStreamSynchronize", sync_from, 300 * us);
   s.Idle(500 * us);
   s.Call("cudaLaunchKernel", 795 * us, 800 * us);
   s.Then(testing::kTcGemm, 200 * us);
+  return s;
+}
+
+TEST(IdleAttribution, AfterOneLightSyncTheHostsWorkIsItsOwn) {
+  // One .item() that waits 50 us (5 % of the step, under kMinBlockedShare) for the last of the
+  // GPU's work: the host was barely ahead, and the 500 us of Python after it are host time.
+  DetectorStep s = OneSyncThenHostWork(250 * us);
   EXPECT_TRUE(s.Run(&DetectHostBound).has_value());
   const auto& b = s.report().breakdown();
   EXPECT_EQ(b.idle_sync_blocked_ns(), 0);
   EXPECT_EQ(b.idle_host_other_ns(), 495 * us);
   EXPECT_EQ(s.report().primary_bottleneck(), "host_bound");
   // Heavier (blocked from 150 us: 15 % of the step), the same host work is the sync's drain.
-  DetectorStep heavy;
-  heavy.Call("cudaLaunchKernel", 0, 5 * us);
-  heavy.Then(testing::kTcGemm, 300 * us);
-  heavy.Call("cudaStreamSynchronize", 150 * us, 300 * us);
-  heavy.Idle(500 * us);
-  heavy.Call("cudaLaunchKernel", 795 * us, 800 * us);
-  heavy.Then(testing::kTcGemm, 200 * us);
+  DetectorStep heavy = OneSyncThenHostWork(150 * us);
   heavy.Run(&DetectSyncStall);
   EXPECT_EQ(heavy.report().breakdown().idle_sync_blocked_ns(), 495 * us);
   EXPECT_EQ(heavy.report().primary_bottleneck(), "sync_stall");

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -135,7 +136,10 @@ std::vector<std::pair<std::string, std::string>> SalvageStepPatterns(const std::
     };
     out.emplace_back(text(0), text(1));
   }
-  if (rc != SQLITE_DONE) {
+  // An index from before job step patterns (migration 006) has no table: nothing was lost.
+  const bool no_table = rc != SQLITE_DONE && db != nullptr &&
+                        std::string_view(sqlite3_errmsg(db)).starts_with("no such table");
+  if (rc != SQLITE_DONE && !no_table) {
     spdlog::warn("rebuild: the job step patterns in {} could not all be read ({}): jobs that had "
                  "their own have gpuspyd's again (gpuspy jobs set-step-pattern)",
                  index, db != nullptr ? sqlite3_errmsg(db) : "cannot open");

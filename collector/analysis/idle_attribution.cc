@@ -40,8 +40,16 @@ std::vector<DriverCall> FindDriverCalls(const EventColumns& ev, const StringTabl
     const Interval tail{std::max(c.span.start_ns, from), c.span.end_ns};
     if (tail.length() >= kMinDriverCallNs) out.push_back({c.api, tail});
   }
+  // The GPU waits for the threads that feed it: a pin-memory or other side thread in the driver
+  // while the launching thread runs Python is not why the GPU idles. (No launch in the window:
+  // any thread.)
+  absl::flat_hash_set<uint32_t> launching;
+  for (const ApiEvent& a : ev.apis) {
+    if (InWindow(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) launching.insert(a.thread_id);
+  }
   for (const ApiEvent& a : ev.apis) {
     if (!InWindow(a.start_ns, a.end_ns, w) || blocking_apis.contains(&a)) continue;
+    if (!launching.empty() && !launching.contains(a.thread_id)) continue;
     const int64_t min_ns = IsLaunchApi(strings.Get(a.name)) ? kMinSlowLaunchNs : kMinDriverCallNs;
     if (a.end_ns - a.start_ns >= min_ns) {
       out.push_back({&a, {std::max(a.start_ns, w.start_ns), std::min(a.end_ns, w.end_ns)}});

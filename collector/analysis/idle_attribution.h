@@ -8,6 +8,7 @@
 //                 launch from kMinDriverCallNs, a launch from kMinSlowLaunchNs (lazy loading or
 //                 JIT of its module: a launch itself takes microseconds), and the part of
 //                 cudaFree/cuMemFree after the GPU work it waited for, plus kWaitReturnSlackNs;
+//                 on a thread that launches GPU work in the window (any, when none does);
 //   sync_blocked  the host waits in a synchronizing call (blocking_calls.h);
 //   launch_bound  the host is inside a launch call, or the gap between two pieces of GPU work is
 //                 shorter than kLaunchGapNs (back-to-back launches that cannot keep up) and does

@@ -75,6 +75,35 @@ TEST(CudaApiBound, ALaunchOfAMillisecondLoadsItsModule) {
   EXPECT_GT(slow.report().breakdown().idle_launch_bound_ns(), 450 * us);
 }
 
+// GPU work to 300 us, a 400 us gap, GPU work to 1000 us; pinned memory allocated for 280 us in
+// the gap, by the launching thread or by another one.
+DetectorStep PinnedAllocInTheGap(bool on_launching_thread) {
+  DetectorStep s;
+  s.Call("cudaLaunchKernel", 0, 5 * us);
+  s.Then(testing::kTcGemm, 300 * us);
+  s.Idle(400 * us);
+  if (on_launching_thread) {
+    s.Call("cudaHostAlloc", 310 * us, 590 * us);
+  } else {
+    s.CallOnThread("cudaHostAlloc", 310 * us, 590 * us, /*thread_id=*/99);
+  }
+  s.Call("cudaLaunchKernel", 695 * us, 700 * us);
+  s.Then(testing::kTcGemm, 300 * us);
+  return s;
+}
+
+TEST(CudaApiBound, ASideThreadInTheDriverIsNotWhyTheGpuWaits) {
+  // A pin-memory thread allocating while the launching thread runs Python: host time.
+  DetectorStep side = PinnedAllocInTheGap(false);
+  EXPECT_FALSE(side.Run(&DetectCudaApiBound).has_value());
+  EXPECT_EQ(side.report().breakdown().idle_cuda_call_ns(), 0);
+  // The same call on the launching thread is why the GPU waits.
+  DetectorStep main = PinnedAllocInTheGap(true);
+  const auto f = main.Run(&DetectCudaApiBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->lost_ns(), 280 * us);
+}
+
 TEST(CudaApiBound, AllocationThatReachesTheDriverPointsAtTheCachingAllocator) {
   const auto f = HostInCall("cudaMalloc", 300).Run(&DetectCudaApiBound);
   ASSERT_TRUE(f.has_value());

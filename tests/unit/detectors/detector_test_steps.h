@@ -76,6 +76,12 @@ class DetectorStep {
                         kMainThread, strings_.Intern(call_site)});
     return *this;
   }
+  // A CUDA call on another thread (a pin-memory or NCCL thread).
+  DetectorStep& CallOnThread(const std::string& name, int64_t start_ns, int64_t end_ns, uint32_t thread_id) {
+    ev_.apis.push_back({start_ns, end_ns, ++corr_, ApiDomain::kRuntime, 0, strings_.Intern(name),
+                        thread_id, 0});
+    return *this;
+  }
   // The CUDA call that issued the last kernel or copy appended (their correlation ids match).
   DetectorStep& IssuedBy(const std::string& name, int64_t start_ns, int64_t end_ns,
                          const std::string& call_site) {

@@ -226,10 +226,16 @@ TEST(CallSitesPolicy, InnerCallReusesTheOuterSiteWithoutWalking) {
   EXPECT_EQ(sites.counters().launches_sampled.load(), 0u);
 }
 
-TEST(CallSitesPolicy, AutoPeriodFollowsTheMeasuredCost) {
-  CallSites sites{CallSiteConfig{}};
+// What sampling costs per launch is a speed figure: bench/call_site_bench (BM_Launch_*_Auto)
+// measures it. Here, what holds whatever the machine's speed (an ASan build's first native
+// capture took 2 ms under load and made a cost bound here fail).
+TEST(CallSitesPolicy, AutoPeriodStaysWithinItsBoundsAndSamplesAtMostOneInTheMinimum) {
+  CallSiteConfig config;
+  config.gap_us = 0;  // only the 1-in-N sample
+  CallSites sites{config};
   EXPECT_EQ(sites.launch_period(), kInitialAutoPeriod);
-  for (uint64_t corr = 1; corr <= 5000; ++corr) {
+  constexpr uint64_t kLaunches = 5000;
+  for (uint64_t corr = 1; corr <= kLaunches; ++corr) {
     sites.OnEnter(CallSiteKind::kLaunch, corr);
     sites.OnExit(CallSiteKind::kLaunch);
   }
@@ -237,13 +243,9 @@ TEST(CallSitesPolicy, AutoPeriodFollowsTheMeasuredCost) {
   EXPECT_GE(period, kMinAutoPeriod);
   EXPECT_LE(period, kMaxAutoPeriod);
   const uint64_t sampled = sites.counters().launches_sampled.load();
-  ASSERT_GT(sampled, 0u);
-  // What sampling cost per launch seen stays near the budget (a native capture here; the first
-  // samples are taken before the period has adapted).
-  const double per_launch_ns =
-      static_cast<double>(sites.counters().capture_ns.load()) / 5000.0;
-  EXPECT_LT(per_launch_ns, 4.0 * kLaunchBudgetNs) << "period " << period << ", " << sampled
-                                                  << " sampled";
+  EXPECT_GE(sampled, 1u);  // the thread's first launch
+  EXPECT_LE(sampled, kLaunches / kMinAutoPeriod + 1);
+  EXPECT_GT(sites.counters().capture_ns.load(), 0u);  // every sample's cost is measured
 }
 
 }  // namespace

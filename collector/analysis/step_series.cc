@@ -99,6 +99,17 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
     for (const std::string& k : (*steps)[i].kernel_names) {
       if (!seen.contains(k)) fresh.push_back(k);
     }
+    // What the driver did in a slow step (cuda_api_bound: context creation, module loading),
+    // said on its warm-up or outlier finding: why that step is slow.
+    const v1::Finding* in_driver = nullptr;
+    for (const v1::Finding& g : r.findings()) {
+      if (g.detector() == "cuda_api_bound") in_driver = &g;
+    }
+    const int64_t driver_ns = in_driver != nullptr ? in_driver->lost_ns() : 0;
+    const std::string driver_title = in_driver != nullptr ? in_driver->title() : "";
+    auto add_driver_evidence = [&](v1::Finding* f) {
+      if (driver_ns > 0) AddEvidence(f, "in_cuda_calls", Ns(driver_ns), " of it: " + driver_title);
+    };
     if (i < warmup) {
       r.set_steady_state(false);
       v1::Finding* f = AddFinding(&r, "warmup");
@@ -106,8 +117,10 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
       f->set_lost_ns(wall - median);
       f->set_severity(SeverityName(Severity::kInfo));
       AddEvidence(f, "new_kernels", Count(fresh.size()));
-      f->set_fix_hint("excluded from steady-state figures; warm-up covers cuDNN autotuning, "
-                      "torch.compile compilation and allocator growth");
+      add_driver_evidence(f);
+      f->set_fix_hint("excluded from steady-state figures; warm-up covers CUDA start-up (context "
+                      "creation, module loading), cuDNN autotuning, torch.compile compilation and "
+                      "allocator growth");
     } else if (wall > kOutlierFactor * median) {
       r.set_steady_state(false);
       v1::Finding* f = AddFinding(&r, "outlier_step");
@@ -116,6 +129,7 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
                    FormatMs(median));
       f->set_lost_ns(wall - median);
       f->set_severity(SeverityName(SeverityFor(static_cast<double>(wall - median) / wall)));
+      add_driver_evidence(f);
       if (!fresh.empty()) {
         AddEvidence(f, "new_kernels", Count(fresh.size()), ", e.g. " + fresh[0]);
         f->set_fix_hint("new kernels appeared mid-run: a recompile (torch.compile guard "

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "collector/analysis/step_series.h"
+#include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
 namespace {
 
+using testing::Evidence;
 constexpr int64_t kMs = 1'000'000;
 
 // Six 10 ms steps; the first takes `first_ms`, `driver_ms` of it inside CUDA calls (0: none).
@@ -28,13 +30,6 @@ std::vector<StepAnalysis> Series(int64_t first_ms, int64_t driver_ms) {
     out.push_back(std::move(a));
   }
   return out;
-}
-
-std::string Evidence(const v1::Finding& f, const std::string& key) {
-  for (const auto& e : f.evidence()) {
-    if (e.key() == key) return e.value();
-  }
-  return "";
 }
 
 TEST(WarmupCause, AWarmupStepNamesItsCudaStartUp) {

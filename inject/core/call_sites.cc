@@ -38,9 +38,9 @@ void CallSites::OnEnter(CallSiteKind kind, uint64_t correlation_id) {
     if (t.outer_site != 0) (void)queue_.Push(correlation_id, t.outer_site);
     return;
   }
-  // One clock read per outermost call: the gap since the last one's start is host time plus
-  // that call's own (microseconds for a launch; a long sync makes the launch after it count as a
-  // gap's end too, at most once per sync).
+  // One clock read per outermost call (two when it captures): the gap since the last one's start
+  // is host time plus that call's own (microseconds for a launch; a long sync makes the launch
+  // after it count as a gap's end too, at most once per sync).
   bool after_gap = false;
   if (gap_ns_ > 0) {
     const uint64_t now = MonotonicNs();
@@ -54,6 +54,10 @@ void CallSites::OnEnter(CallSiteKind kind, uint64_t correlation_id) {
   } else {
     site = CaptureLaunch(after_gap);
   }
+  // Our own capture is not host time: the next gap is measured from its end (else captures
+  // slower than the threshold, under a sanitizer or a loaded machine, would make every launch a
+  // gap's end, each capture causing the next).
+  if (gap_ns_ > 0 && (kind == CallSiteKind::kBlocking || site != 0)) t.last_enter_ns = MonotonicNs();
   t.outer_site = site;
   if (site != 0) (void)queue_.Push(correlation_id, site);
 }

@@ -62,6 +62,8 @@ bool StartsWithAny(absl::string_view name, const std::array<absl::string_view, N
 
 }  // namespace
 
+bool IsFreeApi(std::string_view name) { return name.starts_with("cudaFree") || name.starts_with("cuMemFree"); }
+
 DriverWork DriverWorkOf(std::string_view std_name, int64_t duration_ns) {
   const absl::string_view name(std_name.data(), std_name.size());
   if (StartsWithAny(name, kContextCalls)) return DriverWork::kContextCreation;
@@ -69,8 +71,7 @@ DriverWork DriverWorkOf(std::string_view std_name, int64_t duration_ns) {
   if (StartsWithAny(name, kModuleCalls) || IsLaunchApi(std_name)) return DriverWork::kModuleLoading;
   // cudaFree(0) is how libraries (cuDNN, NCCL) initialise CUDA: a free that takes as long as a
   // context creation, with nothing on the GPU to wait for, is that.
-  const bool free = absl::StartsWith(name, "cudaFree") || absl::StartsWith(name, "cuMemFree");
-  if (free && duration_ns >= kContextCreationNs) return DriverWork::kContextCreation;
+  if (IsFreeApi(std_name) && duration_ns >= kContextCreationNs) return DriverWork::kContextCreation;
   if (StartsWithAny(name, kAllocationCalls)) return DriverWork::kAllocation;
   if (StartsWithAny(name, kStreamCalls)) return DriverWork::kStreamCreation;
   return duration_ns >= kContextCreationNs ? DriverWork::kContextCreation : DriverWork::kOther;

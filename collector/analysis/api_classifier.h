@@ -15,6 +15,9 @@ bool IsLaunchApi(std::string_view name);
 // context), synchronous copies and memsets, and cudaFree/cuMemFree (which synchronize the device).
 bool IsBlockingApi(std::string_view name);
 
+// cudaFree, cudaFreeHost, cudaFreeAsync, cuMemFree...: frees, which synchronize the device.
+bool IsFreeApi(std::string_view name);
+
 // What the driver does inside a call that keeps the host with nothing on the GPU to wait for
 // (idle_attribution.h, cuda_call), by name and, for calls that only query, by length: a query
 // that takes kContextCreationNs creates the CUDA context (a process's first CUDA call does).

@@ -32,7 +32,7 @@ std::vector<BlockingCall> FindBlockingCalls(const EventColumns& ev, const String
     BlockingCall c;
     c.api = &a;
     c.span = Clip(a.start_ns, a.end_ns, w);
-    c.allocator = name.starts_with("cudaFree") || name.starts_with("cuMemFree");
+    c.allocator = IsFreeApi(name);
     out.push_back(c);
   }
   if (!out.empty() || !ev.apis.empty()) return out;

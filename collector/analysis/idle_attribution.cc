@@ -25,9 +25,10 @@ int64_t FirstCudaActivity(const EventColumns& ev, const IntervalSet& busy, Inter
 }
 
 // The calls in which the host is doing the driver's own work, with nothing on the GPU to wait
-// for (idle_attribution.h). `gpu` is the busy set.
-std::vector<DriverCall> FindDriverCalls(const EventColumns& ev, const StringTable& strings, Interval w,
-                                        const std::vector<BlockingCall>& blocking, const IntervalSet& gpu) {
+// for (idle_attribution.h). `gpu` is the busy set; `launch_calls` the window's launch calls.
+std::vector<DriverCall> FindDriverCalls(const EventColumns& ev, Interval w,
+                                        const std::vector<BlockingCall>& blocking, const IntervalSet& gpu,
+                                        const std::vector<const ApiEvent*>& launch_calls) {
   std::vector<DriverCall> out;
   absl::flat_hash_set<const ApiEvent*> blocking_apis;
   for (const BlockingCall& c : blocking) {
@@ -43,17 +44,15 @@ std::vector<DriverCall> FindDriverCalls(const EventColumns& ev, const StringTabl
   // The GPU waits for the threads that feed it: a pin-memory or other side thread in the driver
   // while the launching thread runs Python is not why the GPU idles. (No launch in the window:
   // any thread.)
+  const absl::flat_hash_set<const ApiEvent*> launches(launch_calls.begin(), launch_calls.end());
   absl::flat_hash_set<uint32_t> launching;
+  for (const ApiEvent* a : launch_calls) launching.insert(a->thread_id);
   for (const ApiEvent& a : ev.apis) {
-    if (InWindow(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) launching.insert(a.thread_id);
-  }
-  for (const ApiEvent& a : ev.apis) {
-    if (!InWindow(a.start_ns, a.end_ns, w) || blocking_apis.contains(&a)) continue;
-    if (!launching.empty() && !launching.contains(a.thread_id)) continue;
-    const int64_t min_ns = IsLaunchApi(strings.Get(a.name)) ? kMinSlowLaunchNs : kMinDriverCallNs;
-    if (a.end_ns - a.start_ns >= min_ns) {
-      out.push_back({&a, {std::max(a.start_ns, w.start_ns), std::min(a.end_ns, w.end_ns)}});
-    }
+    // Length first: almost every call is far shorter than any driver work.
+    if (a.end_ns - a.start_ns < kMinDriverCallNs || !InWindow(a.start_ns, a.end_ns, w)) continue;
+    if (blocking_apis.contains(&a) || (!launching.empty() && !launching.contains(a.thread_id))) continue;
+    if (launches.contains(&a) && a.end_ns - a.start_ns < kMinSlowLaunchNs) continue;
+    out.push_back({&a, {std::max(a.start_ns, w.start_ns), std::min(a.end_ns, w.end_ns)}});
   }
   return out;
 }
@@ -93,22 +92,22 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   IdleAttribution out;
   out.idle = busy.GapsWithin(w);
   out.blocking_calls = FindBlockingCalls(ev, strings, w);
-  out.driver_calls = FindDriverCalls(ev, strings, w, out.blocking_calls, busy);
+  std::vector<const ApiEvent*> launch_calls;
+  for (const ApiEvent& a : ev.apis) {
+    if (InWindow(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) launch_calls.push_back(&a);
+  }
+  out.driver_calls = FindDriverCalls(ev, w, out.blocking_calls, busy, launch_calls);
   std::vector<Interval> driver;
   for (const DriverCall& c : out.driver_calls) driver.push_back(c.span);
   out.cuda_call = out.idle.Intersect(IntervalSet::Union(std::move(driver)));
   // The rest of the attribution divides what the driver's own work leaves.
   const IntervalSet idle = out.idle.Subtract(out.cuda_call);
   std::vector<Interval> sync, launches;
+  for (const ApiEvent* a : launch_calls) launches.push_back({a->start_ns, a->end_ns});
   for (const BlockingCall& c : out.blocking_calls) {
     // A cudaFree with no GPU work under it emptied no queue: nothing after it is its drain.
     if (c.allocator && busy.Intersect(IntervalSet::Union({c.span})).empty()) continue;
     sync.push_back(c.span);
-  }
-  for (const ApiEvent& a : ev.apis) {
-    if (InWindow(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) {
-      launches.push_back({a.start_ns, a.end_ns});
-    }
   }
   const IntervalSet sync_set = IntervalSet::Union(std::move(sync)).Clip(w);
   out.sync_blocked = idle.Intersect(sync_set);
@@ -119,8 +118,8 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   std::vector<Interval> drain;
   const auto& gpu = busy.intervals();  // sorted, disjoint
   const std::vector<Interval> no_drains;
-  const bool drains = SyncsMatter(out.blocking_calls, w);
-  for (const Interval& b : drains ? sync_set.intervals() : no_drains) {
+  out.syncs_matter = SyncsMatter(out.blocking_calls, w);
+  for (const Interval& b : out.syncs_matter ? sync_set.intervals() : no_drains) {
     auto next = std::upper_bound(gpu.begin(), gpu.end(), b.end_ns,
                                  [](int64_t t, const Interval& g) { return t < g.end_ns; });
     const int64_t next_gpu = next == gpu.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);

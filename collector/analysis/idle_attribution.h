@@ -67,6 +67,8 @@ struct IdleAttribution {
   std::vector<BlockingCall> blocking_calls;
   // The calls behind cuda_call, for naming them.
   std::vector<DriverCall> driver_calls;
+  // SyncsMatter(blocking_calls): whether drains are the syncs' (and sync_stall may fire).
+  bool syncs_matter = false;
   // The part of sync_blocked that is the drain after blocking calls (not the blocked time).
   IntervalSet sync_drain;
 };

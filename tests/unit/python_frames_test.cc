@@ -63,9 +63,12 @@ class PythonFramesTest : public ::testing::Test {
         "import ctypes\n"
         "probe = ctypes." + std::string(keep_gil ? "PYFUNCTYPE" : "CFUNCTYPE") +
         "(ctypes.c_int)(" + address + ")\n"
-        "exec(compile(" + Quote(source) + ", " + Quote(file) +
-        ", 'exec'), {'probe': probe, '__name__': '__main__'})\n";
+        "exec(" + Compile(source, file) + ", {'probe': probe, '__name__': '__main__'})\n";
     ASSERT_EQ(run_(script.c_str()), 0) << script;
+  }
+  // Python source text that compiles `source` as if it were the file `file`.
+  static std::string Compile(const std::string& source, const std::string& file) {
+    return "compile(" + Quote(source) + ", " + Quote(file) + ", 'exec')";
   }
   static std::string Quote(const std::string& s) {
     std::string out = "'";
@@ -107,8 +110,7 @@ TEST_F(PythonFramesTest, TorchInternalsAreWalkedPastToTheUserLine) {
   const std::string torch_file = "/venv/lib/python3.11/site-packages/torch/cuda/__init__.py";
   RunAs("/proj/loop.py",
         "ns = {'probe': probe}\n"
-        "exec(compile(" + Quote("def synchronize():\n    probe()\n") + ", " + Quote(torch_file) +
-            ", 'exec'), ns)\n"
+        "exec(" + Compile("def synchronize():\n    probe()\n", torch_file) + ", ns)\n"
         "def main():\n"
         "    for i in range(2):\n"
         "        ns['synchronize']()\n"
@@ -122,8 +124,7 @@ TEST_F(PythonFramesTest, CallersAreKeptOutwardPastLibraryFrames) {
   const std::string torch_file = "/venv/lib/python3.11/site-packages/torch/nn/module.py";
   RunAs("/proj/deep.py",
         "ns = {}\n"
-        "exec(compile(" + Quote("def call(f):\n    return f()\n") + ", " + Quote(torch_file) +
-            ", 'exec'), ns)\n"
+        "exec(" + Compile("def call(f):\n    return f()\n", torch_file) + ", ns)\n"
         "def log_metrics():\n"
         "    probe()\n"
         "def train_step():\n"

@@ -91,7 +91,7 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   for (const auto& [name, s] : by_api) calls += s.count;
   // A GPU-bound loop also waits in its one .item() per step, but the GPU is busy meanwhile and
   // nothing is lost: only blocking that leaves the GPU idle counts.
-  if (!SyncsMatter(ctx.idle.blocking_calls, w) || ctx.ShareOfWall(lost) < kMinLostShare) return std::nullopt;
+  if (!ctx.idle.syncs_matter || ctx.ShareOfWall(lost) < kMinLostShare) return std::nullopt;
 
   auto top = std::max_element(by_api.begin(), by_api.end(), [](const auto& a, const auto& b) {
     return a.second.total_ns < b.second.total_ns;

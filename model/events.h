@@ -125,6 +125,9 @@ struct ApiEvent {
 inline constexpr std::string_view kUserAnnotationDomain = "user_annotation";  // record_function
 inline constexpr std::string_view kCpuOpDomain = "cpu_op";                    // ATen / C++ ops
 inline constexpr std::string_view kPythonFunctionDomain = "python_function";  // with_stack frames
+// A host sample (an NVTX mark of this domain, named by its call site): the Python line the
+// thread ran at that instant, taken while the host left the GPU waiting (inject/core/host_sampler.h).
+inline constexpr std::string_view kHostSampleDomain = "host_sample";
 // The profiler's own span (Kineto's "Trace" event): what the recording covers.
 inline constexpr std::string_view kCaptureDomain = "capture";
 // CUPTI range-profiler ranges: kernels were replayed to collect counters, so times are not real.

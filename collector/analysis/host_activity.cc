@@ -52,6 +52,35 @@ std::vector<Owned> OwnedStretches(std::vector<const NvtxRangeEvent*> ranges, Str
 
 }  // namespace
 
+HotLines HotLinesDuring(const EventColumns& ev, const StringTable& strings, const IntervalSet& gaps,
+                        size_t top) {
+  HotLines out;
+  const StringRef domain = strings.Find(kHostSampleDomain);
+  if (domain == 0 || gaps.empty()) return out;
+  std::vector<int64_t> at;
+  absl::flat_hash_map<StringRef, uint32_t> per_site;
+  const std::vector<Interval>& g = gaps.intervals();  // sorted, disjoint
+  for (const NvtxMarkEvent& m : ev.nvtx_marks) {
+    if (m.domain != domain || m.message == 0) continue;
+    auto it = std::upper_bound(g.begin(), g.end(), m.timestamp_ns,
+                               [](int64_t t, const Interval& i) { return t < i.end_ns; });
+    if (it == g.end() || m.timestamp_ns < it->start_ns) continue;
+    ++per_site[m.message];
+    ++out.samples;
+  }
+  if (out.samples == 0) return out;
+  const int64_t total = gaps.TotalLength();
+  for (const auto& [ref, n] : per_site) {
+    out.lines.push_back({std::string(strings.Get(ref)), n,
+                         static_cast<int64_t>(static_cast<double>(total) * n / out.samples)});
+  }
+  std::sort(out.lines.begin(), out.lines.end(), [](const HotLine& a, const HotLine& b) {
+    return a.samples != b.samples ? a.samples > b.samples : a.site < b.site;
+  });
+  if (out.lines.size() > top) out.lines.resize(top);
+  return out;
+}
+
 GapNeighbours CallsAround(const EventColumns& ev, Interval gap) {
   GapNeighbours n;
   for (const ApiEvent& a : ev.apis) {

@@ -27,6 +27,22 @@ struct HostActivity {
 std::vector<HostActivity> HostActivityDuring(const EventColumns& events, const StringTable& strings,
                                              Interval window, const IntervalSet& gaps, size_t top);
 
+// The Python lines the host sampler caught inside `gaps` (host samples: NVTX marks of
+// kHostSampleDomain named by call site; inject/core/host_sampler.h), most samples first, at most
+// `top`. Samples are taken at a steady rate, so a line's share of the samples is its share of the
+// sampled gap time: `ns` estimates it as that share of the gaps' total.
+struct HotLine {
+  std::string site;      // "train.py:57 compute_metrics <- train.py:80 train"
+  uint32_t samples = 0;
+  int64_t ns = 0;
+};
+struct HotLines {
+  std::vector<HotLine> lines;
+  uint32_t samples = 0;  // all samples inside the gaps, the lines left out included
+};
+HotLines HotLinesDuring(const EventColumns& events, const StringTable& strings, const IntervalSet& gaps,
+                        size_t top);
+
 // The CUDA calls around a gap: the last one ending at or before its start and the first one
 // starting at or after its end (nullptr when there is none in `events`).
 struct GapNeighbours {

@@ -19,7 +19,7 @@ CallSiteQueue::CallSiteQueue(uint32_t capacity_log2)
   for (uint64_t i = 0; i <= mask_; ++i) cells_[i].sequence.store(i, std::memory_order_relaxed);
 }
 
-bool CallSiteQueue::Push(uint64_t correlation_id, uint32_t site) {
+bool CallSiteQueue::Push(uint64_t key, uint32_t site) {
   uint64_t pos = enqueue_.load(std::memory_order_relaxed);
   for (;;) {
     Cell& cell = cells_[pos & mask_];
@@ -27,7 +27,7 @@ bool CallSiteQueue::Push(uint64_t correlation_id, uint32_t site) {
     const int64_t diff = static_cast<int64_t>(seq) - static_cast<int64_t>(pos);
     if (diff == 0) {
       if (enqueue_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-        cell.correlation_id = correlation_id;
+        cell.key = key;
         cell.site = site;
         cell.sequence.store(pos + 1, std::memory_order_release);
         return true;
@@ -41,11 +41,11 @@ bool CallSiteQueue::Push(uint64_t correlation_id, uint32_t site) {
   }
 }
 
-bool CallSiteQueue::Pop(uint64_t* correlation_id, uint32_t* site) {
+bool CallSiteQueue::Pop(uint64_t* key, uint32_t* site) {
   Cell& cell = cells_[dequeue_ & mask_];
   const uint64_t seq = cell.sequence.load(std::memory_order_acquire);
   if (seq != dequeue_ + 1) return false;
-  *correlation_id = cell.correlation_id;
+  *key = cell.key;
   *site = cell.site;
   cell.sequence.store(dequeue_ + mask_ + 1, std::memory_order_release);
   ++dequeue_;

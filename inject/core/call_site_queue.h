@@ -16,7 +16,8 @@
 
 namespace gpuspy::inject {
 
-// Bounded multi-producer queue (Vyukov's sequence-per-cell ring); one consumer drains it.
+// Bounded multi-producer queue (Vyukov's sequence-per-cell ring) of (key, site id) marks; one
+// consumer drains it. The key is a correlation id here, a timestamp for host samples.
 class CallSiteQueue {
  public:
   explicit CallSiteQueue(uint32_t capacity_log2 = 16);
@@ -24,22 +25,22 @@ class CallSiteQueue {
   CallSiteQueue& operator=(const CallSiteQueue&) = delete;
 
   // Any thread. False (and counted) when full.
-  bool Push(uint64_t correlation_id, uint32_t site);
-  // The consumer: calls f(correlation_id, site) for every mark pushed so far.
+  bool Push(uint64_t key, uint32_t site);
+  // The consumer: calls f(key, site) for every mark pushed so far.
   template <typename F>
   void Drain(F&& f) {
-    uint64_t correlation_id = 0;
+    uint64_t key = 0;
     uint32_t site = 0;
-    while (Pop(&correlation_id, &site)) f(correlation_id, site);
+    while (Pop(&key, &site)) f(key, site);
   }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
-  bool Pop(uint64_t* correlation_id, uint32_t* site);
+  bool Pop(uint64_t* key, uint32_t* site);
 
   struct Cell {
     std::atomic<uint64_t> sequence;
-    uint64_t correlation_id;
+    uint64_t key;
     uint32_t site;
   };
   const uint64_t mask_;
@@ -65,14 +66,14 @@ class CallSiteJoiner {
   void Join(std::vector<ApiEvent>* apis, size_t from);
   const CallSiteJoinStats& stats() const { return stats_; }
   size_t pending() const { return marks_.size(); }
+  // A site id's text, interned (0 for an unknown id).
+  StringRef Ref(uint32_t site);
 
  private:
   struct Mark {
     uint32_t site;
     uint32_t round;
   };
-  StringRef Ref(uint32_t site);
-
   CallSiteQueue* queue_;
   const CallSiteRegistry* registry_;
   StringTable* strings_;

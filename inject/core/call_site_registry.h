@@ -50,6 +50,9 @@ class CallSiteRegistry {
 
   // The calling thread's site id; 0 when none. Any thread.
   __attribute__((noinline)) uint32_t Capture();
+  // The calling thread's Python site id, with no native fallback and not counted in stats();
+  // 0 when it runs no Python or does not hold the GIL. The host sampler's capture.
+  uint32_t CapturePython() { return PythonSite(); }
   // The text of a site id ("" for 0 or unknown). Any thread; stable once returned.
   std::string_view Text(uint32_t id) const;
   uint32_t sites() const { return next_site_.load(std::memory_order_acquire) - 1; }

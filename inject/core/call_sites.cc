@@ -1,6 +1,8 @@
 #include "inject/core/call_sites.h"
 
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -13,6 +15,11 @@ struct ThreadState {
   uint32_t outer_site = 0;
   uint32_t launch_countdown = 0;  // 0: the next launch is sampled (a thread's first one is)
   uint64_t last_enter_ns = 0;     // when this thread last entered a CUDA call of ours
+  int8_t main = -1;               // the process's main thread? (-1: not asked yet)
+  bool IsMain() {
+    if (main < 0) main = syscall(SYS_gettid) == getpid() ? 1 : 0;
+    return main == 1;
+  }
 };
 thread_local ThreadState t_state;
 
@@ -41,12 +48,15 @@ void CallSites::OnEnter(CallSiteKind kind, uint64_t correlation_id) {
   // One clock read per outermost call (two when it captures): the gap since the last one's start
   // is host time plus that call's own (microseconds for a launch; a long sync makes the launch
   // after it count as a gap's end too, at most once per sync).
+  const bool watch_main = watching_.load(std::memory_order_relaxed) && t.IsMain();
+  const bool timed = gap_ns_ > 0 || watch_main;
   bool after_gap = false;
-  if (gap_ns_ > 0) {
+  if (timed) {
     const uint64_t now = MonotonicNs();
-    after_gap = t.last_enter_ns > 0 && now - t.last_enter_ns >= gap_ns_;
+    after_gap = gap_ns_ > 0 && t.last_enter_ns > 0 && now - t.last_enter_ns >= gap_ns_;
     t.last_enter_ns = now;
   }
+  if (watch_main) main_in_call_.store(true, std::memory_order_relaxed);
   uint32_t site = 0;
   if (kind == CallSiteKind::kBlocking) {
     counters_.blocking.fetch_add(1, std::memory_order_relaxed);
@@ -57,7 +67,8 @@ void CallSites::OnEnter(CallSiteKind kind, uint64_t correlation_id) {
   // Our own capture is not host time: the next gap is measured from its end (else captures
   // slower than the threshold, under a sanitizer or a loaded machine, would make every launch a
   // gap's end, each capture causing the next).
-  if (gap_ns_ > 0 && (kind == CallSiteKind::kBlocking || site != 0)) t.last_enter_ns = MonotonicNs();
+  if (timed && (kind == CallSiteKind::kBlocking || site != 0)) t.last_enter_ns = MonotonicNs();
+  if (watch_main) main_last_enter_ns_.store(t.last_enter_ns, std::memory_order_relaxed);
   t.outer_site = site;
   if (site != 0) (void)queue_.Push(correlation_id, site);
 }
@@ -65,7 +76,15 @@ void CallSites::OnEnter(CallSiteKind kind, uint64_t correlation_id) {
 void CallSites::OnExit(CallSiteKind kind) {
   if (kind == CallSiteKind::kNone) return;
   ThreadState& t = t_state;
-  if (t.depth > 0 && --t.depth == 0) t.outer_site = 0;
+  if (t.depth > 0 && --t.depth == 0) {
+    t.outer_site = 0;
+    if (t.main == 1) main_in_call_.store(false, std::memory_order_relaxed);
+  }
+}
+
+void CallSites::SetWatching(bool on) {
+  watching_.store(on, std::memory_order_relaxed);
+  if (!on) main_last_enter_ns_.store(0, std::memory_order_relaxed);
 }
 
 uint32_t CallSites::CaptureLaunch(bool after_gap) {

@@ -60,6 +60,21 @@ class CallSites {
   void OnEnter(CallSiteKind kind, uint64_t correlation_id);
   void OnExit(CallSiteKind kind);
 
+  // The process's main thread (where CPython runs its main interpreter) as the host sampler
+  // sees it (host_sampler.h): inside one of our CUDA calls or not, and when it last entered one
+  // (monotonic ns, after our own capture; 0: none since watching began).
+  struct MainThread {
+    bool in_call = false;
+    uint64_t last_enter_ns = 0;
+  };
+  MainThread main_thread() const {
+    return {main_in_call_.load(std::memory_order_relaxed),
+            main_last_enter_ns_.load(std::memory_order_relaxed)};
+  }
+  // On while our callbacks are (CuptiCapture switches both): off, main_thread() reads as "no
+  // call yet", so nothing samples a process that is not being traced.
+  void SetWatching(bool on);
+
   // The current 1-in-N launch period (0: launches off).
   uint32_t launch_period() const { return launch_period_.load(std::memory_order_relaxed); }
   const CallSiteConfig& config() const { return config_; }
@@ -77,6 +92,9 @@ class CallSites {
   std::atomic<uint32_t> launch_period_;
   const uint64_t gap_ns_;  // 0: no gap-ender captures
   std::atomic<uint64_t> cost_ewma_ns_{0};  // of one sampled launch capture
+  std::atomic<bool> watching_{false};
+  std::atomic<bool> main_in_call_{false};
+  std::atomic<uint64_t> main_last_enter_ns_{0};
   CallSiteCounters counters_;
 };
 

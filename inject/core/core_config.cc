@@ -142,6 +142,10 @@ CoreConfig ConfigFromLookup(const EnvLookup& env, std::string* warnings) {
     }
   }
   ReadCallSites(env, &c.call_sites, warnings);
+  ReadNumber<uint32_t>(env, "GPUSPY_HOST_SAMPLE_HZ", 0, kMaxHostSampleHz, &c.host_sample_hz, warnings);
+  if (!c.call_sites.enabled || (!c.call_sites.launch_auto && c.call_sites.launch_period == 0)) {
+    c.host_sample_hz = 0;
+  }
   c.spill_dir = env("GPUSPY_SPILL_DIR");
   if (c.spill_dir.empty()) c.spill_dir = DefaultSpillDir();
   return c;

@@ -7,6 +7,7 @@
 #include "client/log/log_line.h"
 #include "inject/core/call_sites.h"
 #include "inject/core/env_lookup.h"
+#include "inject/core/host_sampler.h"
 
 namespace gpuspy::inject {
 
@@ -49,6 +50,11 @@ struct CoreConfig {
   LogLevel log_level = LogLevel::kWarn;   // GPUSPY_LOG
   // GPUSPY_CALLSITES, GPUSPY_CALLSITE_LAUNCHES, GPUSPY_CALLSITE_SKIP, GPUSPY_CALLSITE_NATIVE.
   CallSiteConfig call_sites;
+  // GPUSPY_HOST_SAMPLE_HZ: how often the host sampler (host_sampler.h) looks at the main thread
+  // in host gaps; 0 turns it off. Off as well without call sites or with launches unwatched
+  // (GPUSPY_CALLSITES=0, GPUSPY_CALLSITE_LAUNCHES=0): it needs every launch's callback to see
+  // the gaps.
+  uint32_t host_sample_hz = kDefaultHostSampleHz;
 };
 
 // "kernel,memcpy,..." (or "all" / empty = everything) -> kinds; unknown names are warned about.

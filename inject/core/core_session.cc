@@ -13,6 +13,7 @@
 #include "inject/core/core_config.h"
 #include "inject/core/cupti_capture.h"
 #include "inject/core/event_pipeline.h"
+#include "inject/core/host_sampler.h"
 #include "inject/core/process_identity.h"
 
 namespace gpuspy::inject {
@@ -25,6 +26,7 @@ v1::ProcessIdentity g_identity;
 uint32_t g_exit_timeout_ms = 2000;
 uint32_t g_sessions = 0;  // how many were started: a later one is a new process to the collector
 bool g_hooks_installed = false;
+HostSampler* g_sampler = nullptr;  // never deleted, like the call sites it reads
 
 void LogTotals(const char* when, const EventPipeline& pipeline) {
   const PipelineStats& s = pipeline.stats();
@@ -63,13 +65,29 @@ void LogCallSites() {
       static_cast<unsigned long long>(sites->queue()->dropped()));
 }
 
+void LogHostSamples() {
+  if (g_sampler == nullptr) return;
+  const HostSamplerCounters& c = g_sampler->counters();
+  const uint64_t samples = c.samples.load();
+  Log(LogLevel::kInfo,
+      "host samples: %llu taken at %u Hz in host gaps (%llu late, %llu without a Python frame, "
+      "%llu refused), %llu ns each on the main thread",
+      static_cast<unsigned long long>(samples), g_sampler->hz(),
+      static_cast<unsigned long long>(c.late.load()),
+      static_cast<unsigned long long>(c.no_frame.load()),
+      static_cast<unsigned long long>(c.refused.load()),
+      static_cast<unsigned long long>(samples == 0 ? 0 : c.capture_ns.load() / samples));
+}
+
 void OnExit() {
   EventPipeline* pipeline = g_pipeline;
   if (pipeline == nullptr) return;
+  if (g_sampler != nullptr) g_sampler->Stop();
   CuptiCapture::Instance().StopCollection();
   pipeline->Stop(std::chrono::milliseconds(g_exit_timeout_ms));
   LogTotals("exit", *pipeline);
   LogCallSites();
+  LogHostSamples();
 }
 
 // The child of a fork() inherits our memory but none of our threads, and gRPC is not fork-safe:
@@ -133,6 +151,13 @@ absl::StatusOr<v1::ProcessIdentity> StartSession(const EnvLookup& env, const std
   });
   if (CallSites* sites = capture.call_sites(); sites != nullptr) {
     pipeline->EnableCallSites(sites->queue(), sites->registry());
+    if (config.host_sample_hz > 0) {
+      if (g_sampler == nullptr) {
+        g_sampler = new HostSampler(config.host_sample_hz, sites, [] { return CuptiCapture::Instance().Now(); });
+      }
+      // No CPython in this process (or a second session's sampler still set): nothing to sample.
+      if (g_sampler->Start()) pipeline->EnableHostSamples(g_sampler, g_sampler->samples());
+    }
   }
   pipeline->Start();
   g_pipeline = pipeline;
@@ -153,6 +178,7 @@ absl::StatusOr<SessionTotals> StopSession(std::chrono::milliseconds timeout) {
   EventPipeline* pipeline = g_pipeline;
   if (pipeline == nullptr) return absl::NotFoundError("no gpuspy session runs in this process");
   CuptiCapture& capture = CuptiCapture::Instance();
+  if (g_sampler != nullptr) g_sampler->Stop();
   capture.StopCollection();
   pipeline->Stop(timeout);  // flushes CUPTI and delivers the rest
   capture.Stop();

@@ -218,6 +218,7 @@ void CuptiCapture::EnableKinds(const CaptureKinds& kinds) {
 void CuptiCapture::EnableCallSiteCallbacks(const CaptureKinds& kinds, bool enable) {
   if (call_sites_ == nullptr || call_site_callbacks_ == enable) return;
   call_site_callbacks_ = enable;
+  call_sites_->SetWatching(enable);
   for (const CallSiteCall& c : kCallSiteCalls) {
     // A call site joins its API record: without the domain's records there is nothing to join.
     if (!(c.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? kinds.runtime : kinds.driver)) continue;

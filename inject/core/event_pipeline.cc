@@ -176,6 +176,13 @@ void EventPipeline::EnableCallSites(CallSiteQueue* queue, const CallSiteRegistry
   call_sites_ = std::make_unique<CallSiteJoiner>(queue, registry, &strings_);
 }
 
+void EventPipeline::EnableHostSamples(const HostSampler* sampler, CallSiteQueue* samples) {
+  if (call_sites_ == nullptr) return;
+  host_sampler_ = sampler;
+  host_samples_ = samples;
+  host_sample_domain_ = strings_.Intern(kHostSampleDomain);
+}
+
 void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
   const size_t apis_before = pending_.apis.size();
   for (const CompletedBuffer& b : completed_->PopAll(wait)) {
@@ -187,6 +194,15 @@ void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
     call_sites_->Join(&pending_.apis, apis_before);
     stats_.call_sites_joined.store(call_sites_->stats().joined, std::memory_order_relaxed);
     stats_.call_sites_expired.store(call_sites_->stats().expired, std::memory_order_relaxed);
+  }
+  if (host_samples_ != nullptr) {
+    const uint32_t thread_id = host_sampler_->thread_id();
+    host_samples_->Drain([&](uint64_t timestamp_ns, uint32_t site) {
+      if (const StringRef name = call_sites_->Ref(site); name != 0) {
+        pending_.nvtx_marks.push_back(NvtxMarkEvent{static_cast<int64_t>(timestamp_ns),
+                                                    host_sample_domain_, name, thread_id});
+      }
+    });
   }
   stats_.untimed_records.store(parser_->stats().untimed_records, std::memory_order_relaxed);
   stats_.unreadable_buffers.store(parser_->stats().unreadable_buffers, std::memory_order_relaxed);

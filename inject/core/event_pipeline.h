@@ -20,6 +20,7 @@
 #include "inject/core/capture_window.h"
 #include "inject/core/core_config.h"
 #include "inject/core/delivery.h"
+#include "inject/core/host_sampler.h"
 #include "inject/core/pipeline_stats.h"
 #include "inject/core/record_parser.h"
 
@@ -72,6 +73,10 @@ class EventPipeline {
   // Gives parsed API events the call sites captured in CUPTI's callbacks (call_site_queue.h).
   // Call before Start; both must outlive the pipeline.
   void EnableCallSites(CallSiteQueue* queue, const CallSiteRegistry* registry);
+  // Sends the host sampler's samples (host_sampler.h) as NVTX marks of kHostSampleDomain on
+  // `thread_id()`'s lane, named by their call sites. After EnableCallSites (same registry); the
+  // sampler must outlive the pipeline.
+  void EnableHostSamples(const HostSampler* sampler, CallSiteQueue* samples);
   void Start();
   // Flushes, delivers what is pending (spilling what cannot be delivered within `timeout`), and
   // stops the thread. Safe to call more than once.
@@ -121,6 +126,9 @@ class EventPipeline {
   uint64_t next_sequence_ = 1;
   std::unique_ptr<BackgroundAdoption> adoption_;
   std::unique_ptr<CallSiteJoiner> call_sites_;
+  const HostSampler* host_sampler_ = nullptr;
+  CallSiteQueue* host_samples_ = nullptr;
+  StringRef host_sample_domain_ = 0;
   std::chrono::steady_clock::time_point next_adoption_{};
   size_t devices_reported_ = 0;
 

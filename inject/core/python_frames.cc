@@ -21,6 +21,9 @@ struct PythonFrames::Api {
   const char* (*UnicodeAsUtf8)(void* unicode);
   void (*ErrFetch)(void** type, void** value, void** traceback);
   void (*ErrRestore)(void* type, void* value, void* traceback);
+  // For the host sampler (host_sampler.h); NULL where absent, which only turns the sampler off.
+  int (*AddPendingCall)(int (*func)(void*), void* arg);
+  int (*IsFinalizing)();  // Py_IsFinalizing (3.13) / _Py_IsFinalizing (3.7-3.12)
 };
 
 namespace {
@@ -57,6 +60,8 @@ bool PythonFrames::Resolve() {
             Find("PyUnicode_AsUTF8", &a.UnicodeAsUtf8) && Find("PyErr_Fetch", &a.ErrFetch) &&
             Find("PyErr_Restore", &a.ErrRestore);
   if (!ok) return false;
+  if (!Find("Py_IsFinalizing", &a.IsFinalizing)) (void)Find("_Py_IsFinalizing", &a.IsFinalizing);
+  if (a.IsFinalizing != nullptr) (void)Find("Py_AddPendingCall", &a.AddPendingCall);
   const Api* expected = nullptr;
   const Api* mine = new Api(a);
   if (!api_.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) delete mine;
@@ -70,6 +75,20 @@ bool PythonFrames::ThreadHoldsGil() {
   // a current thread state is required as well: it is NULL while this thread runs without the
   // GIL (Py_BEGIN_ALLOW_THREADS, which PyTorch's bindings use around most ops).
   return a->IsInitialized() != 0 && a->GilStateCheck() == 1 && a->CurrentThreadState() != nullptr;
+}
+
+bool PythonFrames::CanAddPendingCall() {
+  if (!Resolve()) return false;
+  return api_.load(std::memory_order_acquire)->AddPendingCall != nullptr;
+}
+
+bool PythonFrames::AddPendingCall(int (*func)(void*), void* arg) {
+  if (!CanAddPendingCall()) return false;
+  const Api* a = api_.load(std::memory_order_acquire);
+  // Py_AddPendingCall needs neither the GIL nor a thread state (its documented contract), but it
+  // reaches the main interpreter: not before initialisation, not once finalisation has begun.
+  if (a->IsInitialized() == 0 || a->IsFinalizing() != 0) return false;
+  return a->AddPendingCall(func, arg) == 0;
 }
 
 bool PythonFrames::FindUserFrame(int max_frames, IsUserCode is_user, void* context,

@@ -50,6 +50,15 @@ class PythonFrames {
   int FindUserFrames(int max_frames, IsUserCode is_user, void* context, PythonFrame* out,
                      int max_out);
 
+  // Whether AddPendingCall can work in this process (CPython with Py_AddPendingCall).
+  bool CanAddPendingCall();
+  // Queues `func(arg)` to run on CPython's main thread, with the GIL held, at its next check of
+  // the eval loop's breaker (Py_AddPendingCall: any thread, no GIL needed). The only way
+  // gpuspy's own threads reach into Python: they never take the GIL. False when CPython is
+  // absent, not initialised, finalising, or its queue (32 calls) is full. `func` must return 0
+  // and leave no exception set.
+  bool AddPendingCall(int (*func)(void*), void* arg);
+
   // co_filename and co_qualname (co_name before 3.11) of a code object; GIL held. A pending
   // Python exception is preserved (the CUDA call may run inside an exception handler).
   bool CodeNames(PyCode code, std::string* file, std::string* function);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "gpuspy/v1/services.grpc.pb.h"
@@ -29,7 +30,8 @@ class CallSiteE2E : public ::testing::Test {
   }
   std::string Address() const { return "127.0.0.1:" + std::to_string(port_); }
 
-  RunResult Train(const std::string& job, const std::vector<std::string>& extra_env) {
+  RunResult Train(const std::string& job, const std::vector<std::string>& extra_env,
+                  const std::string& script = "callsite_train.py", int steps = kSteps) {
     std::vector<std::string> env = {"LD_PRELOAD=" + std::string(SHIM_LIB),
                                     "GPUSPY_CUPTI_PATH=" + std::string(FAKE_CUPTI_LIB),
                                     "GPUSPY_COLLECTOR=" + Address(), "GPUSPY_JOB=" + job,
@@ -39,8 +41,7 @@ class CallSiteE2E : public ::testing::Test {
     // Run from the script's directory: sites are shown relative to the working directory.
     return testing::Run({"/bin/sh", "-c",
                          "cd '" + std::string(SOURCE_DIR) + "/tests/e2e' && exec " + PYTHON3 +
-                             " callsite_train.py '" + FAKE_CUPTI_LIB + "' " +
-                             std::to_string(kSteps)},
+                             " " + script + " '" + FAKE_CUPTI_LIB + "' " + std::to_string(steps)},
                         env);
   }
 
@@ -71,7 +72,9 @@ class CallSiteE2E : public ::testing::Test {
 
 TEST_F(CallSiteE2E, BlockingCallsAndSampledLaunchesNameTheScriptsLines) {
   // Exact counts: no gap-ender captures (a loaded machine may pause between any two launches).
-  RunResult r = Train("sites", {"GPUSPY_CALLSITE_LAUNCHES=4", "GPUSPY_CALLSITE_GAP_US=0"});
+  // No host samples either: their lines would be sites too.
+  RunResult r = Train("sites", {"GPUSPY_CALLSITE_LAUNCHES=4", "GPUSPY_CALLSITE_GAP_US=0",
+                                "GPUSPY_HOST_SAMPLE_HZ=0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto got = SitesByApi("sites");
   std::map<std::pair<std::string, std::string>, int> want = {
@@ -129,6 +132,59 @@ TEST_F(CallSiteE2E, TheLaunchAfterTheHostsSleepIsNamedWithoutSampling) {
   ASSERT_NE(it, got.end());
   EXPECT_GE(it->second, 1 + kSteps / 2);  // the first launch, and one per step after a sleep
   EXPECT_NE(r.err.find("after host gaps"), std::string::npos) << r.err;
+}
+
+// The host sampler: in a step where the GPU waits ~8 ms for Python computing metrics, the
+// host_bound finding names the line the host spent those gaps on, from samples alone (no host
+// ranges are recorded), and the samples are stored as host_sample marks on the main thread.
+TEST_F(CallSiteE2E, TheHostSamplerNamesTheLineTheGpuWaitedFor) {
+  constexpr int kHostSteps = 12;
+  RunResult r = Train("sampled", {"GPUSPY_HOST_SAMPLE_HZ=1000"}, "host_sample_train.py", kHostSteps);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("host samples: "), std::string::npos) << r.err;
+  std::cerr << r.err;
+
+  auto stub = v1::Query::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
+  v1::GetEventsRequest req;
+  req.set_job_id("sampled");
+  req.set_limit(1'000'000);
+  v1::GetEventsResponse resp;
+  ASSERT_TRUE(gpuspy::testing::GetAllEvents(stub.get(), req, &resp).ok());
+  std::map<std::string, int> samples;
+  std::set<uint32_t> sampled_threads, launching_threads;
+  for (const auto& p : resp.processes()) {
+    for (const auto& e : p.events()) {
+      if (e.has_api() && e.api().name().find("Launch") != std::string::npos) {
+        launching_threads.insert(e.api().thread_id());
+      }
+      if (!e.has_nvtx_mark() || e.nvtx_mark().domain() != "host_sample") continue;
+      sampled_threads.insert(e.nvtx_mark().thread_id());
+      samples[e.nvtx_mark().message()]++;
+    }
+  }
+  EXPECT_EQ(sampled_threads, launching_threads);  // the one thread, on its own lane
+  const std::string metrics = "host_sample_train.py:26 compute_metrics \u2190 host_sample_train.py:34 train";
+  // ~8 ms of metrics a step at 1 kHz: ~8 samples a step, ~96 in all; a loaded machine takes fewer.
+  EXPECT_GE(samples[metrics], kHostSteps) << r.err;
+
+  RunResult report = testing::Run(
+      {GPUSPY_BIN, "--collector", Address(), "--json", "report", "--job", "sampled", "--all"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const nlohmann::json j = nlohmann::json::parse(report.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << report.out;
+  int host_bound = 0, named = 0;
+  for (const auto& step : j["reports"]) {
+    for (const auto& f : step["findings"]) {
+      if (f["detector"] != "host_bound") continue;
+      ++host_bound;
+      for (const auto& e : f["evidence"]) {
+        if (e["key"] == "hot_line" && e.value("call_site", "") == metrics) ++named;
+      }
+    }
+  }
+  // The first step is the warm-up; the rest wait for the host (8 of ~11 ms).
+  EXPECT_GE(host_bound, kHostSteps / 2) << report.out;
+  EXPECT_GE(named, kHostSteps / 2) << report.out;
 }
 
 TEST_F(CallSiteE2E, SwitchedOffMeansNoCallSites) {

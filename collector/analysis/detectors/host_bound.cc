@@ -2,7 +2,8 @@
 // (launch_storm, sync_stall) nor the input pipeline (input_stall): Python between launches,
 // metric computation, logging, CPU-heavy ops such as DDP's bucket (un)flattening or a foreach
 // optimizer on the host. The evidence says how long, in how many gaps, between which CUDA calls
-// (with their call sites when known) and what the host was running (host_activity.h).
+// (with their call sites when known) and what the host was running: host ranges, and the Python
+// lines the host sampler caught inside the gaps (host_activity.h).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -20,6 +21,11 @@ namespace {
 constexpr double kMinHostBoundShare = 0.10;  // GPU idle waiting for non-CUDA host work
 constexpr size_t kTopActivities = 3;         // host ranges named in the evidence
 constexpr size_t kTopResumeSites = 3;        // call sites where the host came back, in the evidence
+constexpr size_t kTopHotLines = 3;           // sampled Python lines inside the gaps, in the evidence
+// A sampled line names the gaps in the title and hint only with this share of their samples, and
+// at least this many of them (fewer say little about where the time went).
+constexpr double kMinHotLineShare = 0.25;
+constexpr uint32_t kMinHotLineSamples = 3;
 
 // Where the host came back to the GPU after its gaps: the call site of the CUDA call that ends
 // each gap (live capture names it whenever a launch follows a host gap; call_sites.h), with the
@@ -83,13 +89,23 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   const GapNeighbours around = CallsAround(ctx.events, longest);
   const std::vector<HostActivity> doing =
       HostActivityDuring(ctx.events, ctx.strings, ctx.window(), waiting, kTopActivities);
+  const HotLines hot = HotLinesDuring(ctx.events, ctx.strings, waiting, kTopHotLines);
+  const HotLine* hottest = nullptr;
+  if (!hot.lines.empty() && hot.lines.front().samples >= kMinHotLineSamples &&
+      hot.lines.front().samples >= kMinHotLineShare * hot.samples) {
+    hottest = &hot.lines.front();
+  }
 
   v1::Finding f;
   f.set_detector("host_bound");
   std::string title = absl::StrCat("GPU waited ", FormatMs(waited), " (",
                                    FormatPercent(ctx.ShareOfWall(waited)), " of the step) for the host in ",
                                    gaps.size(), gaps.size() == 1 ? " gap" : " gaps");
-  if (!doing.empty()) absl::StrAppend(&title, ", mostly in ", doing.front().name);
+  if (!doing.empty()) {
+    absl::StrAppend(&title, ", mostly in ", doing.front().name);
+  } else if (hottest != nullptr) {
+    absl::StrAppend(&title, ", mostly at ", hottest->site);
+  }
   f.set_title(title);
   f.set_lost_ns(waited);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(waited))));
@@ -103,9 +119,16 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
     AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = "), Ns(h.ns));
     what.push_back(h.name);
   }
-  if (doing.empty()) {
-    AddEvidence(&f, "host_activity", "not recorded (no host ranges: capture NVTX ranges or import a "
-                                     "profiler trace with CPU ops to see it)");
+  for (const HotLine& h : hot.lines) {
+    AddEvidence(&f, "hot_line",
+                absl::StrCat(h.site, ": ", h.samples, " of ", hot.samples, " samples, ~"), Ns(h.ns),
+                " of the gaps");
+    f.mutable_evidence(f.evidence_size() - 1)->set_call_site(h.site);  // the viewer links it
+  }
+  if (doing.empty() && hot.samples == 0) {
+    AddEvidence(&f, "host_activity", "not recorded (no host ranges or host samples: capture with "
+                                     "the host sampler on, NVTX ranges, or import a profiler trace "
+                                     "with CPU ops to see it)");
   }
   const std::vector<ResumeSite> resumed = ResumeSites(ctx, waiting);
   for (const ResumeSite& r : resumed) {
@@ -121,7 +144,10 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
     hint = "the optimizer step is host-bound: use a fused optimizer (e.g. torch.optim.AdamW(..., "
            "fused=True) or foreach=True), or capture it with torch.compile / CUDA graphs";
   }
-  if (!resumed.empty()) {
+  if (hottest != nullptr) {
+    hint = absl::StrCat("the host spends ~", FormatPercent(static_cast<double>(hottest->samples) / hot.samples),
+                        " of these gaps at ", hottest->site, ": ", hint);
+  } else if (!resumed.empty()) {
     hint = absl::StrCat("the host comes back to the GPU at ", resumed.front().site,
                         ": the host work is what runs before that line; ", hint);
   }

@@ -96,6 +96,12 @@ class DetectorStep {
                                kMainThread, 0});
     return *this;
   }
+  // A host sample (inject/core/host_sampler.h): the main thread ran `call_site` at `timestamp_ns`.
+  DetectorStep& Sample(int64_t timestamp_ns, const std::string& call_site) {
+    ev_.nvtx_marks.push_back({timestamp_ns, strings_.Intern(kHostSampleDomain), strings_.Intern(call_site),
+                              kMainThread});
+    return *this;
+  }
   static constexpr uint32_t kMainThread = 4242;
 
   // Runs `detect` on the window [0, end_ns() or wall_ns).

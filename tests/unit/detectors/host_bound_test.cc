@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "collector/analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
@@ -64,6 +65,57 @@ TEST(HostBound, AGapEndedByACallWithoutASiteNamesNoLine) {
   const auto f = s.Run(&DetectHostBound);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(Evidence(*f, "resumed_at"), "");
+}
+
+TEST(HostBound, TheSampledLinesInsideTheGapsAreNamedWithTheirShareOfIt) {
+  DetectorStep s = MidStepGap(400);  // waited: [300, 695) us
+  // 8 samples in the gap: 6 at the metrics line, 2 at the logging line; one outside the gap
+  // (while the GPU ran) and one at the gap's own end (inside the launch call) do not count.
+  for (int i = 0; i < 6; ++i) s.Sample((310 + 50 * i) * us, "train.py:61 compute_metrics \u2190 train.py:80 train");
+  s.Sample(320 * us, "train.py:70 log");
+  s.Sample(600 * us, "train.py:70 log");
+  s.Sample(100 * us, "train.py:40 forward");
+  s.Sample(697 * us, "train.py:44 forward");
+  const auto f = s.Run(&DetectHostBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->title(), HasSubstr("mostly at train.py:61 compute_metrics"));
+  // 6 of 8 samples of the 395 us waited: ~296 us.
+  EXPECT_EQ(Evidence(*f, "hot_line"),
+            "train.py:61 compute_metrics \u2190 train.py:80 train: 6 of 8 samples, ~296.2 us of the gaps");
+  int hot_lines = 0;
+  for (const auto& e : f->evidence()) {
+    if (e.key() != "hot_line") continue;
+    ++hot_lines;
+    EXPECT_FALSE(e.call_site().empty());  // the viewer links each line
+  }
+  EXPECT_EQ(hot_lines, 2);
+  EXPECT_THAT(f->fix_hint(), HasSubstr("spends ~75% of these gaps at train.py:61 compute_metrics"));
+  EXPECT_THAT(Evidence(*f, "host_activity"), ::testing::IsEmpty());  // samples say what ran
+}
+
+TEST(HostBound, TooFewOrTooSpreadSamplesNameNoLineInTheTitle) {
+  DetectorStep few = MidStepGap(400);
+  few.Sample(400 * us, "train.py:61 compute_metrics");  // kMinHotLineSamples = 3
+  few.Sample(500 * us, "train.py:61 compute_metrics");
+  auto f = few.Run(&DetectHostBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->title(), ::testing::Not(HasSubstr("mostly at")));
+  EXPECT_THAT(Evidence(few.Run(&DetectHostBound).value(), "hot_line"), HasSubstr("2 of 2 samples"));
+
+  DetectorStep spread = MidStepGap(400);  // 3 of 13 (23%) is under kMinHotLineShare = 25%
+  for (int i = 0; i < 13; ++i) {
+    spread.Sample((310 + 25 * i) * us, i < 3 ? "a.py:1 f" : absl::StrCat("b.py:", i, " g"));
+  }
+  f = spread.Run(&DetectHostBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->title(), ::testing::Not(HasSubstr("mostly at")));
+  DetectorStep four = MidStepGap(400);  // 4 of 13 (31%) names it
+  for (int i = 0; i < 13; ++i) {
+    four.Sample((310 + 25 * i) * us, i < 4 ? "a.py:1 f" : absl::StrCat("b.py:", i, " g"));
+  }
+  f = four.Run(&DetectHostBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->title(), HasSubstr("mostly at a.py:1 f"));
 }
 
 TEST(HostBound, JustUnderTheShareDoesNotFire) {

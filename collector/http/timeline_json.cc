@@ -145,9 +145,16 @@ std::string TimelineJson(const EventColumns& ev, const StringTable& strings,
           absl::StrCat("NVTX range, domain ", r.domain ? Str(strings.Get(r.domain)) : "default"), 0,
           r.depth);
   }
+  const StringRef host_sample = strings.Find(kHostSampleDomain);
   for (const auto& m : ev.nvtx_marks) {
+    // A host sample's info ends " at <site>", as a call's does: the viewer finds a finding's
+    // hot line among them (timeline.js callsAt).
     b.Add(b.ThreadLane(m.thread_id), kMark, m.timestamp_ns, m.timestamp_ns, strings.Get(m.message),
-          "NVTX mark", 0, 0);
+          host_sample != 0 && m.domain == host_sample
+              ? absl::StrCat("host sample: the Python line this thread ran while the GPU waited, at ",
+                             Str(strings.Get(m.message)))
+              : std::string("NVTX mark"),
+          0, 0);
   }
   for (const auto& o : ev.overheads) {
     b.Add(b.ThreadLane(o.thread_id), kOverhead, o.start_ns, o.end_ns,

@@ -251,7 +251,10 @@ void ChromeTraceStream::Events(const ExportedProcess& p, const std::vector<v1::E
       }
       case v1::Event::kNvtxMark: {
         const auto& m = e.nvtx_mark();
-        Emit({{"ph", "i"}, {"s", "t"}, {"cat", "gpuspy_mark"}, {"name", m.message()}, {"pid", pid},
+        // Host samples keep their own category: Perfetto can filter them from NVTX marks.
+        Emit({{"ph", "i"}, {"s", "t"},
+              {"cat", m.domain() == kHostSampleDomain ? "gpuspy_host_sample" : "gpuspy_mark"},
+              {"name", m.message()}, {"pid", pid},
               {"tid", m.thread_id()}, {"ts", Us(m.timestamp_ns())}});
         break;
       }

@@ -250,6 +250,30 @@ browserTest('a finding links to its call sites: each click shows the next call o
   assert.ok(['cudaMemcpyAsync', 'cudaStreamSynchronize'].includes(second.name), second.name);
 });
 
+browserTest('a host-bound finding links its sampled hot line to the host samples on the timeline', async (t) => {
+  await collector.replay(replayBin, ['--job', 'hostbound', '--scenario', 'host_bound', '--steps', '4']);
+  const p = await processOf('hostbound');
+  const report = (await collector.json(`/api/jobs/hostbound/report?step=2&process=${p}`)).reports[0];
+  const finding = report.findings.find((f) => f.detector === 'host_bound');
+  assert.ok(finding, 'the step is host-bound');
+  const hot = finding.evidence.filter((e) => e.key === 'hot_line');
+  assert.equal(hot.length, 2);
+  const site = hot[0].call_site;
+  assert.equal(site, 'train.py:72 compute_metrics \u2190 train.py:48 train_step');
+  // Only the samples taken after the GPU ran dry count (the first ~27 ms of the 60 ms the GPU
+  // was still busy): the loop's line holds most of them.
+  const [, mine, all] = hot[0].value.match(/^train\.py:72 compute_metrics .*: (\d+) of (\d+) samples, ~[\d.]+ ms of the gaps$/);
+  assert.ok(Number(mine) > Number(all) / 2 && Number(all) < 12, hot[0].value);
+  const page = await openPage(t);
+  await page.goto(collector.url + `/#/job/hostbound/step/${p}/2`);
+  await page.waitForFunction(() => window.__timelineStats && window.__timelineStats.renders > 0);
+  await page.locator(`.finding[data-detector="host_bound"] .call-site-link[data-site="${site}"]`).click();
+  await page.waitForFunction(() => window.__timelineStats.selected);
+  const selected = await page.evaluate(() => window.__timelineStats.selected);
+  assert.equal(selected.name, site);
+  assert.ok(selected.info.startsWith('host sample: ') && selected.info.endsWith(' at ' + site), selected.info);
+});
+
 // The cross-rank analysis (JobSummary.steps, StepReport.comm) is what these two draw; a job
 // without it is a failure, not an empty page that passes.
 const processOfRank = async (job, rank) => (await collector.json('/api/jobs')).jobs.find((j) => j.job_id === job)

@@ -142,7 +142,6 @@ TEST_F(CallSiteE2E, TheHostSamplerNamesTheLineTheGpuWaitedFor) {
   RunResult r = Train("sampled", {"GPUSPY_HOST_SAMPLE_HZ=1000"}, "host_sample_train.py", kHostSteps);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("host samples: "), std::string::npos) << r.err;
-  std::cerr << r.err;
 
   auto stub = v1::Query::NewStub(grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials()));
   v1::GetEventsRequest req;

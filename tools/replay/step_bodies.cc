@@ -46,6 +46,7 @@ constexpr int kAttentionLayers = 12;
 
 // kHostBound: Python mid-step, longer than the GPU work queued ahead of it.
 constexpr int64_t kHostBoundPythonNs = 60 * kMs;
+constexpr int64_t kHostSamplePeriodNs = 5 * kMs;  // GPUSPY_HOST_SAMPLE_HZ's default, 200
 
 // The single-process scenarios' forward/backward (their pathology is in the kernels, syncs and
 // copies; the multi-rank scenarios have their own bodies in ComputeSegment).
@@ -65,10 +66,16 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
         if (scenario == Scenario::kHostBound && i == 60) {
           // Python between two halves of the model (metrics on CPU tensors, a Python loop):
           // longer than the ~27 ms of GPU work queued ahead, so the GPU runs dry. The user's
-          // NVTX range around it names it.
+          // NVTX range around it names it, and the host sampler (200 Hz) its lines: mostly the
+          // loop, sometimes the logging after it.
           const int64_t start = t.host();
           t.HostWork(kHostBoundPythonNs);
           t.Range("compute_metrics", start, t.host(), 1);
+          int n = 0;
+          for (int64_t at = start + kHostSamplePeriodNs / 2; at < t.host(); at += kHostSamplePeriodNs, ++n) {
+            t.Sample(at, n % 4 == 3 ? "train.py:75 compute_metrics \u2190 train.py:48 train_step"
+                                    : "train.py:72 compute_metrics \u2190 train.py:48 train_step");
+          }
         }
       }
       break;

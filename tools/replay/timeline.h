@@ -192,6 +192,11 @@ class Timeline {
     ev_->nvtx_marks.push_back({host_, domain_, s_->Intern(text), tid_});
   }
 
+  // A host sample (the live host sampler's): this thread ran `call_site` at `at_ns`.
+  void Sample(int64_t at_ns, const std::string& call_site) {
+    ev_->nvtx_marks.push_back({at_ns, s_->Intern(kHostSampleDomain), s_->Intern(call_site), tid_});
+  }
+
   void Range(const std::string& text, int64_t start, int64_t end, uint32_t depth) {
     ev_->nvtx_ranges.push_back({start, end, domain_, s_->Intern(text), tid_, depth});
   }

@@ -4,6 +4,7 @@
 import {h} from '../dom.js';
 import {duration} from '../format.js';
 import {showTooltip, hideTooltip, keyValues} from '../tooltip.js';
+import {KIND} from './colors.js';
 import {buildModel, relatedEvent} from './model.js';
 import {drawTimeline, GUTTER, AXIS_H} from './render.js';
 
@@ -76,7 +77,8 @@ export class Timeline {
     const m = this.m;
     const out = [];
     for (let i = 0; i < m.n; ++i) {
-      if (m.kind[i] === 4 && m.strings[m.info[i]].endsWith(suffix)) out.push(i);
+      // API calls made there, and host samples taken there (marks: a host_bound hot line).
+      if ((m.kind[i] === KIND.api || m.kind[i] === KIND.mark) && m.strings[m.info[i]].endsWith(suffix)) out.push(i);
     }
     return out.sort((a, b) => m.start[a] - m.start[b]);
   }

@@ -1,10 +1,14 @@
-// The JSON walk: simdjson's On Demand API over the whole document (indexed in one SIMD pass, then
-// read in place, no DOM). Only the fields the mapping needs are read; strings come back as views
+// The JSON walk: simdjson's On Demand API over the whole document, or piece by piece for large
+// ones (each indexed in one SIMD pass, then read in place, no DOM). Only the fields the mapping needs are read; strings come back as views
 // into simdjson's string buffer, numbers as their text, so an event costs no allocation.
 #include "importers/kineto/kineto_reader.h"
 
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/kineto_mapping.h"
@@ -198,6 +202,20 @@ error_code ReadDevice(od::object o, v1::Device* d) {
   return simdjson::SUCCESS;
 }
 
+// One traceEvents entry, if it is an object (other entries are skipped, uncounted).
+error_code ReadEntry(simdjson::simdjson_result<od::value> item, RawEvent* raw, bool* is_event) {
+  od::value ev;
+  if (error_code err = item.get(ev)) return err;
+  od::json_type type;
+  if (error_code err = ev.type().get(type)) return err;
+  *is_event = type == od::json_type::object;
+  if (!*is_event) return simdjson::SUCCESS;
+  od::object o;
+  if (error_code err = ev.get_object().get(o)) return err;
+  raw->Clear();
+  return ReadEvent(o, raw);
+}
+
 class Walk {
  public:
   Walk(KinetoTrace* out, KinetoMapper* mapper) : out_(out), mapper_(mapper) {}
@@ -231,15 +249,9 @@ class Walk {
     od::array events;
     if (error_code err = v.get_array().get(events)) return err;
     for (auto item : events) {
-      od::value ev;
-      if (error_code err = item.get(ev)) return err;
-      od::json_type type;
-      if (error_code err = ev.type().get(type)) return err;
-      if (type != od::json_type::object) continue;
-      od::object o;
-      if (error_code err = ev.get_object().get(o)) return err;
-      raw_.Clear();
-      if (error_code err = ReadEvent(o, &raw_)) return err;
+      bool is_event = false;
+      if (error_code err = ReadEntry(item, &raw_, &is_event)) return err;
+      if (!is_event) continue;
       ++out_->stats.trace_events;
       mapper_->Map(raw_);
     }
@@ -314,7 +326,7 @@ absl::Status CheckStartsLikeJson(std::string_view json) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<KinetoTrace> Parse(std::string_view json, KinetoReadTimings* timings) {
+absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings* timings) {
   if (absl::Status st = CheckStartsLikeJson(json); !st.ok()) return st;
   const int64_t t0 = NowNs();
   KinetoTrace out;
@@ -364,14 +376,203 @@ absl::StatusOr<KinetoTrace> Parse(std::string_view json, KinetoReadTimings* timi
   return out;
 }
 
-}  // namespace
+// --- Reading in pieces -----------------------------------------------------------------------
+//
+// simdjson 3.0 indexes a whole document before its walk can start, and its stream API takes only
+// whitespace-separated documents, not an array's comma-separated entries. So a large trace is cut
+// into documents of its own, each one simdjson parses as it would the whole:
+//   head:   the text up to traceEvents' '['     + "]}"   (the keys before traceEvents)
+//   pieces: '[' + entries i..j of traceEvents   + "]"    (about piece_bytes each)
+//   tail:   "{\"traceEvents\":[" + the rest of the text (the last entries and the keys after)
+// A cut goes before a '{' that follows "}," (NextBoundary): a candidate only, since that text may
+// sit inside a string or a nested array. simdjson is the judge: a piece ending at a candidate
+// parses as an array only if the candidate is a real boundary between entries (ending inside a
+// string leaves it unclosed; inside a nested value leaves brackets open), and then the next
+// candidate is tried. A piece's entries are read in full before any is mapped, so a rejected
+// piece leaves no trace. Whatever fails (no traceEvents key at the top, no boundary found, an
+// invalid head or tail) is read again as one document, so errors and results are the whole
+// read's.
 
-absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json) {
-  const TraceBytes bytes = TraceBytes::Copy(json);
-  return Parse(bytes.json(), nullptr);
+constexpr int kMaxCandidatesPerPiece = 64;
+
+// The next candidate boundary at or after `from` (npos: none).
+size_t NextBoundary(std::string_view json, size_t from) {
+  while (from < json.size()) {
+    const void* close = std::memchr(json.data() + from, '}', json.size() - from);
+    if (close == nullptr) return std::string_view::npos;
+    size_t i = static_cast<size_t>(static_cast<const char*>(close) - json.data()) + 1;
+    from = i;
+    while (i < json.size() && IsJsonSpace(json[i])) ++i;
+    if (i >= json.size() || json[i] != ',') continue;
+    ++i;
+    while (i < json.size() && IsJsonSpace(json[i])) ++i;
+    if (i < json.size() && json[i] == '{') return i;
+  }
+  return std::string_view::npos;
 }
 
-absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path, KinetoReadTimings* timings) {
+// Where traceEvents' entries start: just past the '[' of the text's first "traceEvents" key that
+// opens an array (npos: none). The head's parse checks that it is the root's.
+size_t TraceEventsStart(std::string_view json) {
+  constexpr std::string_view kKey = "\"traceEvents\"";
+  for (size_t at = json.find(kKey); at != std::string_view::npos; at = json.find(kKey, at + 1)) {
+    size_t i = at + kKey.size();
+    while (i < json.size() && IsJsonSpace(json[i])) ++i;
+    if (i >= json.size() || json[i] != ':') continue;
+    ++i;
+    while (i < json.size() && IsJsonSpace(json[i])) ++i;
+    if (i < json.size() && json[i] == '[') return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+class PieceReader {
+ public:
+  PieceReader(std::string_view json, size_t piece_bytes, const std::function<void(size_t)>& release)
+      : json_(json), piece_bytes_(piece_bytes), release_(release), parser_(kMaxTraceBytes) {}
+
+  // False when the text cannot be read in pieces (then nothing of `out` is to be used).
+  bool Read(KinetoTrace* out, KinetoReadTimings* timings) {
+    const size_t start = TraceEventsStart(json_);
+    if (start == std::string_view::npos) return false;
+    out->identity.set_rank(-1);
+    out->identity.set_local_rank(-1);
+    KinetoMapper mapper(out);
+    Walk walk(out, &mapper);
+    // The head: the root's keys before traceEvents, with traceEvents closed empty.
+    if (!Document(json_.substr(0, start), "", "]}", [&](od::document& doc) { return RootOf(doc, walk); })) {
+      return false;
+    }
+    size_t at = start;
+    while (json_.size() - at > 2 * piece_bytes_) {
+      if (!Piece(&at, out, &mapper)) return false;
+      release_(at);
+    }
+    // The tail: the last entries, and the root's keys after traceEvents.
+    if (!Document(json_.substr(at), "{\"traceEvents\":[", "", [&](od::document& doc) { return RootOf(doc, walk); })) {
+      return false;
+    }
+    const int64_t t = NowNs();
+    mapper.Finish();
+    if (timings != nullptr) {
+      timings->index_ns = index_ns_;
+      timings->walk_ns = walk_ns_;
+      timings->finish_ns = NowNs() - t;
+      timings->pieces = pieces_;
+      timings->rejected_cuts = rejected_cuts_;
+    }
+    return true;
+  }
+
+ private:
+  static error_code RootOf(od::document& doc, Walk& walk) {
+    od::object root;
+    if (error_code err = doc.get_object().get(root)) return err;
+    return walk.Root(root);
+  }
+
+  // One piece of entries from *at, cut at the first real boundary past piece_bytes_; *at moves
+  // past it once its entries are mapped.
+  bool Piece(size_t* at, KinetoTrace* out, KinetoMapper* mapper) {
+    size_t cut = *at + piece_bytes_;
+    for (int tries = 0; tries < kMaxCandidatesPerPiece; ++tries) {
+      cut = NextBoundary(json_, cut);
+      if (cut == std::string_view::npos) return false;
+      // The entries up to the candidate, without the comma between them and the next.
+      std::string_view entries = json_.substr(*at, cut - *at);
+      while (!entries.empty() && IsJsonSpace(entries.back())) entries.remove_suffix(1);
+      if (!entries.empty() && entries.back() == ',') entries.remove_suffix(1);
+      size_t n = 0;
+      const bool ok = Document(entries, "[", "]", [&](od::document& doc) -> error_code {
+        od::array events;
+        if (error_code err = doc.get_array().get(events)) return err;
+        for (auto item : events) {
+          if (n == pending_.size()) pending_.emplace_back();
+          bool is_event = false;
+          if (error_code err = ReadEntry(item, &pending_[n], &is_event)) return err;
+          n += is_event ? 1 : 0;
+        }
+        return simdjson::SUCCESS;
+      });
+      if (ok) {
+        const int64_t t = NowNs();
+        for (size_t i = 0; i < n; ++i) {
+          ++out->stats.trace_events;
+          mapper->Map(pending_[i]);
+        }
+        walk_ns_ += NowNs() - t;
+        *at = cut;
+        ++pieces_;
+        return true;
+      }
+      ++rejected_cuts_;
+      ++cut;  // not a boundary: the next candidate
+    }
+    return false;
+  }
+
+  // Parses prefix + text + suffix as one document and hands it to `walk`; true when the walk
+  // read all of it without an error.
+  template <typename F>
+  bool Document(std::string_view text, std::string_view prefix, std::string_view suffix, F&& walk) {
+    buffer_.clear();
+    buffer_.reserve(prefix.size() + text.size() + suffix.size() + kPaddingBytes);
+    buffer_.append(prefix).append(text).append(suffix);
+    const size_t size = buffer_.size();
+    buffer_.append(kPaddingBytes, '\0');
+    g_json_end = buffer_.data() + size;
+    const int64_t t0 = NowNs();
+    od::document doc;  // the parser grows to the largest document so far, once
+    if (parser_.iterate(buffer_.data(), size, buffer_.size()).get(doc) != simdjson::SUCCESS) return false;
+    const int64_t t1 = NowNs();
+    index_ns_ += t1 - t0;
+    const bool ok = walk(doc) == simdjson::SUCCESS;
+    // Past the root the iterator is at the end; a location means more text follows.
+    const char* rest = nullptr;
+    const bool whole = ok && doc.current_location().get(rest) != simdjson::SUCCESS;
+    walk_ns_ += NowNs() - t1;
+    return whole;
+  }
+
+  std::string_view json_;
+  const size_t piece_bytes_;
+  const std::function<void(size_t)>& release_;
+  od::parser parser_;
+  std::string buffer_;
+  std::vector<RawEvent> pending_;  // one piece's entries: reused, their vectors keep capacity
+  int64_t index_ns_ = 0;
+  int64_t walk_ns_ = 0;
+  uint32_t pieces_ = 0;
+  uint32_t rejected_cuts_ = 0;
+};
+
+// In pieces when the text is at least two of them; nullopt when it cannot be read so (then read
+// it as one document).
+std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(std::string_view json, size_t piece_bytes,
+                                                         const std::function<void(size_t)>& release,
+                                                         KinetoReadTimings* timings) {
+  if (piece_bytes == 0 || json.size() < 2 * piece_bytes || !CheckStartsLikeJson(json).ok()) {
+    return std::nullopt;
+  }
+  KinetoTrace out;
+  if (!PieceReader(json, piece_bytes, release).Read(&out, timings)) return std::nullopt;
+  if (out.stats.trace_events == 0) {
+    return absl::InvalidArgumentError("no traceEvents: not a PyTorch profiler (Kineto) trace");
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t piece_bytes,
+                                            KinetoReadTimings* timings) {
+  const TraceBytes bytes = TraceBytes::Copy(json);
+  if (auto pieces = ParseInPieces(bytes.json(), piece_bytes, [](size_t) {}, timings)) return *std::move(pieces);
+  return ParseWhole(bytes.json(), timings);
+}
+
+absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, size_t piece_bytes,
+                                                   KinetoReadTimings* timings) {
   absl::StatusOr<TraceBytes> bytes = TraceBytes::Read(path);
   if (!bytes.ok()) return bytes.status();  // names the file already
   if (timings != nullptr) {
@@ -379,11 +580,22 @@ absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path, KinetoReadT
     timings->json_bytes = bytes->json().size();
     timings->inflate_ns = bytes->inflate_ns();
   }
-  absl::StatusOr<KinetoTrace> trace = Parse(bytes->json(), timings);
+  auto pieces = ParseInPieces(bytes->json(), piece_bytes,
+                              [&](size_t offset) { bytes->ReleaseBefore(offset); }, timings);
+  if (!pieces && bytes->lost_text()) {
+    // The pieces gave up after part of the inflated text was handed back: inflate it again.
+    bytes = TraceBytes::Read(path);
+    if (!bytes.ok()) return bytes.status();
+  }
+  absl::StatusOr<KinetoTrace> trace = pieces ? *std::move(pieces) : ParseWhole(bytes->json(), timings);
   if (!trace.ok()) {
     return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
   }
   return trace;
+}
+
+absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path, KinetoReadTimings* timings) {
+  return ReadKinetoTraceInPieces(path, kTracePieceBytes, timings);
 }
 
 }  // namespace gpuspy::importers

@@ -1,10 +1,12 @@
 // PyTorch profiler (Kineto) Chrome-trace JSON -> gpuspy events.
 //
 // Files reach hundreds of MB, so the file is mmap'd (or inflated once by libdeflate) and walked
-// in place with simdjson's On Demand API: memory holds the JSON text, simdjson's structural index
-// and the model events produced, never a DOM of the whole file (trace_bytes.h, kineto_mapping.h).
+// in place with simdjson's On Demand API, a piece at a time for large files: memory holds the
+// model events produced, the JSON text not yet read and one piece's structural index, never a DOM
+// of the whole file (trace_bytes.h, kineto_mapping.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -35,9 +37,11 @@ struct KinetoReadTimings {
   uint64_t file_bytes = 0;   // on disk
   uint64_t json_bytes = 0;   // uncompressed
   int64_t inflate_ns = 0;    // gzip only
-  int64_t index_ns = 0;      // simdjson's structural pass over the whole text
+  int64_t index_ns = 0;      // simdjson's structural pass (over each piece, summed)
   int64_t walk_ns = 0;       // reading each event's fields and mapping it to model events
   int64_t finish_ns = 0;     // time order, base-time shift, Python call sites
+  uint32_t pieces = 0;       // traceEvents pieces read one by one (0: read as one document)
+  uint32_t rejected_cuts = 0;  // candidate cuts simdjson rejected (inside a string or value)
 };
 
 // Reads `path` (gzip'd or plain). InvalidArgument for JSON that does not parse (with the byte
@@ -49,8 +53,20 @@ struct KinetoReadTimings {
 absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path,
                                            KinetoReadTimings* timings = nullptr);
 
-// The same for a JSON document already in memory (tests, fuzzing).
-absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json);
+// Large traces (at least two pieces) are read a piece of traceEvents at a time: simdjson indexes
+// one piece (its index is 4 bytes per structural character, ~0.6x of a trace, for that piece
+// only), the walk maps it, and the JSON behind it is handed back to the system (drop-behind), so
+// memory holds about the model events plus one piece, not the text plus the whole index.
+inline constexpr size_t kTracePieceBytes = 8u << 20;
+
+// ReadKinetoTrace with another piece size (tests: small pieces exercise many boundaries on small
+// files; 0 reads the whole document at once).
+absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, size_t piece_bytes,
+                                                   KinetoReadTimings* timings = nullptr);
+
+// The same for a JSON document already in memory (tests, fuzzing); `piece_bytes` as above.
+absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t piece_bytes = 0,
+                                            KinetoReadTimings* timings = nullptr);
 
 // "1695835572943613.592" (µs, as Kineto writes them) -> ns, exactly (no double rounding).
 bool MicrosToNanos(const std::string& text, int64_t* ns);

@@ -72,6 +72,8 @@ TraceBytes& TraceBytes::operator=(TraceBytes&& o) noexcept {
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     mapped_bytes_ = std::exchange(o.mapped_bytes_, 0);
+    released_ = std::exchange(o.released_, 0);
+    lost_text_ = std::exchange(o.lost_text_, false);
     file_bytes_ = o.file_bytes_;
     gzipped_ = o.gzipped_;
     inflate_ns_ = o.inflate_ns_;
@@ -89,6 +91,17 @@ void TraceBytes::Release() {
     std::free(data_);
   }
   data_ = nullptr;
+}
+
+void TraceBytes::ReleaseBefore(size_t offset) {
+  if (mapped_bytes_ == 0 || data_ == nullptr) return;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t end = std::min(offset, size_) / page * page;  // whole pages only
+  if (end <= released_) return;
+  if (madvise(data_ + released_, end - released_, MADV_DONTNEED) == 0) {
+    lost_text_ = lost_text_ || gzipped_;
+    released_ = end;
+  }
 }
 
 TraceBytes TraceBytes::Copy(std::string_view json) {
@@ -165,7 +178,10 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path) {
   libdeflate_decompressor* d = libdeflate_alloc_decompressor();
   if (d == nullptr) return absl::ResourceExhaustedError("cannot allocate a gzip decompressor");
   for (;;) {
-    char* buf = static_cast<char*>(std::malloc(capacity + kPaddingBytes));
+    // Anonymous pages, not malloc: ReleaseBefore can hand them back as the reader moves on.
+    const size_t reserved = PageRound(capacity + kPaddingBytes);
+    void* area = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char* buf = area == MAP_FAILED ? nullptr : static_cast<char*>(area);
     if (buf == nullptr) {
       libdeflate_free_decompressor(d);
       return absl::ResourceExhaustedError(
@@ -183,7 +199,7 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path) {
       out_off += out_used;
     }
     if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
-      std::free(buf);
+      munmap(buf, reserved);
       if (capacity >= kMaxTraceBytes) {
         libdeflate_free_decompressor(d);
         return absl::ResourceExhaustedError(absl::StrCat(
@@ -194,7 +210,7 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path) {
     }
     libdeflate_free_decompressor(d);
     if (r != LIBDEFLATE_SUCCESS) {
-      std::free(buf);
+      munmap(buf, reserved);
       return absl::DataLossError(absl::StrCat(
           path, ": truncated or corrupt gzip stream (the member starting at compressed byte ",
           in_off, " of ", file.size, " does not inflate)"));
@@ -202,6 +218,7 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path) {
     std::memset(buf + out_off, 0, kPaddingBytes);
     out.data_ = buf;
     out.size_ = out_off;
+    out.mapped_bytes_ = reserved;
     out.inflate_ns_ = NowNs() - start;
     return out;
   }

@@ -1,6 +1,7 @@
 // A trace file's JSON text in memory, laid out for simdjson (which reads up to 64 bytes past the
 // end): plain files are mmap'd, not copied; gzip files are inflated by libdeflate in one pass into
-// one buffer sized from the gzip trailer. zlib's streaming inflate measured ~300 MB/s here and
+// one anonymous mapping sized from the gzip trailer (pages the reader is done with can then be
+// handed back one by one). zlib's streaming inflate measured ~300 MB/s here and
 // libdeflate about twice that, and a whole-buffer inflate is what a whole-document parser needs.
 #pragma once
 
@@ -29,6 +30,14 @@ class TraceBytes {
 
   // The JSON text; at least kPaddingBytes readable bytes follow it.
   std::string_view json() const { return {data_, size_}; }
+  // Hands the pages wholly before json()[offset] back to the system (the reader is done with
+  // them): a mapped file's are dropped (read again from the file if touched), inflated text's are
+  // discarded (they read as zeros after). A no-op for a Copy. Any thread that reads the text must
+  // be past `offset` for good.
+  void ReleaseBefore(size_t offset);
+  // Whether ReleaseBefore discarded any inflated text (the text is no longer whole: read the file
+  // again to parse it again).
+  bool lost_text() const { return lost_text_; }
   uint64_t file_bytes() const { return file_bytes_; }
   bool gzipped() const { return gzipped_; }
   int64_t inflate_ns() const { return inflate_ns_; }
@@ -40,6 +49,8 @@ class TraceBytes {
   char* data_ = nullptr;
   size_t size_ = 0;
   size_t mapped_bytes_ = 0;  // > 0: data_ is an mmap of this many bytes, else malloc'd
+  size_t released_ = 0;      // bytes from data_ handed back by ReleaseBefore
+  bool lost_text_ = false;
   uint64_t file_bytes_ = 0;
   bool gzipped_ = false;
   int64_t inflate_ns_ = 0;

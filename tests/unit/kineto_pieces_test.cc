@@ -1,0 +1,112 @@
+// Reading a trace in pieces (kineto_reader.cc) against reading it as one document: the same
+// trace for every layout a cut can meet, and the whole read's error for text that does not parse.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "importers/kineto/kineto_reader.h"
+#include "tests/unit/kineto_digest.h"
+
+namespace gpuspy::importers {
+namespace {
+
+// n kernel entries and n CPU ops, `extra` inside each op's args, `sep` between entries.
+std::string Entries(int n, const std::string& extra, const std::string& sep = ",\n  ") {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) out += sep;
+    absl::StrAppend(&out, R"({"ph": "X", "cat": "kernel", "name": "gemm_)", i % 7,
+                    R"(", "pid": 0, "tid": 7, "ts": )", 1000 + i * 10, R"(, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": )",
+                    i + 1, R"(, "grid": [64, 1, 1], "block": [128, 1, 1]}})", sep,
+                    R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": )",
+                    1000 + i * 10, R"(, "dur": 4, "args": {"External id": )", i, extra, "}}");
+  }
+  return out;
+}
+
+std::string Trace(const std::string& entries, const std::string& before = "", const std::string& after = "") {
+  return absl::StrCat("{\n", before, R"("traceEvents": [)", "\n  ", entries, "\n]", after, "\n}\n");
+}
+
+// Returns how the piecewise read went (pieces 0: it fell back to one document).
+KinetoReadTimings ExpectSameInPieces(const std::string& json, size_t piece = 256) {
+  KinetoReadTimings timings;
+  absl::StatusOr<KinetoTrace> whole = ParseKinetoTrace(json, 0);
+  absl::StatusOr<KinetoTrace> pieces = ParseKinetoTrace(json, piece, &timings);
+  EXPECT_EQ(whole.ok(), pieces.ok()) << whole.status() << " / " << pieces.status();
+  if (whole.ok() != pieces.ok()) return timings;
+  if (!whole.ok()) {
+    EXPECT_EQ(whole.status(), pieces.status());
+    return timings;
+  }
+  EXPECT_GT(whole->stats.trace_events, 0u);
+  EXPECT_EQ(whole->stats.trace_events, pieces->stats.trace_events);
+  EXPECT_EQ(Digest(*whole), Digest(*pieces));
+  return timings;
+}
+
+TEST(KinetoPieces, PlainEntriesCutAnywhereGiveTheSameTrace) {
+  const std::string json = Trace(Entries(300, ""));  // ~120 kB
+  for (size_t piece : {64, 256, 1000, 4096}) {
+    const KinetoReadTimings t = ExpectSameInPieces(json, piece);
+    // A piece holds at least one entry (~200 bytes): at most one per entry.
+    EXPECT_GE(t.pieces, std::min<size_t>(500, json.size() / piece / 2)) << piece;
+    EXPECT_EQ(t.rejected_cuts, 0u);
+  }
+}
+
+TEST(KinetoPieces, CompactTextWithNoWhitespace) {
+  EXPECT_GT(ExpectSameInPieces(Trace(Entries(300, "", ","))).pieces, 100u);
+}
+
+TEST(KinetoPieces, ABoundaryLookalikeInsideAStringIsNotACut) {
+  // "}, {" inside names and args: a candidate that simdjson rejects (the piece ends in a string).
+  const KinetoReadTimings t = ExpectSameInPieces(Trace(Entries(300, R"x(, "Call stack": "f(a={}, {b}); g(}, {)")x")));
+  EXPECT_GT(t.pieces, 100u);
+  EXPECT_GT(t.rejected_cuts, 0u);
+}
+
+TEST(KinetoPieces, ABoundaryLookalikeInsideANestedArrayIsNotACut) {
+  // Objects in an array inside args: "}, {" at depth 3 leaves the piece's brackets open.
+  const KinetoReadTimings t =
+      ExpectSameInPieces(Trace(Entries(300, R"(, "inputs": [{"a": 1}, {"b": 2}, {"c": [{"d": 3}, {"e": 4}]}])")));
+  EXPECT_GT(t.pieces, 100u);
+  EXPECT_GT(t.rejected_cuts, 0u);
+}
+
+TEST(KinetoPieces, KeysBeforeAndAfterTraceEventsAndOddEntries) {
+  const std::string before =
+      R"("schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100", "numSms": 108}],
+"distributedInfo": {"rank": 3, "world_size": 8}, "note": {"traceEvents": "a string, not the key"},)";
+  const std::string after = R"(, "baseTimeNanoseconds": 1700000000000000000, "traceName": "x")";
+  // Numbers and arrays among the entries are skipped (not objects), escaped strings unescaped.
+  const std::string entries = Entries(100, R"(, "label": "tab\there \"quoted\" \u00e9")") + ",\n  42,\n  [1, 2],\n  " +
+                              Entries(100, "");
+  EXPECT_GT(ExpectSameInPieces(Trace(entries, before, after)).pieces, 10u);
+  absl::StatusOr<KinetoTrace> t = ParseKinetoTrace(Trace(entries, before, after), 256);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->identity.rank(), 3);
+  EXPECT_EQ(t->identity.devices_size(), 1);
+}
+
+TEST(KinetoPieces, ATraceEventsKeyNestedBeforeTheRootsIsReadAsOneDocument) {
+  // The text's first "traceEvents" key is not the root's: the head does not parse, so the trace
+  // is read whole, with the same result.
+  EXPECT_EQ(ExpectSameInPieces(Trace(Entries(200, ""), R"("meta": {"traceEvents": [{"x": 1}]},)")).pieces, 0u);
+}
+
+TEST(KinetoPieces, TextThatDoesNotParseGivesTheWholeReadsError) {
+  const std::string json = Trace(Entries(300, ""));
+  ExpectSameInPieces(json.substr(0, json.size() / 2));                // truncated
+  ExpectSameInPieces(json.substr(0, json.size() / 2) + "}" + json.substr(json.size() / 2));  // stray brace
+  std::string unclosed = json;
+  unclosed[unclosed.find("aten::mm\"", unclosed.size() / 2) + 8] = ' ';  // a string left open
+  ExpectSameInPieces(unclosed);
+  ExpectSameInPieces(Trace(""));  // no entries
+  ExpectSameInPieces(json + "trailing");
+}
+
+}  // namespace
+}  // namespace gpuspy::importers

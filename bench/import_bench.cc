@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -33,10 +34,10 @@ uint64_t JsonBytes(const std::string& path) {
   return n;
 }
 
-void Measure(const std::string& label, const std::string& path) {
+void Measure(const std::string& label, const std::string& path, size_t piece_bytes) {
   const uint64_t bytes = JsonBytes(path);
   const auto t0 = std::chrono::steady_clock::now();
-  auto trace = gpuspy::importers::ReadKinetoTrace(path);
+  auto trace = gpuspy::importers::ReadKinetoTraceInPieces(path, piece_bytes);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!trace.ok()) {
     std::printf("| %s | error: %s |\n", label.c_str(), std::string(trace.status().message()).c_str());
@@ -51,8 +52,11 @@ void Measure(const std::string& label, const std::string& path) {
 }  // namespace
 
 // import_bench --generate FILE MB   writes a synthetic trace of about MB megabytes
-// import_bench [--header] FILE        imports FILE and prints one table row (peak RSS is this
-//                                     process's whole high-water mark: run one input per process)
+// import_bench [--header] [--piece-bytes N] FILE
+//                                     imports FILE and prints one table row (peak RSS is this
+//                                     process's whole high-water mark: run one input per process);
+//                                     N: traceEvents piece size (0: one document; default
+//                                     kTracePieceBytes, what gpuspy reads with)
 int main(int argc, char** argv) {
   if (argc == 4 && std::string(argv[1]) == "--generate") {
     gpuspy::synthetic::SyntheticOptions o;
@@ -70,7 +74,14 @@ int main(int argc, char** argv) {
     std::printf("|---|---|---|---|---|---|---|\n");
     ++i;
   }
+  size_t piece_bytes = gpuspy::importers::kTracePieceBytes;
+  if (i + 1 < argc && std::string(argv[i]) == "--piece-bytes") {
+    piece_bytes = std::strtoull(argv[i + 1], nullptr, 10);
+    i += 2;
+  }
   if (i >= argc) return 0;
-  Measure(std::filesystem::path(argv[i]).filename().string(), argv[i]);
+  const std::string name = std::filesystem::path(argv[i]).filename().string();
+  Measure(piece_bytes == 0 ? name + " (one document)" : name + " (pieces of " + std::to_string(piece_bytes >> 20) + " MiB)",
+          argv[i], piece_bytes);
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -428,8 +429,12 @@ size_t TraceEventsStart(std::string_view json) {
 
 class PieceReader {
  public:
-  PieceReader(std::string_view json, size_t piece_bytes, const std::function<void(size_t)>& release)
-      : json_(json), piece_bytes_(piece_bytes), release_(release), parser_(kMaxTraceBytes) {}
+  // `release(offset)`: the reader is done with the text before `offset`; `populate(from, to)`:
+  // it is about to read that range.
+  PieceReader(std::string_view json, size_t piece_bytes, const std::function<void(size_t)>& release,
+              const std::function<void(size_t, size_t)>& populate)
+      : json_(json), piece_bytes_(piece_bytes), release_(release), populate_(populate),
+        parser_(kMaxTraceBytes) {}
 
   // False when the text cannot be read in pieces (then nothing of `out` is to be used).
   bool Read(KinetoTrace* out, KinetoReadTimings* timings) {
@@ -444,10 +449,17 @@ class PieceReader {
       return false;
     }
     size_t at = start;
+    // A piece ahead is faulted in before it is read (pieces run a little past their size).
+    size_t populated = std::min(json_.size(), start + 2 * piece_bytes_);
+    populate_(0, populated);
     while (json_.size() - at > 2 * piece_bytes_) {
       if (!Piece(&at, out, &mapper)) return false;
       release_(at);
+      const size_t want = std::min(json_.size(), at + 2 * piece_bytes_);
+      if (want > populated) populate_(populated, want);
+      populated = std::max(populated, want);
     }
+    populate_(populated, json_.size());
     // The tail: the last entries, and the root's keys after traceEvents.
     if (!Document(json_.substr(at), "{\"traceEvents\":[", "", [&](od::document& doc) { return RootOf(doc, walk); })) {
       return false;
@@ -537,6 +549,7 @@ class PieceReader {
   std::string_view json_;
   const size_t piece_bytes_;
   const std::function<void(size_t)>& release_;
+  const std::function<void(size_t, size_t)>& populate_;
   od::parser parser_;
   std::string buffer_;
   std::vector<RawEvent> pending_;  // one piece's entries: reused, their vectors keep capacity
@@ -548,14 +561,16 @@ class PieceReader {
 
 // In pieces when the text is at least two of them; nullopt when it cannot be read so (then read
 // it as one document).
-std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(std::string_view json, size_t piece_bytes,
-                                                         const std::function<void(size_t)>& release,
-                                                         KinetoReadTimings* timings) {
-  if (piece_bytes == 0 || json.size() < 2 * piece_bytes || !CheckStartsLikeJson(json).ok()) {
-    return std::nullopt;
-  }
+bool InPieces(size_t json_bytes, size_t piece_bytes) {
+  return piece_bytes > 0 && json_bytes >= 2 * piece_bytes;
+}
+
+std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(
+    std::string_view json, size_t piece_bytes, const std::function<void(size_t)>& release,
+    const std::function<void(size_t, size_t)>& populate, KinetoReadTimings* timings) {
+  if (!InPieces(json.size(), piece_bytes) || !CheckStartsLikeJson(json).ok()) return std::nullopt;
   KinetoTrace out;
-  if (!PieceReader(json, piece_bytes, release).Read(&out, timings)) return std::nullopt;
+  if (!PieceReader(json, piece_bytes, release, populate).Read(&out, timings)) return std::nullopt;
   if (out.stats.trace_events == 0) {
     return absl::InvalidArgumentError("no traceEvents: not a PyTorch profiler (Kineto) trace");
   }
@@ -567,21 +582,28 @@ std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(std::string_view json, 
 absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t piece_bytes,
                                             KinetoReadTimings* timings) {
   const TraceBytes bytes = TraceBytes::Copy(json);
-  if (auto pieces = ParseInPieces(bytes.json(), piece_bytes, [](size_t) {}, timings)) return *std::move(pieces);
+  if (auto pieces = ParseInPieces(bytes.json(), piece_bytes, [](size_t) {}, [](size_t, size_t) {}, timings)) {
+    return *std::move(pieces);
+  }
   return ParseWhole(bytes.json(), timings);
 }
 
 absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, size_t piece_bytes,
                                                    KinetoReadTimings* timings) {
-  absl::StatusOr<TraceBytes> bytes = TraceBytes::Read(path);
+  // A plain file read in pieces is faulted in a piece at a time, so it is never all in memory.
+  std::error_code size_error;
+  const uintmax_t on_disk = std::filesystem::file_size(path, size_error);
+  const bool whole = size_error || !InPieces(on_disk, piece_bytes);
+  absl::StatusOr<TraceBytes> bytes = TraceBytes::Read(path, /*populate=*/whole);
   if (!bytes.ok()) return bytes.status();  // names the file already
   if (timings != nullptr) {
     timings->file_bytes = bytes->file_bytes();
     timings->json_bytes = bytes->json().size();
     timings->inflate_ns = bytes->inflate_ns();
   }
-  auto pieces = ParseInPieces(bytes->json(), piece_bytes,
-                              [&](size_t offset) { bytes->ReleaseBefore(offset); }, timings);
+  auto pieces = ParseInPieces(
+      bytes->json(), piece_bytes, [&](size_t offset) { bytes->ReleaseBefore(offset); },
+      [&](size_t from, size_t to) { bytes->Populate(from, to); }, timings);
   if (!pieces && bytes->lost_text()) {
     // The pieces gave up after part of the inflated text was handed back: inflate it again.
     bytes = TraceBytes::Read(path);

@@ -104,6 +104,14 @@ void TraceBytes::ReleaseBefore(size_t offset) {
   }
 }
 
+void TraceBytes::Populate(size_t from, size_t to) {
+  if (mapped_bytes_ == 0 || gzipped_ || data_ == nullptr) return;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t begin = from / page * page;
+  const size_t end = std::min(PageRound(to), PageRound(size_));
+  if (end > begin) (void)madvise(data_ + begin, end - begin, MADV_POPULATE_READ);
+}
+
 TraceBytes TraceBytes::Copy(std::string_view json) {
   TraceBytes out;
   out.data_ = static_cast<char*>(std::calloc(json.size() + kPaddingBytes, 1));
@@ -113,7 +121,7 @@ TraceBytes TraceBytes::Copy(std::string_view json) {
   return out;
 }
 
-absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path) {
+absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool populate_all) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
@@ -149,7 +157,7 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path) {
           path, ": ", file_size, " bytes; traces of at most ", kMaxTraceBytes, " bytes are read"));
     }
     // MAP_POPULATE: one bulk fault-in instead of one fault per page during the index pass.
-    const int populate = MayBeJson(file.data, file.size) ? MAP_POPULATE : 0;
+    const int populate = populate_all && MayBeJson(file.data, file.size) ? MAP_POPULATE : 0;
     // The parser reads past the end: reserve zeroed pages for the file plus the padding and map
     // the file over their start, so the tail is readable zeros instead of SIGBUS.
     const size_t reserved = PageRound(file_size + kPaddingBytes);

@@ -17,8 +17,10 @@ namespace gpuspy::importers {
 class TraceBytes {
  public:
   // NotFound (cannot open), DataLoss (truncated or corrupt gzip, naming the compressed byte
-  // offset), ResourceExhausted (more than kMaxTraceBytes uncompressed).
-  static absl::StatusOr<TraceBytes> Read(const std::string& path);
+  // offset), ResourceExhausted (more than kMaxTraceBytes uncompressed). A plain file is faulted
+  // in whole up front (one bulk fault instead of one per page) when `populate`; a reader that
+  // goes piece by piece passes false and calls Populate for each piece instead.
+  static absl::StatusOr<TraceBytes> Read(const std::string& path, bool populate = true);
   // A copy of `json` with the padding the parser needs (tests, fuzzing).
   static TraceBytes Copy(std::string_view json);
 
@@ -35,6 +37,9 @@ class TraceBytes {
   // discarded (they read as zeros after). A no-op for a Copy. Any thread that reads the text must
   // be past `offset` for good.
   void ReleaseBefore(size_t offset);
+  // Faults in the mapped file's pages of json()[from, to) in one go (MADV_POPULATE_READ, Linux
+  // 5.14+; elsewhere they fault in as read). A no-op for inflated or copied text.
+  void Populate(size_t from, size_t to);
   // Whether ReleaseBefore discarded any inflated text (the text is no longer whole: read the file
   // again to parse it again).
   bool lost_text() const { return lost_text_; }

@@ -4,9 +4,11 @@
 #include <cctype>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 
 namespace gpuspy::analysis {
@@ -151,14 +153,43 @@ std::string ElementwiseOp(absl::string_view args) {
   return "";
 }
 
-}  // namespace
-
-KernelClass ClassifyKernel(std::string_view name) {
+KernelClass ClassifyByRules(std::string_view name) {
   const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
   for (const Rule& r : kRules) {
     if (Matches(r, lower)) return r.cls;
   }
   return KernelClass::kOther;
+}
+
+// Names seen before, process-wide: a job's few hundred distinct kernels are classified once, not
+// at every launch of every step by every detector that asks (lower-casing and ~20 substring
+// searches per ask were a quarter of gpuspyd's CPU while it analysed under ingest). Bounded: past
+// kMaxRemembered names, new ones are classified each time.
+constexpr size_t kMaxRemembered = 1 << 16;
+
+struct Remembered {
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, KernelClass> by_name ABSL_GUARDED_BY(mu);
+};
+
+Remembered& Memory() {
+  static Remembered* remembered = new Remembered();  // never destroyed: analysis threads may run at exit
+  return *remembered;
+}
+
+}  // namespace
+
+KernelClass ClassifyKernel(std::string_view name) {
+  const absl::string_view key(name.data(), name.size());
+  Remembered& m = Memory();
+  {
+    absl::ReaderMutexLock lock(&m.mu);
+    if (auto it = m.by_name.find(key); it != m.by_name.end()) return it->second;
+  }
+  const KernelClass c = ClassifyByRules(name);
+  absl::MutexLock lock(&m.mu);
+  if (m.by_name.size() < kMaxRemembered) m.by_name.emplace(key, c);
+  return c;
 }
 
 bool UsesTensorCores(std::string_view name) {

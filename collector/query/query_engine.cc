@@ -235,8 +235,17 @@ absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord
   return steps;
 }
 
+std::shared_ptr<std::mutex> QueryEngine::AnalysisLockOf(uint64_t process_id) {
+  std::lock_guard lock(analysis_locks_mu_);
+  std::shared_ptr<std::mutex>& m = analysis_locks_[process_id];
+  if (m == nullptr) m = std::make_shared<std::mutex>();
+  return m;
+}
+
 absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
     const ProcessRecord& process, AnalysisBudget::Lease* lease) {
+  const std::shared_ptr<std::mutex> analysing = AnalysisLockOf(process.process_id);
+  std::lock_guard one_at_a_time(*analysing);
   // Read the version first: a batch stored while we analyse gets a later one and is looked at
   // by the next query.
   const uint64_t version = versions_ != nullptr ? versions_->Version(process.process_id) : 0;

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 
 #include "absl/status/statusor.h"
 #include "collector/analysis/step_series.h"
@@ -116,6 +118,14 @@ class QueryEngine {
   // Every step of every process of `processes` with cross-step and cross-rank findings applied.
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
       const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
+
+  // One analysis of a process at a time: a query (or the warmer) that finds another one
+  // analysing the same process waits for it and then reuses what it cached, instead of doing the
+  // same work alongside it (which, on a busy machine, made both slow: the first queries of each
+  // live job took 2-3 s, bench/results/query-memory-2026-11-27.md).
+  std::shared_ptr<std::mutex> AnalysisLockOf(uint64_t process_id);
+  std::mutex analysis_locks_mu_;
+  std::map<uint64_t, std::shared_ptr<std::mutex>> analysis_locks_;
 
   std::atomic<bool> cancelled_{false};
   std::function<void(v1::CollectorStats*)> stats_source_;

@@ -13,16 +13,9 @@ iters=${ITERS:-20000}
 repeat=${REPEAT:-5}
 shim=$build/lib/libgpuspy.so
 cupti=$build/fake_cuda/lib/libcupti.so.13
-for f in "$shim" "$cupti" "$build/collector/server/gpuspyd"; do
-  [[ -e $f ]] || { echo "missing $f: build first (scripts/build.sh $build)" >&2; exit 1; }
-done
-tmp=$(mktemp -d)
-trap 'kill $daemon 2>/dev/null || true; rm -rf "$tmp"' EXIT
-"$build/collector/server/gpuspyd" --listen 127.0.0.1:0 --unix "" --http "" --data-dir "$tmp/store" \
-  --port-file "$tmp/port" --log-level warn 2>"$tmp/gpuspyd.log" &
-daemon=$!
-for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.05; done
-addr=127.0.0.1:$(cat "$tmp/port")
+source bench/gpuspyd_lib.sh
+require_built "$shim" "$cupti" "$build/collector/server/gpuspyd"
+with_gpuspyd "$build"
 
 once() {  # $1 = hz: appends "ns_per_iter sampler_cpu_ns samples ns_per_sample" to $tmp/$1
   local hz=$1 out

@@ -12,16 +12,9 @@ repeat=${REPEAT:-7}
 train=$build/tests/fake_cuda/fake_train
 shim=$build/lib/libgpuspy.so
 cupti=$build/fake_cuda/lib/libcupti.so.13
-for f in "$train" "$shim" "$cupti" "$build/collector/server/gpuspyd"; do
-  [[ -e $f ]] || { echo "missing $f: build first (scripts/build.sh $build)" >&2; exit 1; }
-done
-tmp=$(mktemp -d)
-trap 'kill $daemon 2>/dev/null || true; rm -rf "$tmp"' EXIT
-"$build/collector/server/gpuspyd" --listen 127.0.0.1:0 --unix "" --http "" --data-dir "$tmp/store" \
-  --port-file "$tmp/port" --log-level warn 2>"$tmp/gpuspyd.log" &
-daemon=$!
-for _ in $(seq 100); do [[ -s $tmp/port ]] && break; sleep 0.05; done
-addr=127.0.0.1:$(cat "$tmp/port")
+source bench/gpuspyd_lib.sh
+require_built "$train" "$shim" "$cupti" "$build/collector/server/gpuspyd"
+with_gpuspyd "$build"
 
 once() {  # $1 = mode (none|ondemand|always): prints ns/launch of one run
   local mode=$1 v

@@ -4,7 +4,6 @@
 // CPython for the main thread's line and never touches Python itself.
 #include "inject/core/host_sampler.h"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <time.h>
 
@@ -13,6 +12,7 @@
 #include <string>
 
 #include "inject/core/python_frames.h"
+#include "tests/support/embedded_python.h"
 
 namespace gpuspy::inject {
 namespace {
@@ -35,13 +35,9 @@ CallSiteConfig Config() {
 class HostSamplerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    void* lib = dlopen(LIBPYTHON, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT_NE(lib, nullptr) << dlerror();
-    auto init = reinterpret_cast<void (*)(int)>(dlsym(lib, "Py_InitializeEx"));
-    run_ = reinterpret_cast<int (*)(const char*)>(dlsym(lib, "PyRun_SimpleString"));
-    ASSERT_NE(init, nullptr);
-    ASSERT_NE(run_, nullptr);
-    init(0);
+    std::string error;
+    run_ = testing::StartEmbeddedPython(LIBPYTHON, &error);
+    ASSERT_NE(run_, nullptr) << error;
     // Imports before any test's gap: an import is host work too, and would be sampled.
     ASSERT_EQ(run_("import ctypes, time\nlibc = ctypes.CDLL(None)\n"), 0);
   }
@@ -87,7 +83,7 @@ class HostSamplerTest : public ::testing::Test {
 
   std::unique_ptr<CallSites> sites_;
   uint64_t correlation_ = 0;
-  static inline int (*run_)(const char*) = nullptr;
+  static inline testing::RunPython run_ = nullptr;
 };
 
 TEST_F(HostSamplerTest, SamplesNameTheLineTheMainThreadRunsInAHostGap) {

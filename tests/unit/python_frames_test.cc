@@ -3,7 +3,6 @@
 // call back into C through ctypes, as a CUDA call from Python would reach CUPTI's callback.
 #include "inject/core/python_frames.h"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "inject/core/call_site_registry.h"
+#include "tests/support/embedded_python.h"
 
 namespace gpuspy::inject {
 namespace {
@@ -32,13 +32,9 @@ extern "C" int Probe() {
 class PythonFramesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    void* lib = dlopen(LIBPYTHON, RTLD_NOW | RTLD_GLOBAL);
-    ASSERT_NE(lib, nullptr) << dlerror();
-    auto init = reinterpret_cast<void (*)(int)>(dlsym(lib, "Py_InitializeEx"));
-    run_ = reinterpret_cast<int (*)(const char*)>(dlsym(lib, "PyRun_SimpleString"));
-    ASSERT_NE(init, nullptr);
-    ASSERT_NE(run_, nullptr);
-    init(0);
+    std::string error;
+    run_ = testing::StartEmbeddedPython(LIBPYTHON, &error);
+    ASSERT_NE(run_, nullptr) << error;
     CallSiteOptions options;
     options.native = false;
     options.base_dir = "/proj";
@@ -82,7 +78,7 @@ class PythonFramesTest : public ::testing::Test {
   std::string Site() const { return std::string(g_registry->Text(g_site)); }
   std::string Chain() const { return std::string(g_chain_registry->Text(g_chain_site)); }
 
-  static inline int (*run_)(const char*) = nullptr;
+  static inline testing::RunPython run_ = nullptr;
 };
 
 TEST_F(PythonFramesTest, CallFromPythonNamesFileLineAndFunction) {

@@ -196,11 +196,11 @@ void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
     stats_.call_sites_expired.store(call_sites_->stats().expired, std::memory_order_relaxed);
   }
   if (host_samples_ != nullptr) {
-    const uint32_t thread_id = host_sampler_->thread_id();
     host_samples_->Drain([&](uint64_t timestamp_ns, uint32_t site) {
       if (const StringRef name = call_sites_->Ref(site); name != 0) {
-        pending_.nvtx_marks.push_back(NvtxMarkEvent{static_cast<int64_t>(timestamp_ns),
-                                                    host_sample_domain_, name, thread_id});
+        // Read per sample: the sampler sets it before pushing its first sample.
+        pending_.nvtx_marks.push_back(NvtxMarkEvent{static_cast<int64_t>(timestamp_ns), host_sample_domain_,
+                                                    name, host_sampler_->thread_id()});
       }
     });
   }

@@ -122,5 +122,22 @@ TEST(CoreConfig, CallersDefaultToOneAndStayWithinTheirBound) {
       << warnings;
 }
 
+TEST(CoreConfig, TheHostSamplerIsOnAt200HzAndOffWithoutWhatItNeeds) {
+  std::string warnings;
+  EXPECT_EQ(Config({}, &warnings).host_sample_hz, 200u);
+  EXPECT_EQ(Config({{"GPUSPY_HOST_SAMPLE_HZ", "0"}}, &warnings).host_sample_hz, 0u);
+  EXPECT_EQ(Config({{"GPUSPY_HOST_SAMPLE_HZ", "1000"}}, &warnings).host_sample_hz, 1000u);
+  EXPECT_EQ(warnings, "");
+  // It watches every launch's callback to see the gaps: no call sites, or launches unwatched, is
+  // no sampler.
+  EXPECT_EQ(Config({{"GPUSPY_CALLSITES", "0"}}, &warnings).host_sample_hz, 0u);
+  EXPECT_EQ(Config({{"GPUSPY_CALLSITE_LAUNCHES", "0"}}, &warnings).host_sample_hz, 0u);
+  EXPECT_EQ(Config({{"GPUSPY_CALLSITE_LAUNCHES", "16"}}, &warnings).host_sample_hz, 200u);
+  // Past kMaxHostSampleHz: warned, the default kept.
+  EXPECT_EQ(Config({{"GPUSPY_HOST_SAMPLE_HZ", "5000"}}, &warnings).host_sample_hz, 200u);
+  EXPECT_NE(warnings.find("GPUSPY_HOST_SAMPLE_HZ='5000' is not a number in [0, 2000]"), std::string::npos)
+      << warnings;
+}
+
 }  // namespace
 }  // namespace gpuspy::inject

@@ -165,15 +165,27 @@ error_code ReadEvent(od::object event, RawEvent* e) {
     if (error_code err = KeyOf(field, &key)) return err;
     od::value v;
     if (error_code err = field.value().get(v)) return err;
+    // By length first: every event has these few keys, and most compares then fail on size.
     std::string_view* slot = nullptr;
-    if (key == "ph") slot = &e->ph;
-    else if (key == "cat") slot = &e->cat;
-    else if (key == "name") slot = &e->name;
-    else if (key == "ts") slot = &e->ts;
-    else if (key == "dur") slot = &e->dur;
-    else if (key == "pid") slot = &e->pid;
-    else if (key == "tid") slot = &e->tid;
-    else if (key == "args") {
+    switch (key.size()) {
+      case 2:
+        if (key == "ph") slot = &e->ph;
+        else if (key == "ts") slot = &e->ts;
+        break;
+      case 3:
+        if (key == "cat") slot = &e->cat;
+        else if (key == "dur") slot = &e->dur;
+        else if (key == "pid") slot = &e->pid;
+        else if (key == "tid") slot = &e->tid;
+        break;
+      case 4:
+        if (key == "name") slot = &e->name;
+        break;
+      default:
+        break;
+    }
+    if (slot == nullptr) {
+      if (key != "args") continue;  // id, bp, s, ...: not read, skipped by the iterator
       od::json_type type;
       if (error_code err = v.type().get(type)) return err;
       if (type != od::json_type::object) continue;
@@ -181,8 +193,6 @@ error_code ReadEvent(od::object event, RawEvent* e) {
       if (error_code err = v.get_object().get(args)) return err;
       if (error_code err = ReadArgs(args, e)) return err;
       continue;
-    } else {
-      continue;  // id, bp, s, ...: not read, skipped by the iterator
     }
     std::string_view text;
     bool scalar = false;

@@ -406,6 +406,17 @@ TEST(KinetoReader, MicrosToNanosIsExact) {
   EXPECT_EQ(ns, 0);
   EXPECT_FALSE(MicrosToNanos("", &ns));
   EXPECT_FALSE(MicrosToNanos("abc", &ns));
+  // Kineto's plain form and the rest (the general path) agree at the edges.
+  const std::pair<const char*, int64_t> cases[] = {
+      {"-0.5", -500}, {"12.5", 12500}, {"5.1234567", 5123}, {"007", 7000}, {"-3", -3000},
+      {"12.", 12000}, {"+5", 5000}, {".5", 500}, {"1.5e3", 1500000}, {" 5", 5000}};
+  for (const auto& [text, want] : cases) {
+    ns = -1;
+    EXPECT_TRUE(MicrosToNanos(text, &ns)) << text;
+    EXPECT_EQ(ns, want) << text;
+  }
+  EXPECT_FALSE(MicrosToNanos("9223372036854775.807", &ns));  // past int64 ns
+  EXPECT_FALSE(MicrosToNanos("5.x", &ns));
 }
 
 }  // namespace

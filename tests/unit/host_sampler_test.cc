@@ -93,12 +93,17 @@ TEST_F(HostSamplerTest, SamplesNameTheLineTheMainThreadRunsInAHostGap) {
   Spin("metrics.py", 0.3);
   sampler.Stop();
   const std::map<std::string, int> got = Drain(&sampler);
-  ASSERT_EQ(got.size(), 1u) << (got.empty() ? "no samples" : got.begin()->first);
-  EXPECT_EQ(got.begin()->first, "metrics.py:4 spin");
+  int all = 0;
+  for (const auto& [site, n] : got) all += n;
+  const auto spin = got.find("metrics.py:4 spin");
+  ASSERT_NE(spin, got.end()) << (got.empty() ? "no samples" : got.begin()->first);
   // 300 ms at 1 kHz; a loaded machine wakes the sampler less often, never more.
-  EXPECT_GE(got.begin()->second, 20);
-  EXPECT_LE(got.begin()->second, 300);
-  EXPECT_EQ(sampler.counters().samples.load(), static_cast<uint64_t>(got.begin()->second));
+  EXPECT_GE(spin->second, 20);
+  EXPECT_LE(all, 300);
+  // The loop's line, but for the odd sample a slow machine takes while the script is still being
+  // compiled and started (its module line) after the gap's first 200 us.
+  EXPECT_GE(spin->second * 10, all * 9);
+  EXPECT_EQ(sampler.counters().samples.load(), static_cast<uint64_t>(all));
   EXPECT_GT(sampler.counters().capture_ns.load(), 0u);
   EXPECT_NE(sampler.thread_id(), 0u);
 }

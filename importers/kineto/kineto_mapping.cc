@@ -37,10 +37,15 @@ bool MayBeNumber(std::string_view s) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.';
 }
 
+// Plain [-]digits, what traces hold: std::from_chars alone.
+bool PlainAtoi(std::string_view s, int64_t* out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+}
+
 bool Atoi(std::string_view s, int64_t* out) {
   int64_t n = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec == std::errc() && end == s.data() + s.size() && !s.empty()) {
+  if (PlainAtoi(s, &n)) {
     *out = n;
     return true;
   }
@@ -127,20 +132,15 @@ Category CategoryOf(std::string_view cat) {
 // "phase s": why an event that is not a complete event ("ph": "X") is skipped. A third of a
 // trace's events are flow arrows ('s', 'f'): one-letter phases get their reason from a table
 // built once, not a new string each.
-std::string PhaseReason(std::string_view ph) {
-  if (ph.empty()) return "no phase";
-  return absl::StrCat("phase ", A(ph));
-}
-std::string_view PhaseReasonView(std::string_view ph, std::string* scratch) {
+std::string_view PhaseReason(std::string_view ph, std::string* scratch) {
   static const std::array<std::string, 128>* one_letter = [] {
     auto* t = new std::array<std::string, 128>();
-    for (int c = 1; c < 128; ++c) (*t)[c] = PhaseReason(std::string_view(reinterpret_cast<const char*>(&c), 1));
+    for (int c = 1; c < 128; ++c) (*t)[c] = absl::StrCat("phase ", std::string(1, static_cast<char>(c)));
     return t;
   }();
-  if (ph.size() == 1 && static_cast<unsigned char>(ph[0]) < 128 && ph[0] != 0) {
-    return (*one_letter)[static_cast<unsigned char>(ph[0])];
-  }
-  *scratch = PhaseReason(ph);
+  if (ph.empty()) return "no phase";
+  if (ph.size() == 1 && ph[0] > 0) return (*one_letter)[static_cast<unsigned char>(ph[0])];
+  *scratch = absl::StrCat("phase ", A(ph));
   return *scratch;
 }
 
@@ -155,12 +155,16 @@ void Count(absl::flat_hash_map<std::string, uint64_t>* counts, std::string_view 
 // `*out` changes only on success: absl::SimpleAtoi leaves what it parsed of "1.8e19" (1) behind.
 bool ToInt(std::string_view s, int64_t* out) {
   int64_t n = 0;
-  if (Atoi(s, &n)) {
+  if (PlainAtoi(s, &n)) {
     *out = n;
     return true;
   }
-  // "inf" and "nan" are no integers either: no double parse for text that cannot be a number.
+  // "inf" and "nan" are no integers either: no absl parse for text that cannot be a number.
   if (!MayBeNumber(s)) return false;
+  if (absl::SimpleAtoi(A(s), &n)) {
+    *out = n;
+    return true;
+  }
   double d = 0;  // "7.0" style integers
   // Range first: converting a double beyond int64 (4e29, inf; NaN fails both tests) is undefined
   // behaviour, not a saturated value (found by tests/fuzz/kineto_trace_fuzz).
@@ -253,7 +257,7 @@ void KinetoMapper::Map(const RawEvent& e) {
   }
   if (e.ph != "X") {
     std::string scratch;
-    Skip(PhaseReasonView(e.ph, &scratch));
+    Skip(PhaseReason(e.ph, &scratch));
     return;
   }
   const Category category = CategoryOf(e.cat);

@@ -347,12 +347,18 @@ absl::Status CheckStartsLikeJson(std::string_view json) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings* timings) {
-  if (absl::Status st = CheckStartsLikeJson(json); !st.ok()) return st;
-  const int64_t t0 = NowNs();
+// A trace before its events: rank and local rank unknown until distributedInfo says.
+KinetoTrace NewTrace() {
   KinetoTrace out;
   out.identity.set_rank(-1);
   out.identity.set_local_rank(-1);
+  return out;
+}
+
+absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings* timings) {
+  if (absl::Status st = CheckStartsLikeJson(json); !st.ok()) return st;
+  const int64_t t0 = NowNs();
+  KinetoTrace out = NewTrace();
   od::parser parser(std::max<size_t>(json.size(), 1));
   g_json_end = json.data() + json.size();
   od::document doc;
@@ -459,8 +465,6 @@ class PieceReader {
   bool Read(KinetoTrace* out, KinetoReadTimings* timings) {
     const size_t start = TraceEventsStart(json_);
     if (start == std::string_view::npos) return false;
-    out->identity.set_rank(-1);
-    out->identity.set_local_rank(-1);
     KinetoMapper mapper(out);
     Walk walk(out, &mapper);
     // The head: the root's keys before traceEvents, with traceEvents closed empty.
@@ -599,7 +603,7 @@ std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(
     std::string_view json, size_t piece_bytes, const std::function<void(size_t)>& release,
     const std::function<void(size_t, size_t)>& populate, KinetoReadTimings* timings) {
   if (!InPieces(json.size(), piece_bytes) || !CheckStartsLikeJson(json).ok()) return std::nullopt;
-  KinetoTrace out;
+  KinetoTrace out = NewTrace();
   if (!PieceReader(json, piece_bytes, release, populate).Read(&out, timings)) return std::nullopt;
   if (out.stats.trace_events == 0) {
     return absl::InvalidArgumentError("no traceEvents: not a PyTorch profiler (Kineto) trace");

@@ -156,7 +156,7 @@ absl::StatusOr<v1::ProcessIdentity> StartSession(const EnvLookup& env, const std
         g_sampler = new HostSampler(config.host_sample_hz, sites, [] { return CuptiCapture::Instance().Now(); });
       }
       // No CPython in this process (or a second session's sampler still set): nothing to sample.
-      if (g_sampler->Start()) pipeline->EnableHostSamples(g_sampler, g_sampler->samples());
+      if (g_sampler->Start()) pipeline->EnableHostSamples(g_sampler);
     }
   }
   pipeline->Start();

@@ -176,10 +176,9 @@ void EventPipeline::EnableCallSites(CallSiteQueue* queue, const CallSiteRegistry
   call_sites_ = std::make_unique<CallSiteJoiner>(queue, registry, &strings_);
 }
 
-void EventPipeline::EnableHostSamples(const HostSampler* sampler, CallSiteQueue* samples) {
+void EventPipeline::EnableHostSamples(HostSampler* sampler) {
   if (call_sites_ == nullptr) return;
   host_sampler_ = sampler;
-  host_samples_ = samples;
   host_sample_domain_ = strings_.Intern(kHostSampleDomain);
 }
 
@@ -195,8 +194,8 @@ void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
     stats_.call_sites_joined.store(call_sites_->stats().joined, std::memory_order_relaxed);
     stats_.call_sites_expired.store(call_sites_->stats().expired, std::memory_order_relaxed);
   }
-  if (host_samples_ != nullptr) {
-    host_samples_->Drain([&](uint64_t timestamp_ns, uint32_t site) {
+  if (host_sampler_ != nullptr) {
+    host_sampler_->samples()->Drain([&](uint64_t timestamp_ns, uint32_t site) {
       if (const StringRef name = call_sites_->Ref(site); name != 0) {
         // Read per sample: the sampler sets it before pushing its first sample.
         pending_.nvtx_marks.push_back(NvtxMarkEvent{static_cast<int64_t>(timestamp_ns), host_sample_domain_,

@@ -76,7 +76,7 @@ class EventPipeline {
   // Sends the host sampler's samples (host_sampler.h) as NVTX marks of kHostSampleDomain on
   // `thread_id()`'s lane, named by their call sites. After EnableCallSites (same registry); the
   // sampler must outlive the pipeline.
-  void EnableHostSamples(const HostSampler* sampler, CallSiteQueue* samples);
+  void EnableHostSamples(HostSampler* sampler);
   void Start();
   // Flushes, delivers what is pending (spilling what cannot be delivered within `timeout`), and
   // stops the thread. Safe to call more than once.
@@ -126,8 +126,7 @@ class EventPipeline {
   uint64_t next_sequence_ = 1;
   std::unique_ptr<BackgroundAdoption> adoption_;
   std::unique_ptr<CallSiteJoiner> call_sites_;
-  const HostSampler* host_sampler_ = nullptr;
-  CallSiteQueue* host_samples_ = nullptr;
+  HostSampler* host_sampler_ = nullptr;
   StringRef host_sample_domain_ = 0;
   std::chrono::steady_clock::time_point next_adoption_{};
   size_t devices_reported_ = 0;

@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
 # Builds gpuspy and runs the whole test suite with ctest.
 #   scripts/test.sh              Release build in build/, every test
-#   SANITIZE=1 scripts/test.sh   ASan+UBSan build in build-asan/, unit tests
+#   SANITIZE=1 scripts/test.sh   ASan+UBSan build (clang) in build-asan/, unit tests
 #   TSAN=1 scripts/test.sh       TSan build in build-tsan/, unit tests + the e2e tests labelled
 #                                tsan (tests/e2e/CMakeLists.txt); fails on any TSan report
+# A sanitizer stage builds only what its tests run (gpuspy_tests_<label>, tests/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 tsan=0
 if [[ "${SANITIZE:-0}" == 1 ]]; then
-  dir=build-asan; args=(-DGPUSPY_SANITIZE=ON); label=(-L unit)
+  dir=build-asan; label=(-L unit)
+  VARIANT=asan TARGETS=gpuspy_tests_unit scripts/build.sh "$dir"
 elif [[ "${TSAN:-0}" == 1 ]]; then
-  # Benchmarks are never run as tests: not building them saves CI minutes.
-  dir=build-tsan; args=(-DGPUSPY_TSAN=ON -DGPUSPY_BUILD_BENCHMARKS=OFF); label=(-L 'unit|tsan')
+  dir=build-tsan; label=(-L 'unit|tsan')
   tsan=1
+  VARIANT=tsan TARGETS="gpuspy_tests_unit gpuspy_tests_tsan" scripts/build.sh "$dir"
 else
-  dir=build; args=(); label=()
+  dir=build; label=()
+  scripts/build.sh "$dir"
 fi
-scripts/build.sh "$dir" "${args[@]}"
 cd "$dir"
 if [[ $tsan == 1 ]]; then
   # Every instrumented process the tests start (gpuspyd, the CLI, the fake training program with

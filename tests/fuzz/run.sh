@@ -1,24 +1,20 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (ASan+UBSan, the whole tree instrumented) and runs each
-# for SECONDS_PER_TARGET (default 60), one after another. Seeds: tests/fuzz/corpus/<target>/
+# Builds the libFuzzer targets with clang (ASan+UBSan, the whole tree instrumented: build-asan/,
+# the tree `SANITIZE=1 scripts/test.sh` runs the unit tests in) and runs each for
+# SECONDS_PER_TARGET (default 60), one after another. Seeds: tests/fuzz/corpus/<target>/
 # (committed, read-only here) plus, for the Kineto importer, the heads of the shared real traces.
-# What a run discovers goes to build-fuzz/corpus/<target>/ and is kept between runs. A crash is
-# saved under build-fuzz/crashes/ and makes the script fail.
+# What a run discovers goes to build-asan/corpus/<target>/ and is kept between runs. A crash is
+# saved under build-asan/crashes/ and makes the script fail.
 #
 #   TARGETS="ingest_fuzz config_fuzz" SECONDS_PER_TARGET=600 tests/fuzz/run.sh
 #
-# Logs: build-fuzz/logs/<target>.log (libFuzzer's progress lines and -print_final_stats).
+# Logs: build-asan/logs/<target>.log (libFuzzer's progress lines and -print_final_stats).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${SECONDS_PER_TARGET:-60}
 targets=(${TARGETS:-kineto_trace_fuzz batch_decode_fuzz ingest_fuzz http_query_fuzz config_fuzz spill_file_fuzz})
-dir=build-fuzz
-launcher=()
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as scripts/build.sh: a fresh clone reuses the cache
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGPUSPY_FUZZ=ON -DGPUSPY_BUILD_TESTS=OFF -DGPUSPY_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
-ninja -C "$dir" -j"${JOBS:-$(nproc)}" "${targets[@]}"
+dir=build-asan
+VARIANT=asan TARGETS="${targets[*]}" scripts/build.sh "$dir"
 
 mkdir -p "$dir/crashes" "$dir/logs"
 for t in "${targets[@]}"; do mkdir -p "$dir/corpus/$t"; done

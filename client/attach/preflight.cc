@@ -142,6 +142,13 @@ absl::StatusOr<Target> Preflight(pid_t pid) {
   Target t;
   t.pid = pid;
   t.status = ParseProcStatus(status_text);
+  // A zombie has no memory map either: it has exited, and saying "not dumpable" sent people
+  // looking for a prctl call.
+  if (t.status.state == 'Z' || t.status.state == 'X') {
+    return absl::NotFoundError(absl::StrCat("pid ", pid, " (", t.status.name,
+                                            ") has exited (a zombie its parent has not reaped): "
+                                            "nothing to attach to"));
+  }
   absl::StatusOr<std::vector<Mapping>> maps = ReadMaps(pid);
   if (!maps.ok() && maps.status().code() != absl::StatusCode::kPermissionDenied) return maps.status();
   if (!maps.ok() || maps->empty()) {

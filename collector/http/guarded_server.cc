@@ -16,6 +16,9 @@ namespace {
 
 using Clock = ConnectionStream::Clock;
 
+// A connection is served on one thread from accept to close (Serve), handlers included.
+thread_local bool close_after_response = false;
+
 // The peer's IP address, the unit of the per-peer cap ("" if it cannot be told: one shared bucket).
 std::string PeerAddress(int sock) {
   sockaddr_storage addr{};
@@ -54,6 +57,8 @@ SSL* StartTls(Base& server, int sock, Clock::time_point deadline) {
 }
 
 }  // namespace
+
+void CloseConnectionAfterResponse() { close_after_response = true; }
 
 template <typename Base>
 void GuardedServer<Base>::ApplyPolicy() {
@@ -116,8 +121,9 @@ bool GuardedServer<Base>::Serve(int sock, SSL* ssl) {
     stream.set_read_deadline(deadline);
     const bool last = served + 1 == policy_.max_requests_per_connection || limiter_.closing();
     bool closed = false;
+    close_after_response = false;
     if (!Base::process_request(stream, last, closed, nullptr)) return false;
-    if (closed) return true;
+    if (closed || close_after_response) return true;
   }
   return true;
 }

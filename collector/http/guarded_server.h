@@ -30,6 +30,11 @@ struct ConnectionPolicy {
   size_t max_requests_per_connection = 100;
 };
 
+// Called from a handler (or the pre-routing gate): the connection serving this thread's request
+// is closed once the response is written, whatever keep-alive would do. For requests whose
+// framing cannot be trusted (request_framing.h): the bytes after them are never read.
+void CloseConnectionAfterResponse();
+
 // Base: httplib::Server or httplib::SSLServer (instantiated for both in the .cc).
 template <typename Base>
 class GuardedServer : public Base {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "collector/analysis/diff/run_diff.h"
 #include "collector/http/query_params.h"
+#include "collector/http/request_framing.h"
 #include "collector/http/step_timeline.h"
 #include "collector/http/trace_export.h"
 #include "collector/http/web_ui.h"
@@ -110,12 +111,18 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
   }
   httplib::Server& s = *api->server_;
   s.set_payload_max_length(64 << 10);  // parameters travel in the query string: no body is read
-  if (options.admit) {
-    s.set_pre_routing_handler([admit = options.admit](const httplib::Request& req, httplib::Response& res) {
-      return admit(req, res) ? httplib::Server::HandlerResponse::Unhandled
-                             : httplib::Server::HandlerResponse::Handled;
-    });
-  }
+  // Before anything reads a body: a request two parsers could frame differently is refused and
+  // its connection closed, so what follows it is never served (request_framing.h).
+  s.set_pre_routing_handler([admit = options.admit](const httplib::Request& req, httplib::Response& res) {
+    if (absl::Status framing = CheckRequestFraming(req); !framing.ok()) {
+      Error(res, 400, std::string(framing.message()));
+      res.set_header("Connection", "close");
+      CloseConnectionAfterResponse();
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (admit && !admit(req, res)) return httplib::Server::HandlerResponse::Handled;
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   // httplib's default also sets SO_REUSEPORT: a second daemon would then share the port silently.
   s.set_socket_options([](int sock) {
     int yes = 1;

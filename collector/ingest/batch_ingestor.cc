@@ -139,6 +139,14 @@ absl::StatusOr<v1::Ack> BatchIngestor::Ingest(uint64_t process_id, const v1::Eve
   }
   absl::StatusOr<ProcessRecord> process = store_->GetProcess(process_id);
   if (!process.ok()) return process.status();
+  // Producers number their batches 1, 2, 3...; a queue that drops whole batches skips a few.
+  // A jump of more than a million cannot be a real capture (it would be ~10^10 events never
+  // sent), and one batch numbered 2^64-1 made the collector-wide gap counter 1.8e19 for good.
+  if (batch.sequence() > process->max_sequence + kMaxSequenceJump) {
+    return reject(absl::InvalidArgumentError(absl::StrCat(
+        "batch sequence ", batch.sequence(), " jumps more than ", kMaxSequenceJump,
+        " past the last stored batch (", process->max_sequence, ")")));
+  }
 
   absl::StatusOr<std::shared_ptr<DictionaryCache::Entry>> entry = dictionaries_->Get(process_id);
   if (!entry.ok()) return entry.status();

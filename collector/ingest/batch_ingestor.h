@@ -21,6 +21,8 @@ inline constexpr size_t kMaxCommandLineArgs = 4096;
 inline constexpr size_t kMaxCommandLineBytes = 1 << 20;  // all arguments together
 inline constexpr size_t kMaxDevices = 1024;
 inline constexpr size_t kMaxDictionaryStringBytes = 64 * 1024;
+// How far past a process's last stored batch a batch's sequence may jump (refused beyond).
+inline constexpr uint64_t kMaxSequenceJump = uint64_t{1} << 20;
 
 class BatchIngestor {
  public:

@@ -55,7 +55,7 @@ absl::Status EmbeddedStore::Open() {
   const std::string index_path = options_.data_dir + "/index.sqlite";
   RETURN_IF_ERROR(MakePrivateFile(index_path));
   absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(index_path);
-  if (!db.ok()) return db.status();
+  if (!db.ok()) return ExplainIndexOpenError(db.status(), index_path, options_.data_dir);
   db_ = std::move(*db);
   RETURN_IF_ERROR(CheckIndex(*db_, index_path));
   absl::StatusOr<int64_t> version = MigrateEmbeddedIndex(*db_, EmbeddedMigrations());

@@ -14,4 +14,10 @@ namespace gpuspy::collector {
 // integrity_check). DataLoss naming `path` and SQLite's first complaint when damaged.
 absl::Status CheckIndex(SqliteDb& db, const std::string& path);
 
+// Why the index at `path` (in `data_dir`) could not be opened, said so that it can be acted on:
+// a damaged file points to --rebuild-index, a full disk says it is full (SQLite says "file is not
+// a database" and "disk I/O error"). Other errors are returned as they are.
+absl::Status ExplainIndexOpenError(const absl::Status& st, const std::string& path,
+                                   const std::string& data_dir);
+
 }  // namespace gpuspy::collector

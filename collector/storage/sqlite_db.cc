@@ -84,7 +84,17 @@ absl::Status SqliteDb::Exec(const std::string& sql) {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err != nullptr ? err : "unknown error";
     sqlite3_free(err);
-    return absl::InternalError(absl::StrCat("sqlite: ", msg, " in: ", sql.substr(0, 80)));
+    msg = absl::StrCat("sqlite: ", msg, " in: ", sql.substr(0, 80));
+    // Codes a caller can act on: a damaged file, a full disk (index_check.h says which).
+    switch (sqlite3_errcode(db_)) {
+      case SQLITE_NOTADB:
+      case SQLITE_CORRUPT:
+        return absl::DataLossError(msg);
+      case SQLITE_FULL:
+        return absl::ResourceExhaustedError(msg);
+      default:
+        return absl::InternalError(msg);
+    }
   }
   return absl::OkStatus();
 }

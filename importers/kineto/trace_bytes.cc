@@ -122,7 +122,9 @@ TraceBytes TraceBytes::Copy(std::string_view json) {
 }
 
 absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool populate_all) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever before fstat can
+  // refuse it (regular files ignore the flag).
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   }

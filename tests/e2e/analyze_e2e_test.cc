@@ -2,7 +2,10 @@
 // give the same per-step reports and job summary, JSON for JSON. And analyze's own promises:
 // it needs no gpuspyd, writes its Perfetto and HTML outputs, and says what is wrong with a bad
 // file (one line naming it, exit 1; the good files' results with --keep-going).
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -107,6 +110,20 @@ TEST(AnalyzeE2E, AnOutputThatCannotBeWrittenSaysWhy) {
     EXPECT_NE(r.err.find("cannot write /nonexistent-dir/out.json: No such file or directory"),
               std::string::npos)
         << flag << ": " << r.err;
+  }
+}
+
+// A named pipe with no writer (or any file that is not a regular one) is refused at once: it
+// used to block analyze in open() forever.
+TEST(AnalyzeE2E, AFifoIsRefusedInsteadOfWaitedOn) {
+  testing::TempDir dir;
+  const std::string fifo = dir.path() + "/trace.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const char* command : {"analyze", "import"}) {
+    std::vector<std::string> argv = {GPUSPY_BIN, "--collector", "127.0.0.1:1", command, fifo};
+    testing::RunResult r = testing::Run(argv, {}, std::chrono::seconds(20));
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.err;
+    EXPECT_NE(r.err.find(fifo + ": not a regular file"), std::string::npos) << command << ": " << r.err;
   }
 }
 

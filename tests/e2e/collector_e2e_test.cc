@@ -157,6 +157,19 @@ TEST_F(CollectorE2E, CliShowsJobsAndPerStepReport) {
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
   EXPECT_NE(jobs.out.find("clijob"), std::string::npos) << jobs.out;
 
+  // --job narrows the JSON too: a second job exists, and only the one asked for comes back.
+  ASSERT_EQ(testing::Run({REPLAY_BIN, "--collector", daemon_.address(), "--job", "otherjob",
+                          "--ranks", "1", "--steps", "3"})
+                .exit_code,
+            0);
+  RunResult one = testing::Run(
+      {GPUSPY_BIN, "--collector", daemon_.address(), "--json", "jobs", "--job", "clijob"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  v1::ListJobsResponse listed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(one.out, &listed).ok()) << one.out;
+  ASSERT_EQ(listed.jobs_size(), 1) << one.out;
+  EXPECT_EQ(listed.jobs(0).job_id(), "clijob");
+
   RunResult report = testing::Run(
       {GPUSPY_BIN, "--collector", daemon_.address(), "--json", "report", "--job", "clijob",
        "--last", "3"});
@@ -240,6 +253,28 @@ TEST_F(CollectorE2E, CliErrorsAreOneClearLineAndNonZero) {
       testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job", "nosuchjob"});
   EXPECT_NE(unknown.exit_code, 0);
   EXPECT_NE(unknown.err.find("unknown job 'nosuchjob'"), std::string::npos) << unknown.err;
+
+  // Usage errors: one line that names the problem and where the usage is, exit 2, no help dump.
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> usage = {
+      {{"nosuchcmd"}, "see gpuspy --help"},
+      {{"report", "--nosuchflag"}, "see gpuspy report --help"},
+      {{"attach", "--pid", "abc"}, "'abc' is not a process id"},
+      {{"detach", "--pid", "0"}, "'0' is not a process id"},
+      {{"analyze", dir_.path() + "/nonexistent.json"}, "see gpuspy analyze --help"},
+  };
+  for (const Case& c : usage) {
+    std::vector<std::string> argv = {GPUSPY_BIN};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    RunResult r = testing::Run(argv);
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "") << c.args[0];
+  }
 
   daemon_.Stop(SIGTERM);
   RunResult down = testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "--timeout", "2", "jobs"});

@@ -192,5 +192,54 @@ TEST_F(HttpSlowClientsE2E, ARequestThatDoesNotArriveInTimeIsDisconnected) {
   EXPECT_EQ(Get("127.0.0.1", port(), "/healthz").status_line, "HTTP/1.1 200 OK");
 }
 
+// Everything the daemon answers on a connection that sent `raw`, until it closes it (or 5 s).
+std::string Exchange(int port, const std::string& raw) {
+  const int fd = Connect("127.0.0.1", port, raw);
+  if (fd < 0) return "";
+  std::string got;
+  const Clock::time_point until = Clock::now() + std::chrono::seconds(5);
+  while (Clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return got;
+}
+
+size_t Responses(const std::string& got) {
+  size_t n = 0;
+  for (size_t at = got.find("HTTP/1.1 "); at != std::string::npos; at = got.find("HTTP/1.1 ", at + 1)) ++n;
+  return n;
+}
+
+// Request smuggling shapes (RFC 9112 §6.3): each gets one 400 and a closed connection, so the
+// request hidden after it (a GET of /api/jobs) never runs. A well-framed POST followed by a
+// pipelined GET still gets both answers on the same connection.
+TEST_F(HttpSlowClientsE2E, AmbiguousFramingIsRefusedAndTheHiddenRequestNeverRuns) {
+  Start({});
+  const std::string hidden = "GET /api/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  const std::vector<std::string> shapes = {
+      "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+      "Content-Length: 0\r\nContent-Length: 5\r\n\r\n",
+      "Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
+  };
+  for (const std::string& shape : shapes) {
+    const std::string got =
+        Exchange(port(), "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n" + shape + hidden);
+    EXPECT_EQ(got.substr(0, got.find("\r\n")), "HTTP/1.1 400 Bad Request") << shape;
+    EXPECT_EQ(Responses(got), 1u) << shape << "\n" << got;
+    EXPECT_EQ(got.find("\"jobs\""), std::string::npos) << got;
+  }
+  const std::string fine = Exchange(
+      port(), "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi" +
+                  std::string("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(Responses(fine), 2u) << fine;
+  EXPECT_NE(fine.find("HTTP/1.1 200 OK"), std::string::npos) << fine;
+}
+
 }  // namespace
 }  // namespace gpuspy

@@ -2,6 +2,7 @@
 // what is already stored.
 #include <signal.h>
 
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -298,6 +299,21 @@ TEST_F(IngestBadInput, SequenceGapsAreCountedAndReported) {
   ASSERT_TRUE(query_->ListJobs(&jctx, {}, &jobs).ok());
   ASSERT_EQ(jobs.jobs_size(), 1);
   EXPECT_EQ(jobs.jobs(0).processes(0).sequence_gaps(), 2u);
+}
+
+// A batch numbered far beyond the last one (2^64-1 from any local producer) is refused: the gap
+// counters stay what the real gaps make them, on the job and collector-wide.
+TEST_F(IngestBadInput, ImplausibleSequenceJumpIsRefusedAndGapsStayTrue) {
+  StoreValid(1, 3);
+  for (uint64_t seq : {std::numeric_limits<uint64_t>::max(), uint64_t{1} + (uint64_t{1} << 20) + 1}) {
+    grpc::Status st = SendOnFreshStream(ValidBatch(seq, 3));
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << seq;
+    EXPECT_NE(st.error_message().find("jumps more than"), std::string::npos) << st.error_message();
+  }
+  StoreValid(4, 3);  // a plausible gap of two is stored and counted
+  EXPECT_EQ(Stats().sequence_gaps(), 2u);
+  EXPECT_EQ(Stats().batches_rejected(), 2u);
+  EXPECT_EQ(StoredEvents(), 12u);  // two batches of 3 launches + 3 kernels
 }
 
 TEST_F(IngestBadInput, UnknownJobIsNotFound) {

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "absl/time/clock.h"
+#include "collector/storage/index_check.h"
 #include "collector/storage/payload_codec.h"
 #include "collector/storage/segment_file.h"
 #include "collector/storage/store.h"
@@ -331,6 +332,38 @@ TEST_F(EmbeddedStoreTest, NewerSchemaIsRefused) {
   Sql(Index(), "PRAGMA user_version=99");
   auto s = TryOpen();
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// A damaged header makes SQLite say "file is not a database": the message says what to do.
+TEST_F(EmbeddedStoreTest, IndexWithADamagedHeaderPointsToRebuildIndex) {
+  { auto store = Open(); }
+  fs::remove(Index() + "-wal");
+  fs::remove(Index() + "-shm");
+  {
+    std::fstream f(Index(), std::ios::in | std::ios::out | std::ios::binary);
+    f.write("this is not sqlite", 18);
+  }
+  auto s = TryOpen();
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_NE(s.status().message().find("gpuspyd --rebuild-index"), absl::string_view::npos)
+      << s.status();
+}
+
+// What a failed open of the index says: a full disk (SQLITE_FULL, or "disk I/O error" with no
+// space left) says the disk is full; anything else on a disk with room is passed on as it was.
+TEST_F(EmbeddedStoreTest, IndexOpenErrorsSayWhatToDo) {
+  const absl::Status full =
+      ExplainIndexOpenError(absl::ResourceExhaustedError("sqlite: database or disk is full"),
+                            Index(), dir_.path());
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(full.message().find("the disk holding " + dir_.path() + " is full"),
+            absl::string_view::npos) << full;
+  const absl::Status damaged =
+      ExplainIndexOpenError(absl::DataLossError("sqlite: file is not a database"), Index(),
+                            dir_.path());
+  EXPECT_NE(damaged.message().find("--rebuild-index"), absl::string_view::npos) << damaged;
+  const absl::Status other = absl::InternalError("sqlite: disk I/O error");
+  EXPECT_EQ(ExplainIndexOpenError(other, Index(), dir_.path()), other);  // this disk has room
 }
 
 TEST_F(EmbeddedStoreTest, CompleteButUnindexedRecordIsCutOnReopen) {

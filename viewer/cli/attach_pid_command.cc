@@ -22,6 +22,7 @@
 #include "client/attach/preflight.h"
 #include "re2/re2.h"
 #include "viewer/cli/installed_library.h"
+#include "viewer/cli/process_key.h"
 #include "viewer/cli/query_client.h"
 
 namespace gpuspy::cli {
@@ -200,7 +201,8 @@ absl::Status AwaitRegistration(QueryClient& q, const Attached& a) {
       for (const v1::JobInfo& j : jobs.jobs()) {
         if (j.job_id() != a.job) continue;
         for (const v1::ProcessInfo& p : j.processes()) {
-          if (p.identity().process_key() == a.process_key && p.state() != "disconnected") {
+          if (SameProcessKey(p.identity().process_key(), a.process_key) &&
+              p.state() != "disconnected") {
             return absl::OkStatus();
           }
         }

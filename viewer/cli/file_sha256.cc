@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -13,6 +14,11 @@
 namespace gpuspy::cli {
 
 absl::StatusOr<std::string> FileSha256Hex(const std::string& path) {
+  // A FIFO or a device would be read until it ends, if ever (a FIFO with no writer: forever).
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);

@@ -64,9 +64,12 @@ int Jobs(const GlobalOptions& g, const std::string& job, bool per_process) {
   v1::ListJobsResponse resp;
   if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &resp)) return 1;
   if (!job.empty()) {
-    const bool known = std::any_of(resp.jobs().begin(), resp.jobs().end(),
-                                   [&](const auto& j) { return j.job_id() == job; });
-    if (!known) {
+    // --job narrows every output to that job, --json included.
+    auto* jobs = resp.mutable_jobs();
+    jobs->erase(std::remove_if(jobs->begin(), jobs->end(),
+                               [&](const v1::JobInfo& j) { return j.job_id() != job; }),
+                jobs->end());
+    if (jobs->empty()) {
       std::fprintf(stderr, "gpuspy: no job '%s'\n", job.c_str());
       return 1;
     }

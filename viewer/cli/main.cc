@@ -1,8 +1,13 @@
 // gpuspy: the command-line front end of the collector's Query service, plus `gpuspy run`.
+#include <sys/types.h>
+
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -20,15 +25,30 @@
 
 namespace {
 
-// CLI11's message, then the usage of the command being parsed (not the whole program's), and
-// exit 2 as usage errors do elsewhere; --help and --version keep CLI11's own handling.
+// One line: CLI11's message and where the usage is, then exit 2 as usage errors do elsewhere
+// (a whole help text buried the one line that said what was wrong). --help and --version keep
+// CLI11's own handling.
 int UsageError(CLI::App& app, const CLI::ParseError& e) {
   if (e.get_exit_code() == 0) return app.exit(e);
-  std::fprintf(stderr, "gpuspy: %s\n", e.what());
   const std::vector<CLI::App*> parsed = app.get_subcommands();
-  std::cerr << (parsed.empty() ? app.help() : parsed.front()->help(app.get_name()));
+  const std::string command = parsed.empty() ? "gpuspy" : "gpuspy " + parsed.front()->get_name();
+  std::fprintf(stderr, "%s: %s (see %s --help)\n", command.c_str(), e.what(), command.c_str());
   return 2;
 }
+
+// --pid takes a process id; CLI11's PositiveNumber answered "abc" with "Value abc not in range
+// 0.000000 to 1797693134862315708145...".
+const CLI::Validator kProcessId(
+    [](std::string& value) -> std::string {
+      long pid = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), pid);
+      if (ec == std::errc() && end == value.data() + value.size() && pid > 0 &&
+          pid <= std::numeric_limits<pid_t>::max()) {
+        return "";
+      }
+      return "'" + value + "' is not a process id (a positive integer)";
+    },
+    "PID");
 
 }  // namespace
 
@@ -100,7 +120,7 @@ int main(int argc, char** argv) {
                      "Job id (with --pid/--match/--cgroup: the name to give their job)");
   attach->add_option("--pid", attach_to.pids,
                      "Load gpuspy into this running process first (ptrace; its owner or root)")
-      ->check(CLI::PositiveNumber);
+      ->check(kProcessId);
   attach->add_option("--match", attach_to.match,
                      "... into every running CUDA process whose command line matches this regex");
   attach->add_option("--cgroup", attach_to.cgroup,
@@ -128,7 +148,7 @@ int main(int argc, char** argv) {
                 "gpuspy's session in a process it was attached to");
   auto* detach_job_opt = detach->add_option("--job", detach_job, "Job id");
   detach->add_option("--pid", detach_pid, "A process gpuspy was attached to with --pid")
-      ->check(CLI::PositiveNumber)->excludes(detach_job_opt);
+      ->check(kProcessId)->excludes(detach_job_opt);
 
   std::string job;
   uint64_t process = 0;

@@ -1,6 +1,11 @@
 #include "client/attach/preflight.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -77,6 +82,25 @@ TEST(PreflightTest, StoppedAndExitedProcessesAreRefused) {
             absl::string_view::npos);
   s.state = 'Z';
   EXPECT_EQ(CheckAttachable(4242, s, CudaMaps(), Owner()).code(), absl::StatusCode::kNotFound);
+}
+
+// A real zombie (a child that exited and is not reaped yet) has no maps to read: it is called
+// exited, not "not dumpable".
+TEST(PreflightTest, AZombieIsSaidToHaveExited) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ProcStatus s;
+  for (int i = 0; i < 500 && s.state != 'Z'; ++i) {
+    std::ifstream in("/proc/" + std::to_string(child) + "/status");
+    s = ParseProcStatus(std::string(std::istreambuf_iterator<char>(in), {}));
+    if (s.state != 'Z') usleep(10'000);
+  }
+  ASSERT_EQ(s.state, 'Z');
+  absl::StatusOr<Target> t = Preflight(child);
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(t.status().message().find("has exited"), absl::string_view::npos) << t.status();
+  waitpid(child, nullptr, 0);
 }
 
 TEST(PreflightTest, NoSuchProcessIsNotFound) {

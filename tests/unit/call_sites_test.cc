@@ -22,13 +22,19 @@ CallSiteOptions Native(bool native) {
   return o;
 }
 
-// Two distinct call instructions, never merged.
-__attribute__((noinline, noipa)) uint32_t CaptureHere(CallSiteRegistry* r) {
+// Two distinct call instructions, never merged: GCC's noipa also stops cloning and identical-code
+// folding; clang (the ASan tree) has no such attribute and folds nothing at compile time.
+#if defined(__clang__)
+#define GPUSPY_DISTINCT_CALL __attribute__((noinline))
+#else
+#define GPUSPY_DISTINCT_CALL __attribute__((noinline, noipa))
+#endif
+GPUSPY_DISTINCT_CALL uint32_t CaptureHere(CallSiteRegistry* r) {
   const uint32_t site = r->Capture();
   asm volatile("" ::: "memory");
   return site;
 }
-__attribute__((noinline, noipa)) uint32_t CaptureThere(CallSiteRegistry* r) {
+GPUSPY_DISTINCT_CALL uint32_t CaptureThere(CallSiteRegistry* r) {
   const uint32_t site = r->Capture();
   asm volatile("" ::: "memory");
   return site;

@@ -3,7 +3,7 @@
 #   scripts/build.sh [build-dir] [extra cmake args...]   Release, every target, in build/
 #   VARIANT=asan scripts/build.sh    clang, ASan+UBSan and libFuzzer's coverage, -O1, in build-asan/:
 #                                    the unit tests and the fuzz targets share this tree
-#   VARIANT=tsan scripts/build.sh    GCC, ThreadSanitizer, -O1, in build-tsan/
+#   VARIANT=tsan scripts/build.sh    GCC, ThreadSanitizer, -O3, in build-tsan/
 #   TARGETS="a b" scripts/build.sh   only these ninja targets (and what they need), e.g. the
 #                                    gpuspy_tests_<label> targets of tests/CMakeLists.txt
 set -euo pipefail

@@ -70,15 +70,10 @@ struct Answer {
 
 // GET `path` on a fresh connection from `source`, reading until the daemon closes it or
 // `timeout` passes.
-Answer Get(const std::string& source, int port, const std::string& path,
-           std::chrono::milliseconds timeout = std::chrono::milliseconds(20'000)) {
-  const Clock::time_point start = Clock::now();
-  Answer a;
-  const int fd = Connect(source, port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                        "Connection: close\r\n\r\n");
-  if (fd < 0) return a;
+// Everything the daemon sends on `fd` until it closes it or `until`; closes `fd`.
+std::string ReadUntilClosed(int fd, Clock::time_point until) {
   std::string got;
-  while (Clock::now() - start < timeout) {
+  while (Clock::now() < until) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, 50) <= 0) continue;
     char buf[4096];
@@ -87,6 +82,17 @@ Answer Get(const std::string& source, int port, const std::string& path,
     got.append(buf, static_cast<size_t>(n));
   }
   close(fd);
+  return got;
+}
+
+Answer Get(const std::string& source, int port, const std::string& path,
+           std::chrono::milliseconds timeout = std::chrono::milliseconds(20'000)) {
+  const Clock::time_point start = Clock::now();
+  Answer a;
+  const int fd = Connect(source, port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                        "Connection: close\r\n\r\n");
+  if (fd < 0) return a;
+  const std::string got = ReadUntilClosed(fd, start + timeout);
   a.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   a.status_line = got.substr(0, got.find("\r\n"));
   return a;
@@ -196,18 +202,7 @@ TEST_F(HttpSlowClientsE2E, ARequestThatDoesNotArriveInTimeIsDisconnected) {
 std::string Exchange(int port, const std::string& raw) {
   const int fd = Connect("127.0.0.1", port, raw);
   if (fd < 0) return "";
-  std::string got;
-  const Clock::time_point until = Clock::now() + std::chrono::seconds(5);
-  while (Clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    got.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return got;
+  return ReadUntilClosed(fd, Clock::now() + std::chrono::seconds(5));
 }
 
 size_t Responses(const std::string& got) {

@@ -4,8 +4,8 @@
 
 #include "codec/batch_decoder.h"
 #include "codec/batch_encoder.h"
-#include "collector/analysis/period_detector.h"
-#include "collector/analysis/step_report.h"
+#include "analysis/period_detector.h"
+#include "analysis/step_report.h"
 #include "tools/replay/synthetic_workload.h"
 
 namespace gpuspy {

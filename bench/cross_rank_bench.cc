@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "collector/analysis/cross_rank_analysis.h"
+#include "analysis/cross_rank_analysis.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include "codec/batch_encoder.h"
 #include "codec/expanded_events.h"
-#include "collector/analysis/idle_attribution.h"
+#include "analysis/idle_attribution.h"
 #include "collector/http/step_timeline.h"
 #include "collector/http/timeline_json.h"
 #include "collector/ingest/batch_ingestor.h"

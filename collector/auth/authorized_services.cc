@@ -79,6 +79,13 @@ grpc::Status AuthorizedQuery::GetRunProfile(grpc::ServerContext* context,
   return inner_->GetRunProfile(context, request, response);
 }
 
+grpc::Status AuthorizedQuery::DiffRuns(grpc::ServerContext* context, const v1::DiffRunsRequest* request,
+                                       v1::DiffRunsResponse* response) {
+  if (grpc::Status st = ForJob(*context, request->a().job_id()); !st.ok()) return st;
+  if (grpc::Status st = ForJob(*context, request->b().job_id()); !st.ok()) return st;
+  return inner_->DiffRuns(context, request, response);
+}
+
 grpc::Status AuthorizedQuery::FindImports(grpc::ServerContext* context,
                                           const v1::FindImportsRequest* request,
                                           v1::FindImportsResponse* response) {

@@ -26,6 +26,9 @@ class AuthorizedQuery final : public v1::Query::Service {
                         v1::GetStatsResponse* response) override;
   grpc::Status GetRunProfile(grpc::ServerContext* context, const v1::GetRunProfileRequest* request,
                              v1::GetRunProfileResponse* response) override;
+  // Both jobs must be the caller's to see.
+  grpc::Status DiffRuns(grpc::ServerContext* context, const v1::DiffRunsRequest* request,
+                        v1::DiffRunsResponse* response) override;
   // Matches in jobs the caller may not see are left out, as ListJobs leaves those jobs out.
   grpc::Status FindImports(grpc::ServerContext* context, const v1::FindImportsRequest* request,
                            v1::FindImportsResponse* response) override;

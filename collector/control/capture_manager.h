@@ -15,7 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "collector/ingest/connection_registry.h"
+#include "collector/live/connection_registry.h"
 #include "gpuspy/v1/services.pb.h"
 
 namespace gpuspy::collector {

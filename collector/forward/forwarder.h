@@ -25,7 +25,7 @@
 #include <thread>
 
 #include "absl/time/time.h"
-#include "collector/ingest/connection_registry.h"
+#include "collector/live/connection_registry.h"
 #include "collector/storage/store.h"
 
 namespace gpuspy {

@@ -7,7 +7,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "collector/analysis/diff/run_diff.h"
 #include "collector/http/query_params.h"
 #include "collector/http/request_framing.h"
 #include "collector/http/step_timeline.h"
@@ -262,17 +261,17 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     if (absl::Status st = CheckRoute("", params, {"a", "b"}); !st.ok()) {
       return Error(res, 400, std::string(st.message()));
     }
-    std::vector<v1::RunProfile> sides;
+    v1::DiffRunsRequest request;
     for (const char* side : {"a", "b"}) {
       auto it = params.find(side);
       if (it == params.end()) return Error(res, 400, absl::StrCat("parameter '", side, "' is required"));
       absl::StatusOr<v1::GetRunProfileRequest> r = RunProfileQuery(it->second);
       if (!r.ok()) return Error(res, 400, absl::StrCat(side, ": ", r.status().message()));
-      absl::StatusOr<v1::GetRunProfileResponse> p = engine->GetRunProfile(*r);
-      if (!p.ok()) return Error(res, HttpCode(p.status()), absl::StrCat(side, ": ", p.status().message()));
-      sides.push_back(p->profile());
+      *(side[0] == 'a' ? request.mutable_a() : request.mutable_b()) = std::move(*r);
     }
-    Json(res, ToJson(absl::StatusOr<v1::RunDiff>(analysis::DiffRuns(sides[0], sides[1]))));
+    absl::StatusOr<v1::DiffRunsResponse> diff = engine->DiffRuns(request);
+    if (!diff.ok()) return Error(res, HttpCode(diff.status()), std::string(diff.status().message()));
+    Json(res, ToJson(absl::StatusOr<v1::RunDiff>(std::move(*diff->mutable_diff()))));
   }));
 
   AddWebUiRoutes(&s);

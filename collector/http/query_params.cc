@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "collector/analysis/diff/run_selector.h"
+#include "analysis/diff/run_selector.h"
 
 namespace gpuspy::collector {
 namespace {

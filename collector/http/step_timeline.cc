@@ -3,7 +3,7 @@
 #include <shared_mutex>
 
 #include "absl/strings/str_cat.h"
-#include "collector/analysis/idle_attribution.h"
+#include "analysis/idle_attribution.h"
 #include "collector/http/timeline_json.h"
 
 namespace gpuspy::collector {

@@ -17,7 +17,7 @@
 
 #include <string>
 
-#include "collector/analysis/idle_attribution.h"
+#include "analysis/idle_attribution.h"
 
 namespace gpuspy::collector {
 

@@ -1,9 +1,11 @@
 #include "collector/http/web_ui.h"
 
+#include <functional>
 #include <string>
 
 #include "collector/http/web_assets.h"
 #include "httplib.h"
+#include "viewer/palette/time_causes.h"
 
 namespace gpuspy::collector {
 namespace {
@@ -36,6 +38,15 @@ void AddWebUiRoutes(httplib::Server* server) {
                    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
     Serve(*page, req, res);
   };
+  // The palette is generated from the C++ table the HTML report draws with (one palette).
+  server->Get("/static/js/cause_colors.js", [](const httplib::Request& req, httplib::Response& res) {
+    static const std::string* const kModule = new std::string(palette::TimeCausesJsModule());
+    static const std::string* const kEtag =
+        new std::string("\"palette-" + std::to_string(std::hash<std::string>{}(*kModule)) + "\"");
+    const WebAsset asset{"js/cause_colors.js", "text/javascript; charset=utf-8", *kEtag,
+                         reinterpret_cast<const unsigned char*>(kModule->data()), kModule->size()};
+    Serve(asset, req, res);
+  });
   server->Get("/", index);
   server->Get("/index.html", index);
   server->Get(R"(/static/(.+))", [](const httplib::Request& req, httplib::Response& res) {

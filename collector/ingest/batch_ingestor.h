@@ -5,9 +5,9 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "collector/analysis/step_segmenter.h"
-#include "collector/ingest/job_step_patterns.h"
-#include "collector/ingest/ingest_counters.h"
+#include "analysis/step_segmenter.h"
+#include "collector/live/job_step_patterns.h"
+#include "collector/live/ingest_counters.h"
 #include "collector/storage/dictionary_cache.h"
 #include "collector/storage/data_versions.h"
 #include "collector/storage/store.h"

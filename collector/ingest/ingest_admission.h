@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
-#include "collector/ingest/ingest_counters.h"
+#include "collector/live/ingest_counters.h"
 #include "gpuspy/v1/wire.pb.h"
 
 namespace gpuspy::collector {

@@ -3,9 +3,9 @@
 #pragma once
 
 #include "collector/ingest/batch_ingestor.h"
-#include "collector/ingest/connection_registry.h"
+#include "collector/live/connection_registry.h"
 #include "collector/ingest/ingest_admission.h"
-#include "collector/ingest/overload_ledger.h"
+#include "collector/live/overload_ledger.h"
 #include "collector/ingest/stream_admission.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 

@@ -11,7 +11,7 @@
 
 #include "absl/time/time.h"
 #include "collector/ingest/ingest_admission.h"
-#include "collector/ingest/overload_ledger.h"
+#include "collector/live/overload_ledger.h"
 #include "gpuspy/v1/wire.pb.h"
 
 namespace gpuspy::collector {

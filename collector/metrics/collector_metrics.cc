@@ -8,17 +8,12 @@
 #include "absl/time/clock.h"
 #include "collector/metrics/prometheus_text.h"
 #include "collector/metrics/rank_metrics.h"
+#include "analysis/stats.h"
 
 namespace gpuspy::collector {
 namespace {
 
 double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct JobFigures {
   std::string job;
@@ -202,9 +197,9 @@ std::string CollectorMetrics(QueryEngine* engine) {
     m.Sample(refused, {{"gpuspy_job", j->job_id()}});
   }
   m.Family("gpuspy_job_step_seconds", "gauge", "Median over processes of the last step's wall time");
-  for (const JobFigures& f : figures) m.Sample(Median(f.step_seconds), {{"gpuspy_job", f.job}});
+  for (const JobFigures& f : figures) m.Sample(stats::Median(f.step_seconds), {{"gpuspy_job", f.job}});
   m.Family("gpuspy_job_gpu_busy_ratio", "gauge", "Median over processes of the last step's GPU busy fraction");
-  for (const JobFigures& f : figures) m.Sample(Median(f.gpu_busy), {{"gpuspy_job", f.job}});
+  for (const JobFigures& f : figures) m.Sample(stats::Median(f.gpu_busy), {{"gpuspy_job", f.job}});
   m.Family("gpuspy_job_primary_bottleneck", "gauge",
            "1 for the primary bottleneck of most processes' last step, 0 for the others seen");
   for (const JobFigures& f : figures) {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/analysis/step_series.h"
+#include "analysis/step_series.h"
 #include "collector/storage/store.h"
 
 namespace gpuspy::collector {

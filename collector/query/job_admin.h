@@ -4,8 +4,8 @@
 #pragma once
 
 #include "absl/status/statusor.h"
-#include "collector/ingest/connection_registry.h"
-#include "collector/ingest/job_step_patterns.h"
+#include "collector/live/connection_registry.h"
+#include "collector/live/job_step_patterns.h"
 #include "collector/storage/store.h"
 #include "gpuspy/v1/services.pb.h"
 

@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "collector/analysis/job_analysis.h"
-#include "collector/analysis/period_detector.h"
-#include "collector/analysis/step_report.h"
+#include "analysis/job_analysis.h"
+#include "analysis/period_detector.h"
+#include "analysis/step_report.h"
 #include "collector/query/event_pages.h"
 #include "collector/query/loss_notes.h"
 #include "model/event_selection.h"

@@ -9,11 +9,11 @@
 #include <mutex>
 
 #include "absl/status/statusor.h"
-#include "collector/analysis/step_series.h"
-#include "collector/ingest/connection_registry.h"
-#include "collector/ingest/job_step_patterns.h"
-#include "collector/ingest/ingest_counters.h"
-#include "collector/ingest/overload_ledger.h"
+#include "analysis/step_series.h"
+#include "collector/live/connection_registry.h"
+#include "collector/live/job_step_patterns.h"
+#include "collector/live/ingest_counters.h"
+#include "collector/live/overload_ledger.h"
 #include "collector/query/analysis_budget.h"
 #include "collector/query/analysis_cache.h"
 #include "collector/query/event_reader.h"
@@ -60,6 +60,8 @@ class QueryEngine {
   v1::GetStatsResponse GetStats();
   // One side of `gpuspy diff` (run_profile_query.cc).
   absl::StatusOr<v1::GetRunProfileResponse> GetRunProfile(const v1::GetRunProfileRequest& request);
+  // Both sides' profiles, compared by analysis::DiffRuns. An error names the side ("a: ...").
+  absl::StatusOr<v1::DiffRunsResponse> DiffRuns(const v1::DiffRunsRequest& request);
   // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
   uint64_t steps_analysed() const { return steps_analysed_.load(); }
   // Bounds the memory analysis may hold (estimated): the per-process cache and the analyses of

@@ -43,6 +43,11 @@ grpc::Status QueryService::GetRunProfile(grpc::ServerContext*,
   return Reply(engine_->GetRunProfile(*request), response);
 }
 
+grpc::Status QueryService::DiffRuns(grpc::ServerContext*, const v1::DiffRunsRequest* request,
+                                    v1::DiffRunsResponse* response) {
+  return Reply(engine_->DiffRuns(*request), response);
+}
+
 grpc::Status QueryService::FindImports(grpc::ServerContext*, const v1::FindImportsRequest* request,
                                        v1::FindImportsResponse* response) {
   return Reply(engine_->admin()->FindImports(*request), response);

@@ -24,6 +24,8 @@ class QueryService final : public v1::Query::Service {
                         v1::GetStatsResponse* response) override;
   grpc::Status GetRunProfile(grpc::ServerContext*, const v1::GetRunProfileRequest* request,
                              v1::GetRunProfileResponse* response) override;
+  grpc::Status DiffRuns(grpc::ServerContext*, const v1::DiffRunsRequest* request,
+                        v1::DiffRunsResponse* response) override;
   grpc::Status FindImports(grpc::ServerContext*, const v1::FindImportsRequest* request,
                            v1::FindImportsResponse* response) override;
   grpc::Status DeleteJob(grpc::ServerContext*, const v1::DeleteJobRequest* request,

@@ -6,8 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/analysis/diff/run_profile.h"
-#include "collector/analysis/diff/run_selector.h"
+#include "analysis/diff/run_diff.h"
+#include "analysis/diff/run_profile.h"
+#include "analysis/diff/run_selector.h"
 #include "collector/query/query_engine.h"
 
 namespace gpuspy::collector {
@@ -81,6 +82,19 @@ absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
       analysis::SelectorLabel(selector), steps, static_cast<uint32_t>(selected.size()),
       selection.warmup_included,
       static_cast<uint32_t>(ranks.size()));
+  return out;
+}
+
+absl::StatusOr<v1::DiffRunsResponse> QueryEngine::DiffRuns(const v1::DiffRunsRequest& request) {
+  std::vector<v1::RunProfile> sides;
+  for (const auto& [name, side] : {std::pair<const char*, const v1::GetRunProfileRequest*>{"a", &request.a()},
+                                   {"b", &request.b()}}) {
+    absl::StatusOr<v1::GetRunProfileResponse> p = GetRunProfile(*side);
+    if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat(name, ": ", p.status().message()));
+    sides.push_back(std::move(*p->mutable_profile()));
+  }
+  v1::DiffRunsResponse out;
+  *out.mutable_diff() = analysis::DiffRuns(sides[0], sides[1]);
   return out;
 }
 

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "collector/ingest/batch_ingestor.h"
-#include "collector/ingest/job_step_patterns.h"
+#include "collector/live/job_step_patterns.h"
 #include "collector/server/data_dir_lock.h"
 #include "collector/storage/dictionary_cache.h"
 #include "collector/storage/segment_file.h"

@@ -6,7 +6,7 @@
 
 #include "absl/time/time.h"
 #include "collector/auth/security_options.h"
-#include "collector/analysis/step_segmenter.h"
+#include "analysis/step_segmenter.h"
 
 namespace gpuspy::collector {
 

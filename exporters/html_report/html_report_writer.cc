@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "collector/analysis/step_source.h"
+#include "analysis/step_kind.h"
+#include "analysis/step_source.h"
+#include "viewer/palette/time_causes.h"
 
 namespace gpuspy::exporters {
 namespace {
@@ -38,28 +40,28 @@ std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t id) {
   return it == labels.end() ? absl::StrCat("p", id) : it->second;
 }
 
-// One stacked bar: where the step's wall time went (the breakdown's disjoint parts).
+// One stacked bar: where the step's wall time went (StepBreakdown.parts, in the viewer's palette).
+// Each part carries its cause and ns, so a script reads the same numbers the bar draws.
 std::string BreakdownBar(const v1::StepBreakdown& b) {
-  struct Part {
-    const char* name;
-    int64_t ns;
-    const char* color;
-  };
-  const Part parts[] = {{"kernels", b.kernel_ns(), "#3b7dd8"},
-                        {"copies", b.memcpy_ns(), "#e0a030"},
-                        {"idle: sync", b.idle_sync_blocked_ns(), "#d04040"},
-                        {"idle: launch", b.idle_launch_bound_ns(), "#a050c0"},
-                        {"idle: input", b.idle_input_ns(), "#40a070"},
-                        {"idle: host", b.idle_host_other_ns(), "#909090"},
-                        {"idle: in CUDA calls", b.idle_cuda_call_ns(), "#76b7b2"}};
   std::string out = "<div class=bar>";
-  for (const Part& p : parts) {
-    if (p.ns <= 0 || b.wall_ns() <= 0) continue;
-    absl::StrAppend(&out, "<span style=\"width:",
-                    absl::StrFormat("%.3f", 100.0 * static_cast<double>(p.ns) / b.wall_ns()),
-                    "%;background:", p.color, "\" title=\"", p.name, " ", Ms(p.ns), " ms\"></span>");
+  for (const v1::TimePart& p : b.parts()) {
+    if (p.ns() <= 0 || b.wall_ns() <= 0) continue;
+    const palette::TimeCauseStyle& style = palette::StyleOf(p.cause());
+    absl::StrAppend(&out, "<span data-cause=\"", v1::TimeCause_Name(p.cause()), "\" data-ns=\"", p.ns(),
+                    "\" style=\"width:", absl::StrFormat("%.3f", 100.0 * static_cast<double>(p.ns()) / b.wall_ns()),
+                    "%;background:", style.color, "\" title=\"", style.label, " ", Ms(p.ns()), " ms\"></span>");
   }
   absl::StrAppend(&out, "</div>");
+  return out;
+}
+
+// The bar's legend, from the same palette.
+std::string Legend() {
+  std::string out = "<p class=legend>";
+  for (const palette::TimeCauseStyle& style : palette::TimeCauseStyles()) {
+    absl::StrAppend(&out, "<span><i style=\"background:", style.color, "\"></i>", style.label, "</span> ");
+  }
+  absl::StrAppend(&out, "</p>");
   return out;
 }
 
@@ -70,6 +72,7 @@ th{text-align:left;background:#f4f4f4}td.n{text-align:right;font-variant-numeric
 .bar{display:flex;width:360px;height:12px;background:#eee}.bar span{display:block;height:12px}
 .finding{margin:.3em 0 .3em 1em}.sev-critical{color:#b00}.sev-warning{color:#a60}
 code{background:#f4f4f4;padding:0 3px}details{margin:.5em 0}
+.legend span{margin-right:1em;white-space:nowrap}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
 )css";
 
 std::string SignedMs(int64_t ns) { return absl::StrFormat("%+.2f", static_cast<double>(ns) / 1e6); }
@@ -107,7 +110,7 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
                                "</style></head><body><h1>gpuspy report: ", Escape(s.job_id()),
                                "</h1>");
   if (s.figures_per_window()) {
-    // No step to time (collector/analysis/step_source.h): say so, and what the figures are.
+    // No step to time (analysis/step_source.h): say so, and what the figures are.
     absl::StrAppend(&h, "<p>", s.process_count(), " processes, <b>no steps found</b>: ", s.window_count(),
                     " time windows (no NVTX range matched the step pattern and no repeating kernel "
                     "sequence was found), ", s.event_count(), " events. Figures are per window: GPU busy ",
@@ -120,9 +123,24 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
   }
   const char* unit = s.figures_per_window() ? "window" : "step";
   if (s.has_largest_gain()) {
-    absl::StrAppend(&h, "<p><b>Largest expected gain:</b> ", Escape(s.largest_gain().detector()),
-                    ", ~", Ms(s.largest_gain().median_lost_ns()), " ms per ", unit, ". ",
-                    Escape(s.largest_gain().fix_hint()), "</p>");
+    absl::StrAppend(&h, "<p id=largest-gain data-detector=\"", Escape(s.largest_gain().detector()),
+                    "\" data-lost-per-step-ns=\"", s.largest_gain().lost_per_step_ns(),
+                    "\"><b>Largest expected gain:</b> ", Escape(s.largest_gain().detector()), ", ~",
+                    Ms(s.largest_gain().lost_per_step_ns()), " ms per steady ", unit, " (found in ",
+                    s.largest_gain().steps(), " of them). ", Escape(s.largest_gain().fix_hint()), "</p>");
+  }
+  if (!s.findings().empty()) {
+    absl::StrAppend(&h, "<h2>Findings over the ", s.findings(0).steady_only() ? "steady " : "", unit,
+                    "s</h2><table id=job-findings><tr><th>Finding<th>Severity<th>",
+                    s.figures_per_window() ? "Windows" : "Steps", "<th>Lost ms per ", unit,
+                    "<th>Fix</tr>");
+    for (const v1::JobFinding& f : s.findings()) {
+      absl::StrAppend(&h, "<tr data-detector=\"", Escape(f.detector()), "\" data-lost-per-step-ns=\"",
+                      f.lost_per_step_ns(), "\"><td>", Escape(f.detector()), "<td>", Escape(f.severity()),
+                      "<td class=n>", f.steps(), "/", f.of_steps(), "<td class=n>",
+                      Ms(f.lost_per_step_ns()), "<td>", Escape(f.fix_hint()), "</tr>");
+    }
+    absl::StrAppend(&h, "</table>");
   }
   if (!s.bottlenecks().empty()) {
     absl::StrAppend(&h, "<table><tr><th>Primary bottleneck<th>", s.figures_per_window() ? "Windows" : "Steps",
@@ -136,21 +154,23 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
   if (rank_diff != nullptr) absl::StrAppend(&h, RankDiffSection(*rank_diff));
   absl::StrAppend(&h,
                   "<h2>Steps</h2><table><tr><th>Rank<th>Step<th>Wall ms<th>GPU busy<th>Kernels"
-                  "<th>Breakdown<th>Primary bottleneck<th>Lost ms<th>Steady</tr>");
+                  "<th>Breakdown<th>Primary bottleneck<th>Lost ms<th>Kind</tr>");
   for (const v1::StepReport& r : reports.reports()) {
     const auto& b = r.breakdown();
-    absl::StrAppend(&h, "<tr><td class=n>", Escape(Label(labels, r.step().process_id())),
+    absl::StrAppend(&h, "<tr class=step data-process=\"", r.step().process_id(), "\" data-step=\"",
+                    r.step().number(), "\" data-kind=\"", v1::StepKind_Name(r.kind()), "\" data-primary=\"",
+                    Escape(r.primary_bottleneck()), "\" data-lost-ns=\"",
+                    r.findings().empty() ? 0 : r.findings(0).lost_ns(), "\"><td class=n>",
+                    Escape(Label(labels, r.step().process_id())),
                     "<td class=n><a href=\"#s", r.step().process_id(), "-", r.step().number(),
                     "\">", analysis::IsTimeWindow(r.step()) ? "window " : "", r.step().number(),
                     "</a><td class=n>", Ms(b.wall_ns()), "<td class=n>",
                     Pct(b.gpu_busy_ns(), b.wall_ns()), "<td class=n>", b.kernel_count(), "<td>",
                     BreakdownBar(b), "<td>", Escape(r.primary_bottleneck()), "<td class=n>",
                     Ms(r.findings().empty() ? 0 : r.findings(0).lost_ns()), "<td>",
-                    r.steady_state() ? "yes" : "no", "</tr>");
+                    analysis::StepKindLabel(r.kind()), "</tr>");
   }
-  absl::StrAppend(&h, "</table><p>Bar: kernels (blue), copies (orange), GPU idle waiting on a "
-                      "sync (red), on launches (purple), on input (green), on other host work "
-                      "(grey).</p><h2>Findings</h2>");
+  absl::StrAppend(&h, "</table>", Legend(), "<h2>Findings per step</h2>");
   for (const v1::StepReport& r : reports.reports()) {
     if (r.findings().empty()) continue;
     absl::StrAppend(&h, "<details id=\"s", r.step().process_id(), "-", r.step().number(),

@@ -341,6 +341,37 @@ browserTest('a multi-rank job gets a tab per rank and the straggler stands out',
   await screenshot(page, 'viewer-job.png', {doc: true});
 });
 
+// One report, one owner: the page shows the analysis's numbers (the same ones the CLI, the HTTP
+// API and the HTML report show: tests/e2e/screens_agree_e2e_test.cc), read back from the page.
+browserTest('the pages show the analysis\'s numbers: step parts, kinds, job findings and rank figures', async (t) => {
+  const page = await openPage(t);
+  const summary = (await collector.json('/api/jobs/train/summary')).summary;
+  await page.goto(collector.url + '/#/job/train');
+  await page.locator('.job-finding').first().waitFor();
+  const shown = await page.locator('.job-finding').evaluateAll((rows) =>
+    rows.map((r) => [r.dataset.detector, Number(r.dataset.lostPerStepNs)]));
+  assert.deepEqual(shown, summary.findings.map((f) => [f.detector, num(f.lost_per_step_ns)]));
+  const ranks = await page.locator('.rank-row').evaluateAll((rows) => rows.map((r) => r.dataset.process));
+  assert.deepEqual(ranks, summary.ranks.map((r) => String(r.process_id)));
+  const slow = await page.locator('.rank-row td.warn').count();
+  assert.equal(slow, summary.ranks.filter((r) => r.slow_own_work).length);
+  // The first rank's chart: every bar's kind is the report's.
+  const p = summary.ranks[0].process_id;
+  const reports = (await collector.json(`/api/jobs/train/report?process=${p}&all=1`)).reports;
+  const kinds = await page.locator('.step-bar').evaluateAll((bars) => bars.map((b) => b.dataset.kind));
+  const kindClass = {STEP_KIND_STEADY: 'steady', STEP_KIND_WARMUP: 'warmup', STEP_KIND_OUTLIER: 'outlier',
+    STEP_KIND_UNSTEADY: 'unsteady', STEP_KIND_WINDOW: 'window', STEP_KIND_INSUFFICIENT_DATA: 'insufficient'};
+  assert.deepEqual(kinds, reports.map((r) => kindClass[r.kind]));
+  // A step page's bar: the report's parts, which add up to the wall time.
+  const r = reports[reports.length - 1];
+  await page.goto(collector.url + `/#/job/train/step/${p}/${num(r.step.number)}`);
+  await page.locator('.hbar.big span').first().waitFor();
+  const parts = await page.locator('.hbar.big span').evaluateAll((spans) =>
+    spans.map((s) => [s.dataset.cause, Number(s.dataset.ns)]));
+  assert.deepEqual(parts, r.breakdown.parts.map((x) => [x.cause, num(x.ns)]));
+  assert.equal(parts.reduce((a, [, ns]) => a + ns, 0), num(r.breakdown.wall_ns));
+});
+
 browserTest('compare: the job page links its straggler rank against the fastest, and the diff adds up', async (t) => {
   const page = await openPage(t);
   await page.goto(collector.url + '/#/job/train');

@@ -14,7 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_split.h"
-#include "collector/analysis/step_segmenter.h"
+#include "analysis/step_segmenter.h"
 #include "collector/auth/collector_security.h"
 #include "collector/server/server_flags.h"
 #include "inject/core/core_config.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "collector/ingest/batch_ingestor.h"
-#include "collector/ingest/connection_registry.h"
+#include "collector/live/connection_registry.h"
 #include "collector/query/query_engine.h"
 #include "collector/storage/data_versions.h"
 

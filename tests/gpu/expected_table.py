@@ -6,8 +6,8 @@ sources.
 import json
 import os
 
-# Every detector name a report can carry (collector/analysis/detectors/*.cc, step_report.cc,
-# step_series.cc); test_run_logic.py checks this list against the collector's sources.
+# Every detector name a report can carry (analysis/detectors/*.cc, step_report.cc,
+# step_time_straggler.cc); test_run_logic.py checks this list against the collector's sources.
 KNOWN_DETECTORS = frozenset({
     "sync_stall", "launch_storm", "copy_dominated", "input_stall", "fp32_gemm", "alloc_churn",
     "gpu_bound", "gpu_idle", "warmup", "outlier_step", "new_kernels", "memory_growth",

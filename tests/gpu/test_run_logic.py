@@ -73,8 +73,8 @@ class ExpectedTable(unittest.TestCase):
         self.assertTrue(table["overhead"] and table["event_counts"])
 
     def test_known_detectors_are_the_collectors(self):
-        sources = glob.glob(os.path.join(REPO, "collector", "analysis", "detectors", "*.cc"))
-        sources += [os.path.join(REPO, "collector", "analysis", p)
+        sources = glob.glob(os.path.join(REPO, "analysis", "detectors", "*.cc"))
+        sources += [os.path.join(REPO, "analysis", p)
                     for p in ("step_series.cc", "step_report.cc", "step_time_straggler.cc")]
         found = set()
         for path in sources:

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "collector/ingest/connection_registry.h"
-#include "collector/ingest/ingest_counters.h"
+#include "collector/live/connection_registry.h"
+#include "collector/live/ingest_counters.h"
 #include "collector/query/query_engine.h"
 #include "collector/storage/dictionary_cache.h"
 #include "collector/storage/store.h"

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "collector/analysis/api_classifier.h"
-#include "collector/analysis/kernel_classifier.h"
+#include "analysis/api_classifier.h"
+#include "analysis/kernel_classifier.h"
 
 namespace gpuspy::analysis {
 namespace {

@@ -1,6 +1,7 @@
 // The CLI's cross-rank views, from hand-built analysis answers: the per-step rank lines and the
 // ranks x steps matrix of `gpuspy report` (--ranks), a step's communication split and its most
 // waited collectives, and --rank's rank -> process mapping.
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -38,6 +39,14 @@ void AddStep(v1::JobSummary& s, int64_t number, int32_t straggler, int32_t slowe
     cell->set_exposed_comm_ns(c.exposed_ms * kMs);
     cell->set_straggler(c.straggler);
     step->set_max_wait_ns(std::max(step->max_wait_ns(), c.wait_ms * kMs));
+  }
+  // What the analysis sets (rank_matrix.cc): the least and the median wait over the ranks.
+  std::vector<int64_t> waits;
+  for (const Cell& c : cells) waits.push_back(c.wait_ms * kMs);
+  std::sort(waits.begin(), waits.end());
+  if (!waits.empty()) {
+    step->set_min_wait_ns(waits.front());
+    step->set_median_wait_ns(waits[waits.size() / 2]);
   }
 }
 

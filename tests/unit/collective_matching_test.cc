@@ -1,6 +1,6 @@
 // Matching one step's collectives across ranks: waits from arrivals, clock offsets from ends,
 // and instances that do not end with the others left unmatched.
-#include "collector/analysis/comm/collective_matching.h"
+#include "analysis/comm/collective_matching.h"
 
 #include <limits>
 

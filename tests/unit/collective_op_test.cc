@@ -1,5 +1,5 @@
 // What a collective is, from Kineto's "Collective name" or from the NCCL kernel's own name.
-#include "collector/analysis/comm/collective_op.h"
+#include "analysis/comm/collective_op.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The cross-rank analysis on constructed jobs whose waits are known: who waits on whom, the
 // straggler and why, exposed communication, storms of tiny collectives, missing ranks, clocks
 // that disagree across hosts.
-#include "collector/analysis/cross_rank_analysis.h"
+#include "analysis/cross_rank_analysis.h"
 
 #include <cmath>
 #include <set>
@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "collector/analysis/rank_matrix.h"
-#include "collector/analysis/step_series.h"
+#include "analysis/rank_matrix.h"
+#include "analysis/step_series.h"
 #include "tests/support/collective_job.h"
 
 namespace gpuspy::analysis {

@@ -1,11 +1,11 @@
 // Steps whose recording cannot carry a verdict say "insufficient data: <why>" and lead with it.
-#include "collector/analysis/data_quality.h"
+#include "analysis/data_quality.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "collector/analysis/detectors/detectors.h"
-#include "collector/analysis/step_series.h"
+#include "analysis/detectors/detectors.h"
+#include "analysis/step_series.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {

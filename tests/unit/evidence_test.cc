@@ -1,5 +1,5 @@
 // Evidence is data first: the text of a measured fact is rendered from its number and unit.
-#include "collector/analysis/evidence.h"
+#include "analysis/evidence.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
-// The one idle-attribution rule (collector/analysis/idle_attribution.h): every idle nanosecond
+// The one idle-attribution rule (analysis/idle_attribution.h): every idle nanosecond
 // gets exactly one cause, and input is told from other host work by what the host was in.
-#include "collector/analysis/idle_attribution.h"
+#include "analysis/idle_attribution.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "collector/analysis/detectors/detectors.h"
+#include "analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
@@ -67,7 +67,9 @@ TEST(IdleAttribution, AnExplicitSyncWithNothingRecordedToWaitForStaysASync) {
   s.Run(&DetectInputStall);
   const auto& b = s.report().breakdown();
   EXPECT_EQ(b.idle_cuda_call_ns(), 0);
-  EXPECT_EQ(b.idle_sync_blocked_ns(), 445 * us);  // the call and its drain up to the next launch
+  // The call; no drain after it: no GPU work was under it, so the host was not ahead of the GPU
+  // and what it does next would have left the GPU idle anyway.
+  EXPECT_EQ(b.idle_sync_blocked_ns(), 400 * us);
 }
 
 // GPU work to 300 us, one cudaStreamSynchronize from `sync_from` to its end, 500 us of host work
@@ -92,11 +94,38 @@ TEST(IdleAttribution, AfterOneLightSyncTheHostsWorkIsItsOwn) {
   EXPECT_EQ(b.idle_sync_blocked_ns(), 0);
   EXPECT_EQ(b.idle_host_other_ns(), 495 * us);
   EXPECT_EQ(s.report().primary_bottleneck(), "host_bound");
-  // Heavier (blocked from 150 us: 15 % of the step), the same host work is the sync's drain.
+  // Heavier (blocked from 150 us: 15 % of the step), the sync's drain is as long as the GPU work
+  // it waited for (150 us): the host would have been that far ahead. The rest is host work.
   DetectorStep heavy = OneSyncThenHostWork(150 * us);
   heavy.Run(&DetectSyncStall);
-  EXPECT_EQ(heavy.report().breakdown().idle_sync_blocked_ns(), 495 * us);
-  EXPECT_EQ(heavy.report().primary_bottleneck(), "sync_stall");
+  EXPECT_EQ(heavy.report().breakdown().idle_sync_blocked_ns(), 150 * us);
+  EXPECT_EQ(heavy.report().breakdown().idle_host_other_ns(), 345 * us);
+  EXPECT_EQ(heavy.report().primary_bottleneck(), "host_bound");
+}
+
+// `.item()` in the middle of the step waits for 8 ms of forward GPU work, then 30 ms of CPU-side
+// metrics, then backward. Removing the .item() saves what the forward hid (the host would only
+// have been that far ahead); moving the metrics out saves the rest: host_bound is the primary,
+// the sync a smaller finding.
+TEST(IdleAttribution, HostWorkAfterASyncLongerThanTheWorkItWaitedForIsHostWork) {
+  constexpr int64_t ms = 1'000 * us;
+  DetectorStep s;
+  s.Call("cudaLaunchKernel", 0, 5 * us);
+  s.Then(testing::kTcGemm, 8 * ms);                 // forward, 0-8 ms
+  s.Call("cudaStreamSynchronize", 10 * us, 8 * ms);  // .item(): waits for all of it
+  s.Idle(30 * ms);                                   // metrics on the CPU, 8-38 ms
+  s.Call("cudaLaunchKernel", 38 * ms - 5 * us, 38 * ms);
+  s.Then(testing::kTcGemm, 16 * ms);                 // backward
+  s.Run(&DetectSyncStall);
+  const auto& b = s.report().breakdown();
+  // The drain: as long as the GPU work under the call (from 10 us to 8 ms); the rest of the
+  // metrics (less the final launch) is host work.
+  EXPECT_EQ(b.idle_sync_blocked_ns(), 8 * ms - 10 * us);
+  EXPECT_EQ(b.idle_host_other_ns(), 22 * ms + 10 * us - 5 * us);
+  EXPECT_EQ(s.report().primary_bottleneck(), "host_bound");
+  bool sync_finding = false;
+  for (const v1::Finding& f : s.report().findings()) sync_finding |= f.detector() == "sync_stall";
+  EXPECT_TRUE(sync_finding);
 }
 
 TEST(IdleAttribution, UnexplainedHostTimeBeforeTheFirstCudaCallIsInput) {

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "collector/ingest/overload_ledger.h"
+#include "collector/live/overload_ledger.h"
 
 namespace gpuspy::collector {
 namespace {

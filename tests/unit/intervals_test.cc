@@ -1,5 +1,5 @@
 // Interval arithmetic: unions, intersections, differences and gaps over [start, end) spans.
-#include "collector/analysis/intervals.h"
+#include "analysis/intervals.h"
 
 #include <bitset>
 #include <random>

@@ -7,7 +7,7 @@
 
 #include "codec/batch_encoder.h"
 #include "collector/ingest/batch_ingestor.h"
-#include "collector/ingest/job_step_patterns.h"
+#include "collector/live/job_step_patterns.h"
 #include "collector/query/query_engine.h"
 #include "tests/support/query_engine_parts.h"
 #include "tests/support/subprocess.h"

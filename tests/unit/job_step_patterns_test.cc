@@ -1,7 +1,7 @@
-// Which pattern finds a job's steps (collector/ingest/job_step_patterns.h): the job's own once
+// Which pattern finds a job's steps (collector/live/job_step_patterns.h): the job's own once
 // set, gpuspyd's otherwise, a bad one refused before it is stored, and a cached answer never
 // outliving a change.
-#include "collector/ingest/job_step_patterns.h"
+#include "collector/live/job_step_patterns.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // A job's steady-state summary from its step reports.
-#include "collector/analysis/job_summary.h"
+#include "analysis/job_summary.h"
 
 #include <string>
 #include <vector>

@@ -1,15 +1,15 @@
-// memory_growth (collector/analysis/detectors/memory_growth.h): the rule on level series (fires,
+// memory_growth (analysis/detectors/memory_growth.h): the rule on level series (fires,
 // and each threshold's near miss), the finding on reports (leak vs fragmentation, onset, sites),
 // and end to end on the synthetic leak fixture and its steady controls.
-#include "collector/analysis/detectors/memory_growth.h"
+#include "analysis/detectors/memory_growth.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "collector/analysis/step_segmenter.h"
-#include "collector/analysis/step_series.h"
+#include "analysis/step_segmenter.h"
+#include "analysis/step_series.h"
 #include "importers/kineto/kineto_reader.h"
 #include "nlohmann/json.hpp"
 #include "tools/replay/synthetic_workload.h"

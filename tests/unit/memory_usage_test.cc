@@ -1,7 +1,7 @@
-// Device memory per step (collector/analysis/memory_usage.h): what a window's memory events say,
+// Device memory per step (analysis/memory_usage.h): what a window's memory events say,
 // and the absolute levels carried across a process's steps, from cudaMalloc'd segments (MEMORY2)
 // and from the caching allocator's totals (Kineto [memory] samples).
-#include "collector/analysis/memory_usage.h"
+#include "analysis/memory_usage.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // Steps without NVTX: the training loop's period is found from the kernel sequence.
-#include "collector/analysis/period_detector.h"
+#include "analysis/period_detector.h"
 
 #include <gtest/gtest.h>
 
-#include "collector/analysis/step_report.h"
+#include "analysis/step_report.h"
 #include "tools/replay/synthetic_workload.h"
 
 namespace gpuspy::analysis {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "collector/analysis/process_analysis.h"
-#include "collector/analysis/step_series.h"
+#include "analysis/process_analysis.h"
+#include "analysis/step_series.h"
 #include "importers/kineto/kineto_reader.h"
 
 namespace gpuspy {

@@ -7,10 +7,10 @@
 #include <set>
 #include <string>
 
-#include "collector/analysis/cross_rank_analysis.h"
-#include "collector/analysis/evidence.h"
-#include "collector/analysis/step_report.h"
-#include "collector/analysis/step_series.h"
+#include "analysis/cross_rank_analysis.h"
+#include "analysis/evidence.h"
+#include "analysis/step_report.h"
+#include "analysis/step_series.h"
 #include "tools/replay/synthetic_workload.h"
 
 namespace gpuspy {

@@ -1,5 +1,5 @@
 // Step segmentation from NVTX ranges.
-#include "collector/analysis/step_segmenter.h"
+#include "analysis/step_segmenter.h"
 
 #include <string>
 #include <vector>

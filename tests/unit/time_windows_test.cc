@@ -1,4 +1,4 @@
-// Time windows are not steps (collector/analysis/step_source.h): the predicate, the rule that a
+// Time windows are not steps (analysis/step_source.h): the predicate, the rule that a
 // window is never steady while a period-detected step may be, findings on a window saying so,
 // and the job summary of a job with windows only.
 #include <string>
@@ -7,11 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "collector/analysis/job_summary.h"
-#include "collector/analysis/period_detector.h"
-#include "collector/analysis/step_report.h"
-#include "collector/analysis/step_series.h"
-#include "collector/analysis/step_source.h"
+#include "analysis/job_summary.h"
+#include "analysis/period_detector.h"
+#include "analysis/step_report.h"
+#include "analysis/step_series.h"
+#include "analysis/step_source.h"
 
 namespace gpuspy::analysis {
 namespace {

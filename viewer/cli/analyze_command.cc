@@ -13,9 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "codec/expanded_events.h"
-#include "collector/analysis/diff/run_diff.h"
-#include "collector/analysis/diff/run_profile.h"
-#include "collector/analysis/job_analysis.h"
+#include "analysis/diff/run_diff.h"
+#include "analysis/diff/run_profile.h"
+#include "analysis/job_analysis.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "exporters/html_report/html_report_writer.h"
 #include "viewer/cli/json_output.h"

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "collector/analysis/diff/run_diff.h"
-#include "collector/analysis/diff/run_profile.h"
+#include "analysis/diff/run_diff.h"
+#include "analysis/diff/run_profile.h"
 #include "viewer/cli/diff_view.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/offline_job.h"
@@ -39,18 +39,32 @@ absl::StatusOr<v1::RunProfile> OfflineProfile(const OfflineJob& job, const RunSp
   return analysis::ProfileSelection(analysis::SelectorLabel(sel), selected);
 }
 
-absl::StatusOr<v1::RunProfile> CollectorProfile(const GlobalOptions& g, const RunSpec& spec) {
+v1::GetRunProfileRequest ProfileRequest(const RunSpec& spec) {
   const analysis::RunSelector& sel = spec.selector;
   v1::GetRunProfileRequest req;
   req.set_job_id(sel.base);
   if (sel.rank) req.set_rank(*sel.rank);
   if (sel.steps.first) req.set_first_step(*sel.steps.first);
   if (sel.steps.last) req.set_last_step(*sel.steps.last);
+  return req;
+}
+
+absl::StatusOr<v1::RunProfile> CollectorProfile(const GlobalOptions& g, const RunSpec& spec) {
+  const v1::GetRunProfileRequest req = ProfileRequest(spec);
   QueryClient q(g.collector, std::max(g.timeout_s, 120.0));
   v1::GetRunProfileResponse resp;
   // QueryClient has printed the reason.
   if (!q.Call(&v1::Query::Stub::GetRunProfile, req, &resp)) return absl::UnavailableError("");
   return resp.profile();
+}
+
+int Show(const GlobalOptions& g, const v1::RunDiff& diff) {
+  if (g.json) {
+    PrintJson(g, diff);
+  } else {
+    PrintDiff(diff, std::cout);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -65,6 +79,17 @@ int Diff(const GlobalOptions& g, const DiffOptions& o) {
     }
     specs.push_back(*std::move(s));
   }
+  // Both sides stored in the collector: it compares them (Query.DiffRuns), as for /api/diff.
+  if (!specs[0].is_path && !specs[1].is_path) {
+    v1::DiffRunsRequest req;
+    *req.mutable_a() = ProfileRequest(specs[0]);
+    *req.mutable_b() = ProfileRequest(specs[1]);
+    QueryClient q(g.collector, std::max(g.timeout_s, 120.0));
+    v1::DiffRunsResponse resp;
+    if (!q.Call(&v1::Query::Stub::DiffRuns, req, &resp)) return 1;  // QueryClient said why
+    return Show(g, resp.diff());
+  }
+  // A side read from trace files is profiled here, then compared by the same analysis function.
   // Trace files are read once even when both sides are ranks of the same files.
   std::map<std::string, std::unique_ptr<OfflineJob>> loaded;
   std::vector<v1::RunProfile> profiles;
@@ -99,13 +124,7 @@ int Diff(const GlobalOptions& g, const DiffOptions& o) {
     }
     profiles.push_back(*std::move(profile));
   }
-  const v1::RunDiff diff = analysis::DiffRuns(profiles[0], profiles[1]);
-  if (g.json) {
-    PrintJson(g, diff);
-  } else {
-    PrintDiff(diff, std::cout);
-  }
-  return 0;
+  return Show(g, analysis::DiffRuns(profiles[0], profiles[1]));
 }
 
 }  // namespace gpuspy::cli

@@ -1,6 +1,6 @@
 // `gpuspy diff A B`: why one run (or rank, or step range) is slower than another. Each side is
 // trace files analysed here (offline_job.h) or a job in gpuspyd (Query.GetRunProfile); both are
-// profiled by the same function (collector/analysis/diff/run_profile.h) and compared by DiffRuns.
+// profiled by the same function (analysis/diff/run_profile.h) and compared by DiffRuns.
 #pragma once
 
 #include <string>

@@ -7,7 +7,7 @@
 #include "exporters/chrome_trace/chrome_trace_stream.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "viewer/cli/query_client.h"
-#include "collector/analysis/diff/run_selector.h"
+#include "analysis/diff/run_selector.h"
 
 namespace gpuspy::cli {
 

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/transport/event_upload.h"
-#include "collector/analysis/step_segmenter.h"
+#include "analysis/step_segmenter.h"
 #include "importers/kineto/kineto_reader.h"
 #include "importers/kineto/skip_reasons.h"
 #include "viewer/cli/file_sha256.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "collector/analysis/step_segmenter.h"
+#include "analysis/step_segmenter.h"
 
 #include "viewer/cli/commands.h"
 #include "viewer/cli/json_output.h"

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "collector/analysis/process_analysis.h"
+#include "analysis/process_analysis.h"
 #include "importers/kineto/trace_rank.h"
 
 namespace gpuspy::cli {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "collector/analysis/job_analysis.h"
-#include "collector/analysis/step_segmenter.h"
-#include "collector/analysis/step_series.h"
+#include "analysis/job_analysis.h"
+#include "analysis/step_segmenter.h"
+#include "analysis/step_series.h"
 #include "importers/kineto/kineto_reader.h"
 
 namespace gpuspy::cli {

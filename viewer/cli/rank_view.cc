@@ -39,11 +39,6 @@ const v1::RankStepCell* CellOf(const v1::JobStep& step, int32_t rank) {
   return nullptr;
 }
 
-int64_t Median(std::vector<int64_t> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 std::string VerdictCode(const std::string& detector) {
@@ -92,19 +87,16 @@ void PrintRankSteps(const std::vector<const v1::JobStep*>& steps, int32_t rank, 
     std::vector<std::string> row = {std::to_string(s->number()), RankText(s->slowest_rank()),
                                     RankText(s->straggler_rank())};
     int64_t exposed = 0;
-    std::vector<int64_t> waits;
     for (int32_t r : ranks) {
       const v1::RankStepCell* c = CellOf(*s, r);
       if (per_rank) row.push_back(c != nullptr ? Ms(c->wait_ns()) : "-");
       if (c == nullptr) continue;
-      waits.push_back(c->wait_ns());
       exposed = std::max(exposed, c->exposed_comm_ns());
     }
     if (!per_rank) {
-      std::sort(waits.begin(), waits.end());
-      row.push_back(waits.empty() ? "-"
-                                  : absl::StrCat(Ms(waits.front()), "/", Ms(Median(waits)), "/",
-                                                 Ms(waits.back())));
+      row.push_back(s->ranks().empty() ? "-"
+                                       : absl::StrCat(Ms(s->min_wait_ns()), "/", Ms(s->median_wait_ns()), "/",
+                                                      Ms(s->max_wait_ns())));
     }
     row.push_back(Ms(exposed));
     t.Add(std::move(row));

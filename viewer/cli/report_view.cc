@@ -5,11 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "collector/analysis/step_source.h"
+#include "analysis/finding_runs.h"
+#include "analysis/step_source.h"
 #include "model/units.h"
 #include "viewer/cli/comm_view.h"
 #include "viewer/cli/composition_view.h"
-#include "viewer/cli/finding_groups.h"
+#include "viewer/cli/finding_run_text.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/memory_view.h"
 #include "viewer/cli/table.h"
@@ -81,18 +82,19 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
   t.Print(std::cout);
   if (after_table) after_table();
   // Runs of steps with the same findings: said once, and their later steps in one line each.
-  const std::vector<FindingRun> runs = FindingRuns(
-      ordered, [&](uint64_t process_id) { return Label(labels, process_id); });
+  const std::vector<analysis::FindingRun> runs = analysis::FindingRuns(ordered);
   std::map<std::pair<std::string, int64_t>, int64_t> same_as;  // (rank, step) -> run's first step
   if (!runs.empty()) {
     std::cout << "\nacross steps:\n";
-    for (const FindingRun& r : runs) std::cout << "  " << Describe(r) << "\n";
+    for (const analysis::FindingRun& r : runs) {
+      std::cout << "  " << Describe(r, Label(labels, r.process_id)) << "\n";
+    }
   }
-  for (const FindingRun& r : runs) {
+  for (const analysis::FindingRun& r : runs) {
     for (const v1::StepReport* rp : ordered) {
       const int64_t n = rp->step().number();
-      if (Label(labels, rp->step().process_id()) == r.rank && n > r.first_step && n <= r.last_step) {
-        same_as[{r.rank, n}] = r.first_step;
+      if (rp->step().process_id() == r.process_id && n > r.first_step && n <= r.last_step) {
+        same_as[{Label(labels, r.process_id), n}] = r.first_step;
       }
     }
   }

@@ -1,5 +1,5 @@
 // One side of `gpuspy diff`: trace files or a job in gpuspyd, narrowed to a rank and a step
-// range (collector/analysis/diff/run_selector.h): "run/" (a directory of one job's traces),
+// range (analysis/diff/run_selector.h): "run/" (a directory of one job's traces),
 // "rank0.json.gz", "bert" (a job id), each optionally followed by "@RANK" and ":STEPS":
 // "bert@3:100-200", "run/@0".
 #pragma once
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "collector/analysis/diff/run_selector.h"
+#include "analysis/diff/run_selector.h"
 
 namespace gpuspy::cli {
 

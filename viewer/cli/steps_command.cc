@@ -4,7 +4,7 @@
 #include <iostream>
 #include <string>
 
-#include "collector/analysis/step_source.h"
+#include "analysis/step_source.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"

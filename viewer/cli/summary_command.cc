@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "viewer/cli/composition_view.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
@@ -51,11 +52,20 @@ void PrintSummary(const v1::JobSummary& s) {
     }
     t.Print(std::cout);
   }
+  if (!s.findings().empty()) {
+    std::cout << "\n";
+    Table t({"FINDING", "SEVERITY", s.figures_per_window() ? ">WINDOWS" : ">STEPS",
+             std::string(">LOST ms/") + unit});
+    for (const v1::JobFinding& f : s.findings()) {
+      t.Add({f.detector(), f.severity(), absl::StrCat(f.steps(), "/", f.of_steps()), Ms(f.lost_per_step_ns())});
+    }
+    t.Print(std::cout);
+  }
   if (s.has_largest_gain()) {
     const v1::ExpectedGain& g = s.largest_gain();
-    std::cout << "\nlargest expected gain: " << g.detector() << ", ~" << Ms(g.median_lost_ns())
-              << " ms per " << unit << " (median over " << g.steps()
-              << (s.figures_per_window() ? " windows" : " steady steps") << ")\n";
+    std::cout << "\nlargest expected gain: " << g.detector() << ", ~" << Ms(g.lost_per_step_ns())
+              << " ms per " << (s.figures_per_window() ? "window" : "steady step") << " (found in "
+              << g.steps() << " of them)\n";
     if (!g.fix_hint().empty()) std::cout << "  fix: " << g.fix_hint() << "\n";
   }
   if (!s.kernel_classes().empty()) {

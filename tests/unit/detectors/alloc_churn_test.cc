@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "collector/analysis/api_classifier.h"
-#include "collector/analysis/detectors/detectors.h"
+#include "analysis/api_classifier.h"
+#include "analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/analysis/detectors/comm_context.h"
+#include "analysis/detectors/comm_context.h"
 
 namespace gpuspy::analysis::comm_test {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "collector/analysis/detectors/step_context.h"
-#include "collector/analysis/idle_attribution.h"
-#include "collector/analysis/step_report.h"
+#include "analysis/detectors/step_context.h"
+#include "analysis/idle_attribution.h"
+#include "analysis/step_report.h"
 
 namespace gpuspy::analysis::testing {
 

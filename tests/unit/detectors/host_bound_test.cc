@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "collector/analysis/detectors/detectors.h"
+#include "analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
@@ -128,11 +128,13 @@ TEST(HostBound, JustUnderTheShareDoesNotFire) {
 TEST(HostBound, TheDrainAfterASyncIsTheSyncsNotTheHosts) {
   DetectorStep s;
   s.Call("cudaLaunchKernel", 0, 5 * us);
-  s.Then(testing::kTcGemm, 300 * us);
-  s.Call("cudaStreamSynchronize", 100 * us, 300 * us);
-  s.Idle(400 * us);  // the host works after the sync returned: the emptied queue exposes it
-  s.Call("cudaLaunchKernel", 695 * us, 700 * us);
-  s.Then(testing::kTcGemm, 300 * us);
+  s.Then(testing::kTcGemm, 500 * us);
+  s.Call("cudaStreamSynchronize", 100 * us, 500 * us);
+  // The host works after the sync returned, less than the 400 µs of GPU work the sync waited for:
+  // without the wait it would have run meanwhile, so the emptied queue exposes it.
+  s.Idle(400 * us);
+  s.Call("cudaLaunchKernel", 895 * us, 900 * us);
+  s.Then(testing::kTcGemm, 100 * us);
   EXPECT_FALSE(s.Run(&DetectHostBound).has_value());
   // The breakdown says the same: the drain is sync time, and sync_stall loses exactly that.
   EXPECT_EQ(s.report().breakdown().idle_host_other_ns(), 0);

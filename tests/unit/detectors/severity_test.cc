@@ -2,7 +2,7 @@
 // kCriticalShareOfWall (25 %), and the names findings carry.
 #include <gtest/gtest.h>
 
-#include "collector/analysis/detectors/step_context.h"
+#include "analysis/detectors/step_context.h"
 
 namespace gpuspy::analysis {
 namespace {

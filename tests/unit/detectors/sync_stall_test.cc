@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "collector/analysis/detectors/detectors.h"
+#include "analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
@@ -15,41 +15,43 @@ using testing::Evidence;
 using ::testing::HasSubstr;
 constexpr int64_t us = 1'000;
 
-// 1000 µs: a kernel of 300 µs, a cudaStreamSynchronize of `sync_us` ending with it, then the
-// host works `drain_us` before it launches the rest (the emptied queue leaves the GPU idle).
+// 1000 µs: a kernel of 500 µs, a cudaStreamSynchronize of `sync_us` ending with it, then the
+// host works `drain_us` before it launches the rest (the emptied queue leaves the GPU idle). The
+// drain is the sync's while it is no longer than the GPU work the sync waited for (`sync_us`).
 DetectorStep SyncThenDrain(int64_t sync_us, int64_t drain_us) {
   DetectorStep s;
   s.Call("cudaLaunchKernel", 0, 5 * us);
-  s.Then(testing::kTcGemm, 300 * us);
-  s.Call("cudaStreamSynchronize", (300 - sync_us) * us, 300 * us, "train.py:51 loss.item()");
+  s.Then(testing::kTcGemm, 500 * us);
+  s.Call("cudaStreamSynchronize", (500 - sync_us) * us, 500 * us, "train.py:51 loss.item()");
   s.Idle(drain_us * us);
-  const int64_t resume = (300 + drain_us) * us;
+  const int64_t resume = (500 + drain_us) * us;
   s.Call("cudaLaunchKernel", resume - 5 * us, resume);
   s.Then(testing::kTcGemm, 1'000 * us - resume);
   return s;
 }
 
-// `calls` syncs of 1 µs each, each followed by a 10 µs drain, in a 1000 µs step.
+// `calls` syncs of 8 µs each (waiting for the end of a kernel), each followed by an 8 µs drain,
+// in a 1000 µs step: blocked under 10 %, so only the call count makes them matter.
 DetectorStep ManyShortSyncs(int calls) {
   DetectorStep s;
   for (int i = 0; i < calls; ++i) {
     s.Then(testing::kTcGemm, 40 * us);
-    s.Call("cudaStreamSynchronize", s.end_ns() - 1 * us, s.end_ns());
-    s.Idle(10 * us);
+    s.Call("cudaStreamSynchronize", s.end_ns() - 8 * us, s.end_ns());
+    s.Idle(8 * us);
   }
   s.Then(testing::kTcGemm, 1'000 * us - s.end_ns());
   return s;
 }
 
 TEST(SyncStall, ASyncFollowedByADrainFiresWithItsCallSite) {
-  DetectorStep s = SyncThenDrain(200, 400);
+  DetectorStep s = SyncThenDrain(400, 400);
   const auto f = s.Run(&DetectSyncStall);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->detector(), "sync_stall");
   EXPECT_GE(f->lost_ns(), 395 * us);
   EXPECT_EQ(f->severity(), "critical");
   EXPECT_THAT(f->title(), HasSubstr("mostly in cudaStreamSynchronize"));
-  EXPECT_EQ(Evidence(*f, "call_site"), "train.py:51 loss.item() x1 (0.2 ms)");
+  EXPECT_EQ(Evidence(*f, "call_site"), "train.py:51 loss.item() x1 (0.4 ms)");
   EXPECT_THAT(f->fix_hint(), HasSubstr(".item()"));
   // The site as data too: which line (for the viewer's link to its calls), and how many calls.
   for (const v1::Evidence& e : f->evidence()) {
@@ -64,6 +66,17 @@ TEST(SyncStall, JustUnderTheBlockedShareDoesNotFire) {
   // One call, GPU idle long after it: blocked 9.9 % misses, 10 % fires.
   EXPECT_FALSE(SyncThenDrain(99, 400).Run(&DetectSyncStall).has_value());
   EXPECT_TRUE(SyncThenDrain(100, 400).Run(&DetectSyncStall).has_value());
+}
+
+TEST(SyncStall, HostWorkAfterTheSyncBeyondTheWorkItWaitedForIsNotItsLoss) {
+  // Waits 100 µs for the GPU, then 400 µs of host work: without the wait the host would only
+  // have been 100 µs ahead, so the sync loses 100 µs (less nothing: the launch is later), the
+  // host the rest.
+  DetectorStep s = SyncThenDrain(100, 400);
+  const auto f = s.Run(&DetectSyncStall);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->lost_ns(), 100 * us);
+  EXPECT_EQ(s.report().breakdown().idle_host_other_ns(), 295 * us);
 }
 
 TEST(SyncStall, JustUnderTheBlockingCallCountDoesNotFire) {

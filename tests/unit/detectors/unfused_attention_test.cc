@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "collector/analysis/detectors/detectors.h"
+#include "analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "collector/analysis/detectors/detectors.h"
+#include "analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
@@ -80,6 +80,26 @@ TEST(UnfusedElementwise, TritonKernelsAreAlreadyFused) {
     s.Then(testing::kTcGemm, 60 * us).Then("triton_poi_fused_add_gelu_native_dropout_0", 60 * us);
   }
   EXPECT_FALSE(s.Run(&DetectUnfusedElementwise).has_value());
+}
+
+// What torch.optim's foreach=True and fused=True run: one multi_tensor_apply launch per op for
+// every parameter at once. Already fused: telling the user to pass fused=True would be wrong.
+constexpr const char* kForeachAdam =
+    "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+    "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>";
+
+TEST(UnfusedElementwise, ForeachAndFusedOptimizerKernelsAreNoChain) {
+  DetectorStep s;
+  for (int i = 0; i < 10; ++i) {
+    s.Then(testing::kTcGemm, 40 * us).Then(kForeachAdam, 30 * us).Then(kForeachAdam, 30 * us);
+  }
+  EXPECT_FALSE(s.Run(&DetectUnfusedElementwise).has_value());
+  // Near miss: the same time in eager elementwise kernels is an unfused chain.
+  DetectorStep eager;
+  for (int i = 0; i < 10; ++i) {
+    eager.Then(testing::kTcGemm, 40 * us).Then(testing::kAdd, 30 * us).Then(testing::kAdd, 30 * us);
+  }
+  EXPECT_TRUE(eager.Run(&DetectUnfusedElementwise).has_value());
 }
 
 }  // namespace

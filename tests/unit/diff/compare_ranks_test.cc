@@ -1,5 +1,5 @@
 // The two ranks of a job worth comparing (JobSummary.compare_ranks).
-#include "collector/analysis/diff/compare_ranks.h"
+#include "analysis/diff/compare_ranks.h"
 
 #include <gtest/gtest.h>
 

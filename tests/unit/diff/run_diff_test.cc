@@ -1,7 +1,7 @@
 // gpuspy diff's explanation on pairs of synthetic runs whose one difference is known: the cause
 // is named first, with the ms the construction put there (within 5%), and the contributions add
 // up exactly to the change of the mean step time. Plus the parts of a diff that need no run.
-#include "collector/analysis/diff/run_diff.h"
+#include "analysis/diff/run_diff.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "collector/analysis/diff/run_profile.h"
-#include "collector/analysis/job_analysis.h"
-#include "collector/analysis/kernel_classifier.h"
-#include "collector/analysis/process_analysis.h"
+#include "analysis/diff/run_profile.h"
+#include "analysis/job_analysis.h"
+#include "analysis/kernel_classifier.h"
+#include "analysis/process_analysis.h"
 #include "tools/replay/kernel_names.h"
 #include "tools/replay/timeline.h"
 

@@ -1,5 +1,5 @@
 // The text that selects one side of `gpuspy diff` (and /api/diff): job, rank, step range.
-#include "collector/analysis/diff/run_selector.h"
+#include "analysis/diff/run_selector.h"
 
 #include <gtest/gtest.h>
 

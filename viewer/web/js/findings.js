@@ -1,10 +1,8 @@
-// Findings: one step's as cards with evidence and fix, and a job's aggregated over its steps.
+// Findings: one step's as cards with evidence and fix. A job's, aggregated over its steps, come
+// from the analysis (JobSummary.findings).
 import {h} from './dom.js';
 import {num} from './api.js';
 import * as fmt from './format.js';
-import {median} from './breakdown.js';
-
-const SEVERITY_RANK = {info: 0, warning: 1, critical: 2};
 
 export function severityBadge(severity) {
   return h('span', {class: 'badge sev sev-' + (severity || 'info')}, severity || 'info');
@@ -33,35 +31,4 @@ export function findingCard(f, wallNs, {onCallSite} = {}) {
     (f.evidence || []).length ? h('ul', {class: 'evidence'},
       f.evidence.map((e) => evidenceItem(e, onCallSite))) : null,
     f.fix_hint ? h('p', {class: 'fix'}, h('strong', {}, 'Fix: '), f.fix_hint) : null);
-}
-
-// Per detector over the steady steps (all steps when none is steady yet): in how many steps it
-// fired, and the time it costs per step on average over those steps — the figure to rank by,
-// since a finding in every step costs more than a bigger one in a few.
-export function aggregateFindings(reports) {
-  const steady = reports.filter((r) => r.steady_state);
-  const basis = steady.length ? steady : reports;
-  const by = new Map();
-  for (const r of basis) {
-    for (const f of r.findings || []) {
-      let a = by.get(f.detector);
-      if (!a) by.set(f.detector, (a = {detector: f.detector, losts: [], severity: 'info', worst: null, worstLost: -1, fix_hint: f.fix_hint}));
-      const lost = num(f.lost_ns);
-      a.losts.push(lost);
-      if ((SEVERITY_RANK[f.severity] || 0) > (SEVERITY_RANK[a.severity] || 0)) a.severity = f.severity;
-      if (lost > a.worstLost) { a.worstLost = lost; a.worst = {report: r, finding: f}; }
-    }
-  }
-  return [...by.values()].map((a) => ({
-    detector: a.detector,
-    severity: a.severity,
-    steps: a.losts.length,
-    of: basis.length,
-    steadyOnly: steady.length > 0,
-    lostPerStep: a.losts.reduce((x, y) => x + y, 0) / basis.length,
-    medianLost: median(a.losts),
-    title: a.worst.finding.title,
-    fix_hint: a.fix_hint,
-    worst: a.worst.report,
-  })).sort((x, y) => y.lostPerStep - x.lostPerStep || (SEVERITY_RANK[y.severity] || 0) - (SEVERITY_RANK[x.severity] || 0));
 }

@@ -4,10 +4,10 @@ import {api, num} from './api.js';
 import {h, fill, commandHint} from './dom.js';
 import * as fmt from './format.js';
 import {POLL_MS, setCrumbs, setLive} from './layout.js';
-import {CATEGORIES, categorize, hasComm, median} from './breakdown.js';
+import {CATEGORIES, hasComm, partsByCause} from './breakdown.js';
 import {heatmapLegend, isMultiRank, rankHeatmap} from './rank_heatmap.js';
 import {stepChart, categoryLegend} from './step_chart.js';
-import {aggregateFindings, severityBadge} from './findings.js';
+import {severityBadge} from './findings.js';
 import {kernelTable} from './kernels.js';
 import {gpuTime} from './gpu_time.js';
 import {largestGain} from './largest_gain.js';
@@ -58,17 +58,19 @@ export async function render(root, {job: jobId}, ctx) {
       onclick: () => { state.process = p.process_id; draw(); },
     }, processLabel(p))) : null);
     const reports = state.process ? byProcess.get(state.process) : [];
+    const rankSummary = (summary.ranks || []).find((r) => r.process_id === state.process) || {};
     fill(chartBox, reports.length
       ? stepChart(reports, {
         width: chartBox.clientWidth || root.clientWidth - 40,
+        medianNs: num(rankSummary.median_wall_ns),
         onSelect: (r) => { location.hash = jobHref + '/step/' + r.step.process_id + '/' + num(r.step.number); },
       })
       : h('p', {class: 'muted'}, 'No steps yet: steps appear once the job has run a few iterations.'));
     fill(legendBox, categoryLegend([h('span', {class: 'legend-item'}, h('i', {class: 'hatched'}), 'warm-up (W) / outlier (O): not steady')],
       {comm: hasComm(reports)}));
     drawHeatmap(heatmapBox, summary, procs, jobHref, chartBox.clientWidth || root.clientWidth - 40);
-    drawFindings(findingsBox, [...byProcess.values()].flat(), jobHref);
-    drawRanks(ranksBox, procs, byProcess);
+    drawFindings(findingsBox, summary.findings || [], jobHref);
+    drawRanks(ranksBox, procs, summary.ranks || []);
     fill(kernelsBox, largestGain(summary.largest_gain), gpuTime(summary.kernel_classes),
       kernelTable(summary.top_kernels || []));
   };
@@ -127,7 +129,7 @@ function drawHead(head, job, summary, jobId) {
     h('div', {class: 'stats'},
       stat('processes', procs.length),
       stat('GPUs', gpuSummary(procs).join(', ') || '—'),
-      // A job whose steps were not found is described per time window (step_kind.js).
+      // A job whose steps were not found is described per time window (analysis/step_kind.h).
       summary.figures_per_window
         ? stat('steps', h('span', {class: 'no-steps', title: 'no NVTX range matched the step pattern and no repeating ' +
             'kernel sequence was found: the figures are per ' + 'time window'},
@@ -167,73 +169,63 @@ function drawHeatmap(box, summary, procs, jobHref, width) {
     heatmap, heatmapLegend(summary)));
 }
 
-function drawFindings(box, reports, jobHref) {
-  const agg = aggregateFindings(reports);
-  if (!agg.length) {
+// JobSummary.findings: one row per detector, as the analysis aggregated them.
+function drawFindings(box, findings, jobHref) {
+  if (!findings.length) {
     fill(box, h('p', {class: 'muted'}, 'No findings: nothing slows these steps down that gpuspy knows of.'));
     return;
   }
   fill(box, h('table', {class: 'table findings-table'},
     h('thead', {}, h('tr', {}, ['', 'finding', 'steps', 'est. lost per step', 'example (worst step)', 'fix'].map((t) => h('th', {}, t)))),
-    h('tbody', {}, agg.map((a) => h('tr', {class: 'job-finding', dataset: {detector: a.detector}},
+    h('tbody', {}, findings.map((a) => h('tr', {class: 'job-finding', dataset: {detector: a.detector, lostPerStepNs: num(a.lost_per_step_ns)}},
       h('td', {}, severityBadge(a.severity)),
       h('td', {}, h('code', {}, a.detector)),
-      h('td', {class: 'num'}, a.steps + ' / ' + a.of + (a.steadyOnly ? ' steady' : '')),
-      h('td', {class: 'num'}, a.lostPerStep > 0 ? fmt.ms(a.lostPerStep) : '—'),
-      h('td', {}, h('a', {href: jobHref + '/step/' + a.worst.step.process_id + '/' + num(a.worst.step.number)},
-        'step ' + num(a.worst.step.number)), ': ', a.title),
+      h('td', {class: 'num'}, num(a.steps) + ' / ' + num(a.of_steps) + (a.steady_only ? ' steady' : '')),
+      h('td', {class: 'num'}, num(a.lost_per_step_ns) > 0 ? fmt.ms(num(a.lost_per_step_ns)) : '—'),
+      h('td', {}, h('a', {href: jobHref + '/step/' + a.worst_step.process_id + '/' + num(a.worst_step.number)},
+        'step ' + num(a.worst_step.number)), ': ', a.title),
       h('td', {class: 'fix'}, a.fix_hint || ''))))));
 }
 
-// Straggler view: each rank's steady steps side by side; the slowest rank's bar stands out.
-function drawRanks(box, procs, byProcess) {
-  if (procs.length < 2) { fill(box); return; }
-  const rows = procs.map((p) => {
-    const reps = byProcess.get(p.process_id) || [];
-    const steady = reps.filter((r) => r.steady_state);
-    const basis = steady.length ? steady : reps;
-    const cats = {};
-    for (const c of CATEGORIES) cats[c.key] = median(basis.map((r) => categorize(r)[c.key]));
-    const counts = new Map();
-    for (const r of basis) counts.set(r.primary_bottleneck, (counts.get(r.primary_bottleneck) || 0) + 1);
-    const primary = [...counts.entries()].sort((a, b) => b[1] - a[1])[0];
-    const straggler = reps.flatMap((r) => (r.findings || []).filter((f) => f.detector === 'straggler'));
-    // Own work: the step minus the time spent waiting in collectives for other ranks. A collective
-    // makes every rank's step as long as the slowest's; own work is what tells them apart.
-    return {p, wall: median(basis.map((r) => num(r.breakdown.wall_ns))), cats, steady: steady.length,
-      work: median(basis.map((r) => num(r.breakdown.wall_ns) - num(r.breakdown.comm_wait_ns))),
-      wait: median(basis.map((r) => num(r.breakdown.comm_wait_ns))),
-      primary: primary ? primary[0] : 'none', straggler};
-  });
-  const fastest = Math.min(...rows.map((r) => r.work).filter((w) => w > 0));
-  const slowest = Math.max(...rows.map((r) => r.wall));
+// Straggler view: each rank's steady steps side by side (JobSummary.ranks); the slowest rank's
+// bar stands out.
+function drawRanks(box, procs, ranks) {
+  if (procs.length < 2 || ranks.length < 2) { fill(box); return; }
+  const procOf = new Map(procs.map((p) => [p.process_id, p]));
+  const slowest = Math.max(...ranks.map((r) => num(r.median_wall_ns)));
   fill(box, h('section', {class: 'card ranks'}, h('h2', {}, 'Ranks'),
     h('p', {class: 'muted'}, 'Median over each rank\'s steady steps. In data-parallel training every rank waits for the slowest one.'),
     h('table', {class: 'table ranks-table'},
       h('thead', {}, h('tr', {}, ['rank', 'host', 'steady steps', 'median step', '', 'own work vs fastest', 'waiting in collectives', 'primary bottleneck', 'straggler']
         .map((t) => h('th', {}, t)))),
-      h('tbody', {}, rows.map((r) => h('tr', {class: 'rank-row' + (r.straggler.length ? ' is-straggler' : ''), dataset: {process: r.p.process_id}},
-        h('td', {class: 'num'}, rankOf(r.p) >= 0 ? rankOf(r.p) : '—'),
-        h('td', {}, (r.p.identity.host || '?') + ':' + (r.p.identity.pid || '?')),
-        h('td', {class: 'num'}, r.steady),
-        h('td', {class: 'num'}, fmt.ms(r.wall)),
-        h('td', {class: 'bar-cell'}, rankBar(r.cats, slowest)),
-        h('td', {class: 'num' + (r.work > fastest * 1.05 ? ' warn' : ''),
-          title: 'median step minus the time waiting in collectives for other ranks'},
-          r.work > fastest ? '+' + fmt.pct(r.work / fastest - 1) : 'fastest'),
-        h('td', {class: 'num', title: 'median time inside collectives (NCCL) waiting for the last rank to arrive'},
-          r.wait ? fmt.ms(r.wait) : '—'),
-        h('td', {}, h('code', {}, r.primary)),
-        h('td', {}, r.straggler.length ? h('span', {title: r.straggler[0].title}, severityBadge(r.straggler[0].severity),
-          ' ', 'slowest; others wait ~' + fmt.ms(median(r.straggler.map((f) => num(f.lost_ns))))) : '')))))));
+      h('tbody', {}, ranks.map((r) => {
+        const p = procOf.get(r.process_id) || {identity: {}};
+        const straggler = num(r.straggler_findings) > 0;
+        const over = r.own_work_over_fastest || 0;
+        return h('tr', {class: 'rank-row' + (straggler ? ' is-straggler' : ''), dataset: {process: r.process_id}},
+          h('td', {class: 'num'}, num(r.rank)),
+          h('td', {}, (p.identity.host || r.host || '?') + ':' + (p.identity.pid || '?')),
+          h('td', {class: 'num'}, num(r.steady_steps)),
+          h('td', {class: 'num'}, fmt.ms(num(r.median_wall_ns))),
+          h('td', {class: 'bar-cell'}, rankBar(partsByCause(r.median_parts), slowest)),
+          h('td', {class: 'num' + (r.slow_own_work ? ' warn' : ''),
+            title: 'median step minus the time waiting in collectives for other ranks'},
+          over > 0 ? '+' + fmt.pct(over) : 'fastest'),
+          h('td', {class: 'num', title: 'median time inside collectives (NCCL) waiting for the last rank to arrive'},
+            num(r.median_wait_ns) ? fmt.ms(num(r.median_wait_ns)) : '—'),
+          h('td', {}, h('code', {}, r.primary_bottleneck || 'none')),
+          h('td', {}, straggler ? h('span', {title: r.straggler_title}, severityBadge(r.straggler_severity),
+            ' ', 'slowest; others wait ~' + fmt.ms(num(r.straggler_median_lost_ns))) : ''));
+      })))));
 }
 
-function rankBar(cats, scaleNs) {
+function rankBar(parts, scaleNs) {
   const bar = h('div', {class: 'hbar'});
   for (const c of CATEGORIES) {
-    if (cats[c.key] > 0) {
-      bar.append(h('span', {style: {width: (100 * cats[c.key] / scaleNs) + '%', background: c.color},
-        title: c.label + ': ' + fmt.ms(cats[c.key])}));
+    const ns = parts[c.cause] || 0;
+    if (ns > 0) {
+      bar.append(h('span', {style: {width: (100 * ns / scaleNs) + '%', background: c.color},
+        title: c.label + ': ' + fmt.ms(ns)}));
     }
   }
   return bar;

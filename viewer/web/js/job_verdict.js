@@ -11,10 +11,8 @@ import {verdictColor} from './verdicts.js';
 export function jobVerdict(summary) {
   if (summary && summary.figures_per_window) return {verdict: null, notFound: true, lost_ns: 0, step_ns: 0};
   if (!summary || !num(summary.steady_step_count)) return {verdict: null, lost_ns: 0, step_ns: 0};
-  let best = null;
-  for (const b of summary.bottlenecks || []) {
-    if (!best || num(b.total_lost_ns) > num(best.total_lost_ns)) best = b;
-  }
+  // JobSummary.bottlenecks: the steady steps' primary bottlenecks, the most common first.
+  const best = (summary.bottlenecks || [])[0] || null;
   return {
     verdict: best ? best.detector : 'none',
     lost_ns: best ? num(best.median_lost_ns) : 0,

@@ -8,6 +8,6 @@ export function largestGain(gain) {
   if (!gain || !gain.detector) return null;
   return h('div', {class: 'largest-gain'},
     h('p', {}, h('strong', {}, 'Largest expected gain: '), h('code', {}, gain.detector),
-      ` — ~${fmt.ms(num(gain.median_lost_ns))} per step (median over ${fmt.count(num(gain.steps))} steady steps)`),
+      ` — ~${fmt.ms(num(gain.lost_per_step_ns))} per steady step (found in ${fmt.count(num(gain.steps))} of them)`),
     gain.fix_hint ? h('p', {class: 'muted'}, gain.fix_hint) : null);
 }

@@ -7,11 +7,11 @@ import {svg, h} from './dom.js';
 import {num} from './api.js';
 import * as fmt from './format.js';
 import {showTooltip, hideTooltip, keyValues} from './tooltip.js';
-import {CATEGORIES, hasFinding} from './breakdown.js';
+import {hasFinding} from './breakdown.js';
+import {CAUSE_COLORS} from './cause_colors.js';
 
 const LANE_H = 22;
 const M = {top: 8, right: 12, bottom: 26, left: 92};
-const colorOf = (key) => CATEGORIES.find((c) => c.key === key).color;
 
 // CommSummary.rank: proto3 JSON leaves rank 0 out (num() reads it as 0); -1 is unknown.
 const rankOfReport = (r, fallback) => (num(r.comm.rank) >= 0 ? num(r.comm.rank) : fallback);
@@ -60,8 +60,8 @@ export function rankLanes(reports, {width, currentProcess, onSelect} = {}) {
       const start = num(c.start_ns) - l.offset, wait = num(c.wait_ns), dur = num(c.duration_ns);
       const cx = x(start), wx = x(start + wait), ex = x(start + dur);
       const box = svg('g', {class: 'collective', dataset: {op: c.op || 'collective', waitNs: wait}});
-      if (wait > 0) box.append(svg('rect', {x: cx, width: Math.max(1, wx - cx), y: y + 5, height: LANE_H - 10, fill: colorOf('commWait')}));
-      box.append(svg('rect', {x: wx, width: Math.max(1, ex - wx), y: y + 5, height: LANE_H - 10, fill: colorOf('commTransfer')}));
+      if (wait > 0) box.append(svg('rect', {x: cx, width: Math.max(1, wx - cx), y: y + 5, height: LANE_H - 10, fill: CAUSE_COLORS.comm_wait}));
+      box.append(svg('rect', {x: wx, width: Math.max(1, ex - wx), y: y + 5, height: LANE_H - 10, fill: CAUSE_COLORS.comm_transfer}));
       box.addEventListener('mousemove', (e) => {
         e.stopPropagation();
         showTooltip(e.clientX, e.clientY, h('strong', {}, (c.op || 'collective') + ' #' + num(c.index)), ' ',

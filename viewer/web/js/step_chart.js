@@ -3,8 +3,7 @@
 // SVG, since a job has at most thousands of steps and each bar then stays a DOM node that tests
 // and screen readers can find.
 import {svg, h} from './dom.js';
-import {CATEGORIES, categorize, median, stepKind, STEP_KIND_LABEL} from './breakdown.js';
-import {isTimeWindow, stepNoun} from './step_kind.js';
+import {CATEGORIES, isTimeWindow, stepKind, stepKindLabel, stepNoun, stepParts} from './breakdown.js';
 import {num} from './api.js';
 import * as fmt from './format.js';
 import {showTooltip, hideTooltip, keyValues} from './tooltip.js';
@@ -12,8 +11,9 @@ import {showTooltip, hideTooltip, keyValues} from './tooltip.js';
 const HEIGHT = 260;
 const M = {top: 18, right: 12, bottom: 34, left: 56};
 
-// reports: one process's step reports in step order. onSelect(report) on click.
-export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
+// reports: one process's step reports in step order. onSelect(report) on click. medianNs: the
+// process's steady median step (RankSummary.median_wall_ns), drawn when it has steady steps.
+export function stepChart(reports, {onSelect, width, highlightStep, medianNs = 0} = {}) {
   const W = Math.max(320, width || 900);
   const plotW = W - M.left - M.right, plotH = HEIGHT - M.top - M.bottom;
   const walls = reports.map((r) => num(r.breakdown && r.breakdown.wall_ns));
@@ -40,20 +40,20 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
   reports.forEach((r, i) => {
     const x = M.left + i * slot + (slot - barW) / 2;
     const kind = stepKind(r);
-    const cats = categorize(r);
+    const parts = stepParts(r);
     const number = num(r.step.number);
     const insufficient = Boolean(r.data_quality && r.data_quality.insufficient);
     const g = svg('g', {class: 'step-bar ' + kind + (number === highlightStep ? ' selected' : ''),
       dataset: {step: number, kind, wallNs: walls[i], insufficient: insufficient ? 1 : 0}, tabindex: 0,
-      role: 'button', 'aria-label': `${stepNoun(r.step)} ${number}: ${fmt.ms(walls[i])}, ${STEP_KIND_LABEL[kind]}`});
+      role: 'button', 'aria-label': `${stepNoun(r)} ${number}: ${fmt.ms(walls[i])}, ${stepKindLabel(r)}`});
     let acc = 0;
     for (const c of CATEGORIES) {
-      const v = cats[c.key];
+      const v = parts[c.cause] || 0;
       if (v <= 0) continue;
       g.append(svg('rect', {x, width: barW, y: y(acc + v), height: Math.max(0, y(acc) - y(acc + v)), fill: c.color}));
       acc += v;
     }
-    if (kind !== 'steady' && kind !== 'window') {  // a window is no step, not an unsteady one
+    if (kind !== 'steady' && kind !== 'window' && kind !== 'insufficient') {  // a window is no step, not an unsteady one
       g.append(svg('rect', {x, width: barW, y: y(acc), height: y(0) - y(acc), fill: 'url(#hatch)'}));
     }
     // Warm-up, outlier, and a recording that cannot carry a verdict ("?", DataQuality).
@@ -65,10 +65,10 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
     }
     // A full-height hit area: short bars must be as easy to point at as tall ones.
     g.append(svg('rect', {class: 'hit', x: M.left + i * slot, width: slot, y: M.top, height: plotH}));
-    const tip = (e) => showTooltip(e.clientX, e.clientY, h('strong', {}, `${stepNoun(r.step)} ${number}`),
-      ' ', h('span', {class: 'muted'}, STEP_KIND_LABEL[kind]),
+    const tip = (e) => showTooltip(e.clientX, e.clientY, h('strong', {}, `${stepNoun(r)} ${number}`),
+      ' ', h('span', {class: 'muted'}, stepKindLabel(r)),
       keyValues([['wall', fmt.ms(walls[i])],
-        ...CATEGORIES.filter((c) => !c.comm || cats[c.key] > 0).map((c) => [c.label, fmt.ms(cats[c.key])]),
+        ...CATEGORIES.filter((c) => parts[c.cause] > 0).map((c) => [c.label, fmt.ms(parts[c.cause])]),
         ['bottleneck', r.primary_bottleneck || 'none'],
         ...(insufficient ? [['data', 'insufficient: ' + (r.data_quality.reasons || []).join('; ')]] : [])]));
     g.addEventListener('mousemove', tip);
@@ -84,11 +84,10 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
     }
   });
   root.append(svg('text', {class: 'axis', x: M.left + plotW / 2, y: HEIGHT - 4, 'text-anchor': 'middle'},
-    reports.length && reports.every((r) => isTimeWindow(r.step)) ? 'time window' : 'step'));
+    reports.length && reports.every((r) => isTimeWindow(r)) ? 'time window' : 'step'));
 
-  const steady = reports.filter((r) => r.steady_state).map((r) => num(r.breakdown.wall_ns));
-  if (steady.length) {
-    const m = median(steady);
+  if (medianNs > 0 && reports.some((r) => stepKind(r) === 'steady')) {
+    const m = medianNs;
     root.append(svg('line', {class: 'median', x1: M.left, x2: W - M.right, y1: y(m), y2: y(m)}),
       svg('text', {class: 'median-label', x: W - M.right - 4, y: y(m) - 4, 'text-anchor': 'end'},
         'steady median ' + fmt.ms(m)));
@@ -99,6 +98,6 @@ export function stepChart(reports, {onSelect, width, highlightStep} = {}) {
 // The communication categories only where the data has them (`comm`: cross-rank data).
 export function categoryLegend(extra = [], {comm = false} = {}) {
   return h('div', {class: 'legend'},
-    CATEGORIES.filter((c) => comm || !c.comm).map((c) => h('span', {class: 'legend-item'}, h('i', {style: {background: c.color}}), c.label)),
+    CATEGORIES.filter((c) => (comm || !c.comm) && c.key !== 'unexplained').map((c) => h('span', {class: 'legend-item'}, h('i', {style: {background: c.color}}), c.label)),
     extra);
 }

@@ -5,8 +5,7 @@ import {api, num} from './api.js';
 import {h, fill} from './dom.js';
 import * as fmt from './format.js';
 import {POLL_MS, setCrumbs, setLive} from './layout.js';
-import {CATEGORIES, categorize, stepKind, STEP_KIND_LABEL} from './breakdown.js';
-import {isTimeWindow, stepNoun} from './step_kind.js';
+import {CATEGORIES, isTimeWindow, stepKind, stepKindLabel, stepNoun, stepParts} from './breakdown.js';
 import {categoryLegend} from './step_chart.js';
 import {findingCard} from './findings.js';
 import {kernelTable} from './kernels.js';
@@ -34,7 +33,7 @@ export async function render(root, {job: jobId, process, step}, ctx) {
   let report = (reportAnswer.reports || [])[0];
   if (!report) throw new Error('no report for step ' + step);
   const who = proc ? processLabel(proc) : 'process ' + process;
-  const noun = stepNoun(report.step);
+  const noun = stepNoun(report);
   setCrumbs({label: 'jobs', href: '#/'}, {label: jobId, href: jobHref}, {label: who}, {label: noun + ' ' + step});
   setLive(job ? isLiveJob(job) : false);
 
@@ -68,8 +67,8 @@ export async function render(root, {job: jobId, process, step}, ctx) {
     const wall = num(report.breakdown.wall_ns);
     fill(head,
       h('div', {class: 'title-row'},
-        h('h1', {}, isTimeWindow(report.step) ? 'Window ' : 'Step ', h('span', {class: 'step-number'}, step)),
-        h('span', {class: 'badge kind-' + kind}, STEP_KIND_LABEL[kind]),
+        h('h1', {}, isTimeWindow(report) ? 'Window ' : 'Step ', h('span', {class: 'step-number'}, step)),
+        h('span', {class: 'badge kind-' + kind}, stepKindLabel(report)),
         h('span', {class: 'muted'}, who),
         h('span', {class: 'spacer'}),
         prev !== null ? h('a', {class: 'button', href: stepHref(prev)}, '‹ ' + noun + ' ' + prev) : null,
@@ -141,12 +140,13 @@ function stat(label, value) {
 }
 
 function breakdownBar(report) {
-  const cats = categorize(report);
+  const parts = stepParts(report);
   const wall = num(report.breakdown.wall_ns) || 1;
-  return h('div', {class: 'hbar big'}, CATEGORIES.filter((c) => cats[c.key] > 0).map((c) =>
-    h('span', {style: {width: (100 * cats[c.key] / wall) + '%', background: c.color},
-      title: `${c.label}: ${fmt.ms(cats[c.key])} (${fmt.pct(cats[c.key] / wall)})`},
-    cats[c.key] / wall > 0.08 ? `${c.label} ${fmt.ms(cats[c.key], 1)}` : '')));
+  return h('div', {class: 'hbar big'}, CATEGORIES.filter((c) => parts[c.cause] > 0).map((c) =>
+    h('span', {style: {width: (100 * parts[c.cause] / wall) + '%', background: c.color},
+      dataset: {cause: c.cause, ns: parts[c.cause]},
+      title: `${c.label}: ${fmt.ms(parts[c.cause])} (${fmt.pct(parts[c.cause] / wall)})`},
+    parts[c.cause] / wall > 0.08 ? `${c.label} ${fmt.ms(parts[c.cause], 1)}` : '')));
 }
 
 // A step whose recording cannot carry a verdict says so above everything else (the findings are

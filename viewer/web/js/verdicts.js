@@ -1,5 +1,5 @@
 // A step's verdict (its primary bottleneck's detector) as a colour, for the ranks x steps heatmap.
-// Communication verdicts are browns (breakdown.js's comm colours), the rank the others wait for
+// Communication verdicts are browns (the palette's comm colours), the rank the others wait for
 // is the one loud colour.
 
 import {CAUSE_COLORS} from './cause_colors.js';

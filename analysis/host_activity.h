@@ -1,0 +1,54 @@
+// What the host was doing while the GPU waited for it, from the host ranges the producer
+// recorded (Kineto cpu_op / user_annotation / python_function events, live NVTX ranges).
+//
+// For each idle gap, the thread the GPU waited for is the one that issued the CUDA call ending
+// the gap (the last call starting before the gap ends); each instant of the gap goes to the
+// outermost ATen op open on that thread then (what the user's code called), or, outside ops, to
+// the innermost host range (a Python frame, an annotation), summed per name. Wrappers around the
+// whole step say nothing and are left out (IsActivityRange).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/intervals.h"
+#include "model/events.h"
+#include "model/string_table.h"
+
+namespace gpuspy::analysis {
+
+struct HostActivity {
+  std::string name;    // the host range ("aten::unflatten_dense_tensors", "train.py(57): f")
+  int64_t ns = 0;      // gap time it owned on the waited-for thread
+};
+
+// Most time first, at most `top` entries. `gaps` is a set of GPU-idle intervals of `window`.
+std::vector<HostActivity> HostActivityDuring(const EventColumns& events, const StringTable& strings,
+                                             Interval window, const IntervalSet& gaps, size_t top);
+
+// The Python lines the host sampler caught inside `gaps` (host samples: NVTX marks of
+// kHostSampleDomain named by call site; inject/core/host_sampler.h), most samples first, at most
+// `top`. Samples are taken at a steady rate, so a line's share of the samples is its share of the
+// sampled gap time: `ns` estimates it as that share of the gaps' total.
+struct HotLine {
+  std::string site;      // "train.py:57 compute_metrics <- train.py:80 train"
+  uint32_t samples = 0;
+  int64_t ns = 0;
+};
+struct HotLines {
+  std::vector<HotLine> lines;
+  uint32_t samples = 0;  // all samples inside the gaps, the lines left out included
+};
+HotLines HotLinesDuring(const EventColumns& events, const StringTable& strings, const IntervalSet& gaps,
+                        size_t top);
+
+// The CUDA calls around a gap: the last one ending at or before its start and the first one
+// starting at or after its end (nullptr when there is none in `events`).
+struct GapNeighbours {
+  const ApiEvent* before = nullptr;
+  const ApiEvent* after = nullptr;
+};
+GapNeighbours CallsAround(const EventColumns& events, Interval gap);
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,259 @@
+#include "analysis/kernel_classifier.h"
+
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+// How a rule's markers (lower-case substrings) must appear in the lower-cased name.
+enum class Match {
+  kPrefix,                       // the name starts with a marker
+  kAny,                          // the name contains a marker
+  kAnyInMathKernel,              // ... and is a GEMM/conv kernel
+  kAnyInMathKernelWithoutTcType  // ... and is a GEMM/conv kernel naming no reduced-precision type
+};
+
+struct Rule {
+  KernelClass cls;
+  Match match;
+  absl::Span<const absl::string_view> markers;
+};
+
+constexpr absl::string_view kNccl[] = {"nccl"};
+// torch.compile's Inductor names its Triton kernels triton_{poi,per,red,tem}_fused_...; older
+// Triton "triton__0d1d2d". Each is already a fusion of several ops.
+constexpr absl::string_view kTritonPrefix[] = {"triton"};
+// Fused attention: flash-attention (flash_fwd_kernel, flash_bwd_*, FA3 flash::FlashAttnFwdSm90),
+// PyTorch's mem-efficient kernels (fmha_cutlassF/B, AttentionKernel), xformers
+// (efficient_attention), TensorRT fmha_v2, cuDNN's SDPA graphs (…sdpa…).
+constexpr absl::string_view kAttention[] = {
+    "flash_fwd", "flash_bwd", "flashattn", "flash_attn", "fmha", "efficient_attention",
+    "attentionkernel", "attention_kernel", "sdpa", "multihead_attention"};
+// cuBLAS/CUTLASS kernels that say outright their math is FP32 FMA on CUDA cores, even inside an
+// "xmma" family name ("sm80_xmma_gemm_f32f32_..._ffma_...", "cutlass_simt_sgemm_...").
+constexpr absl::string_view kExplicitSimt[] = {"ffma", "_simt_"};
+// Substrings library kernel names carry when the math runs on tensor cores. Volta's HMMA
+// kernels are "h884"/"s884" (8x8x4 MMA: half or float accumulate).
+constexpr absl::string_view kTensorCoreMarkers[] = {
+    "hmma", "wgmma", "gmma",   "tensorop", "xmma", "s1688",
+    "s16816", "h1688", "h16816", "i8816", "h884", "s884"};
+// Reduced-precision types only imply tensor cores inside GEMM/conv kernels (an elementwise
+// "cast_bf16" kernel does not use them).
+constexpr absl::string_view kTensorCoreTypes[] = {"bf16", "f16", "tf32"};
+// FP32 GEMM/conv on CUDA cores (SIMT) when no tensor-core marker is present.
+constexpr absl::string_view kSimtFp32[] = {"sgemm", "scudnn", "gemmsn", "gemv2t"};
+// Memory-bound kernels: each reads and writes its tensors once and does little math, so its
+// time is memory bandwidth; a chain of them is what fusion removes. ATen's TensorIterator
+// kernels ({vectorized_,unrolled_,}elementwise_kernel), norms (ATen, cuDNN bn_fw/bn_bw, apex),
+// softmax, dropout, reductions, copies/cat/layout transforms, foreach optimizer steps
+// (multi_tensor_apply), gathers/scatters, pooling, cuBLASLt's separate epilogue pass, CUB.
+constexpr absl::string_view kMemoryBound[] = {
+    "elementwise", "layer_norm", "layernorm", "rms_norm", "rmsnorm", "group_norm",
+    "groupnorm", "batch_norm", "batchnorm", "bn_fw", "bn_bw", "instance_norm",
+    "rowwisemoments", "gammabeta", "softmax", "dropout", "reduce", "copy",
+    "fill", "nchwtonhwc", "nhwctonchw", "transpose", "permute", "multi_tensor_apply",
+    "index", "scatter", "gather", "embedding", "pool", "epilogue", "cub::", "nll_loss",
+    "cross_entropy"};
+
+// The one table: first matching rule wins, so order encodes precedence (NCCL kernels that
+// mention "reduce", Triton kernels that name fused ops, attention kernels built from GEMMs,
+// explicit SIMT markers inside "xmma" names).
+constexpr Rule kRules[] = {
+    {KernelClass::kCommunication, Match::kAny, kNccl},
+    {KernelClass::kTriton, Match::kPrefix, kTritonPrefix},
+    {KernelClass::kFusedAttention, Match::kAny, kAttention},
+    {KernelClass::kSimtFp32Gemm, Match::kAnyInMathKernelWithoutTcType, kExplicitSimt},
+    {KernelClass::kTensorCoreMath, Match::kAny, kTensorCoreMarkers},
+    {KernelClass::kTensorCoreMath, Match::kAnyInMathKernel, kTensorCoreTypes},
+    {KernelClass::kSimtFp32Gemm, Match::kAny, kSimtFp32},
+    {KernelClass::kMemoryBound, Match::kAny, kMemoryBound},
+};
+
+constexpr absl::string_view kMathKernels[] = {"gemm", "conv", "matmul"};
+constexpr absl::string_view kSoftmax[] = {"softmax"};
+
+bool ContainsAny(absl::string_view text, absl::Span<const absl::string_view> needles) {
+  for (absl::string_view n : needles) {
+    if (absl::StrContains(text, n)) return true;
+  }
+  return false;
+}
+
+// A GEMM/conv kernel by name; "conv" inside "convert" (dtype conversion kernels) is not one.
+bool IsMathKernel(absl::string_view lower) {
+  for (absl::string_view n : kMathKernels) {
+    for (size_t pos = lower.find(n); pos != absl::string_view::npos; pos = lower.find(n, pos + 1)) {
+      if (n != "conv" || !absl::StartsWith(lower.substr(pos), "convert")) return true;
+    }
+  }
+  return false;
+}
+
+bool Matches(const Rule& r, absl::string_view lower) {
+  switch (r.match) {
+    case Match::kPrefix:
+      for (absl::string_view m : r.markers) {
+        if (absl::StartsWith(lower, m)) return true;
+      }
+      return false;
+    case Match::kAny:
+      return ContainsAny(lower, r.markers);
+    case Match::kAnyInMathKernel:
+      return IsMathKernel(lower) && ContainsAny(lower, r.markers);
+    case Match::kAnyInMathKernelWithoutTcType:
+      return IsMathKernel(lower) && ContainsAny(lower, r.markers) &&
+             !ContainsAny(lower, kTensorCoreTypes);
+  }
+  return false;
+}
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Template wrappers and namespaces that say nothing about what an ATen elementwise kernel does.
+constexpr absl::string_view kNoiseTokens[] = {
+    "at", "native", "anonymous", "namespace", "detail", "binary_internal", "gpu_kernel_impl",
+    "AUnaryFunctor", "BUnaryFunctor", "BinaryFunctor", "UnaryFunctor", "TensorIteratorBase",
+    "TensorIterator", "Array", "func_wrapper_t", "lambda", "operator", "const", "c10"};
+
+bool IsNoise(absl::string_view token) {
+  for (absl::string_view n : kNoiseTokens) {
+    if (token == n) return true;
+  }
+  return std::isdigit(static_cast<unsigned char>(token[0])) != 0;
+}
+
+// The first identifier in an ATen elementwise kernel's template arguments that names the op:
+// "CUDAFunctor_add", "MulFunctor", "launch_clamp_scalar", "sigmoid_kernel_cuda",
+// "GeluCUDAKernelImpl".
+std::string ElementwiseOp(absl::string_view args) {
+  for (size_t i = 0; i < args.size();) {
+    if (!IsIdentChar(args[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < args.size() && IsIdentChar(args[j])) ++j;
+    const absl::string_view token = args.substr(i, j - i);
+    if (!IsNoise(token) &&
+        (absl::StrContains(token, "Functor") || absl::StrContains(token, "kernel") ||
+         absl::StrContains(token, "Kernel") || absl::StrContains(token, "launch_"))) {
+      return std::string(token);
+    }
+    i = j;
+  }
+  return "";
+}
+
+KernelClass ClassifyByRules(std::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+  for (const Rule& r : kRules) {
+    if (Matches(r, lower)) return r.cls;
+  }
+  return KernelClass::kOther;
+}
+
+// Names seen before, process-wide: a job's few hundred distinct kernels are classified once, not
+// at every launch of every step by every detector that asks (lower-casing and ~20 substring
+// searches per ask were a quarter of gpuspyd's CPU while it analysed under ingest). Bounded: past
+// kMaxRemembered names, new ones are classified each time.
+constexpr size_t kMaxRemembered = 1 << 16;
+
+struct Remembered {
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, KernelClass> by_name ABSL_GUARDED_BY(mu);
+};
+
+Remembered& Memory() {
+  static Remembered* remembered = new Remembered();  // never destroyed: analysis threads may run at exit
+  return *remembered;
+}
+
+}  // namespace
+
+KernelClass ClassifyKernel(std::string_view name) {
+  const absl::string_view key(name.data(), name.size());
+  Remembered& m = Memory();
+  {
+    absl::ReaderMutexLock lock(&m.mu);
+    if (auto it = m.by_name.find(key); it != m.by_name.end()) return it->second;
+  }
+  const KernelClass c = ClassifyByRules(name);
+  absl::MutexLock lock(&m.mu);
+  if (m.by_name.size() < kMaxRemembered) m.by_name.emplace(key, c);
+  return c;
+}
+
+bool UsesTensorCores(std::string_view name) {
+  return ClassifyKernel(name) == KernelClass::kTensorCoreMath;
+}
+
+bool IsGemmClass(KernelClass c) {
+  return c == KernelClass::kTensorCoreMath || c == KernelClass::kSimtFp32Gemm;
+}
+
+bool IsSoftmaxKernel(std::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+  return ClassifyKernel(name) == KernelClass::kMemoryBound && ContainsAny(lower, kSoftmax);
+}
+
+bool IsAlreadyFusedKernel(std::string_view name) {
+  // Not "fused" alone: PyTorch's eager dropout is fused_dropout_kernel, one link of a chain.
+  static constexpr absl::string_view kFused[] = {"multi_tensor_apply", "fused_adam", "fusedadam",
+                                                 "fused_sgd", "fusedsgd", "fused_lamb", "fusedlamb"};
+  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+  return ClassifyKernel(name) == KernelClass::kMemoryBound && ContainsAny(lower, kFused);
+}
+
+std::string_view KernelClassName(KernelClass c) {
+  switch (c) {
+    case KernelClass::kTensorCoreMath: return "gemm_tc";
+    case KernelClass::kSimtFp32Gemm: return "gemm_fp32";
+    case KernelClass::kCommunication: return "comm";
+    case KernelClass::kFusedAttention: return "attention";
+    case KernelClass::kMemoryBound: return "elementwise";
+    case KernelClass::kTriton: return "triton";
+    case KernelClass::kOther: return "other";
+  }
+  return "other";
+}
+
+std::string ShortKernelName(std::string_view name) {
+  std::string s = absl::StrReplaceAll(absl::string_view(name.data(), name.size()),
+                                      {{"(anonymous namespace)::", ""}});
+  absl::string_view v = s;
+  if (absl::StartsWith(v, "void ")) v.remove_prefix(5);
+  const size_t cut = v.find_first_of("<(");
+  absl::string_view head = v.substr(0, cut);
+  const absl::string_view args = cut == absl::string_view::npos ? "" : v.substr(cut + 1);
+  if (const size_t colon = head.rfind("::"); colon != absl::string_view::npos) {
+    head.remove_prefix(colon + 2);
+  }
+  std::string out(head);
+  // cutlass::Kernel<cutlass_80_tensorop_s1688gemm_...>: the template argument is the name.
+  if ((head == "Kernel" || head == "device_kernel") && !args.empty()) {
+    size_t end = 0;
+    while (end < args.size() && (IsIdentChar(args[end]) || args[end] == ':')) ++end;
+    absl::string_view inner = args.substr(0, end);
+    if (const size_t colon = inner.rfind("::"); colon != absl::string_view::npos) {
+      inner.remove_prefix(colon + 2);
+    }
+    if (!inner.empty()) out = std::string(inner);
+  } else if (absl::StrContains(head, "elementwise_kernel")) {
+    const std::string op = ElementwiseOp(args);
+    if (!op.empty()) out += "<" + op + ">";
+  }
+  constexpr size_t kMaxShortName = 64;
+  if (out.size() > kMaxShortName) out.resize(kMaxShortName);
+  return out;
+}
+
+}  // namespace gpuspy::analysis

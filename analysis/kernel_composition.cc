@@ -1,0 +1,49 @@
+#include "analysis/kernel_composition.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace gpuspy::analysis {
+
+std::vector<ClassifiedKernel> ClassifiedKernels(const EventColumns& events,
+                                                const StringTable& strings, const Interval& w) {
+  std::vector<ClassifiedKernel> out;
+  absl::flat_hash_map<StringRef, KernelClass> cache;  // a step repeats few names many times
+  for (const KernelEvent& k : events.kernels) {
+    if (k.start_ns >= w.end_ns || k.end_ns <= w.start_ns) continue;
+    auto [it, fresh] = cache.try_emplace(k.name, KernelClass::kOther);
+    if (fresh) it->second = ClassifyKernel(strings.Get(k.name));
+    out.push_back({std::max(k.start_ns, w.start_ns), std::min(k.end_ns, w.end_ns), k.name,
+                   it->second});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ClassifiedKernel& a, const ClassifiedKernel& b) {
+    return a.start_ns < b.start_ns;
+  });
+  return out;
+}
+
+std::vector<v1::KernelClassTime> KernelComposition(absl::Span<const ClassifiedKernel> kernels) {
+  std::map<KernelClass, std::pair<int64_t, uint64_t>> acc;
+  int64_t total = 0;
+  for (const ClassifiedKernel& k : kernels) {
+    auto& [ns, count] = acc[k.cls];
+    ns += k.duration_ns();
+    ++count;
+    total += k.duration_ns();
+  }
+  std::vector<v1::KernelClassTime> out;
+  for (const auto& [cls, v] : acc) {
+    v1::KernelClassTime& c = out.emplace_back();
+    c.set_kernel_class(std::string(KernelClassName(cls)));
+    c.set_ns(v.first);
+    c.set_count(v.second);
+    c.set_share(total > 0 ? static_cast<double>(v.first) / total : 0.0);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ns() > b.ns(); });
+  return out;
+}
+
+}  // namespace gpuspy::analysis

@@ -1,0 +1,49 @@
+// What a step's GPU time is made of: its kernels in start order with their classes
+// (kernel_classifier.h), and the time per class. Shared by the step report and the detectors
+// that reason about composition (gpu_bound, unfused_elementwise, unfused_attention).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "analysis/intervals.h"
+#include "analysis/kernel_classifier.h"
+#include "gpuspy/v1/report.pb.h"
+#include "model/events.h"
+#include "model/string_table.h"
+
+namespace gpuspy::analysis {
+
+struct ClassifiedKernel {
+  int64_t start_ns;  // clipped to the window
+  int64_t end_ns;
+  StringRef name;
+  KernelClass cls;
+  int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+// Kernels overlapping the window, clipped to it, sorted by start (launch order on one stream).
+std::vector<ClassifiedKernel> ClassifiedKernels(const EventColumns& events,
+                                                const StringTable& strings, const Interval& window);
+
+// Summed kernel time and count per class, most time first; only classes that ran. The sum (not
+// a union) so shares add up to 100 % of kernel time even when streams overlap.
+std::vector<v1::KernelClassTime> KernelComposition(absl::Span<const ClassifiedKernel> kernels);
+
+// "gemm_tc 40% · elementwise 35% · other 25%": the first `max_classes` classes of a ranked list
+// (a vector or a proto repeated field).
+template <typename Classes>
+std::string CompositionLine(const Classes& classes, size_t max_classes) {
+  std::string line;
+  size_t i = 0;
+  for (const v1::KernelClassTime& c : classes) {
+    if (i == max_classes) break;
+    if (i++ > 0) line += " · ";
+    line += c.kernel_class() + " " + std::to_string(static_cast<int>(c.share() * 100 + 0.5)) + "%";
+  }
+  return line;
+}
+
+}  // namespace gpuspy::analysis

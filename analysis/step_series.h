@@ -1,0 +1,42 @@
+// Detectors that need more than one step of one process: warm-up and outlier steps, kernels that
+// appear mid-run (recompiles), memory that grows step over step. Across ranks: cross_rank_analysis.h.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/comm/step_collectives.h"
+#include "analysis/memory_usage.h"
+#include "analysis/step_segmenter.h"
+#include "gpuspy/v1/report.pb.h"
+
+namespace gpuspy::analysis {
+
+// One process's step as the series analysis sees it.
+struct StepAnalysis {
+  v1::StepReport report;
+  std::vector<std::string> kernel_names;  // distinct kernel names of the step
+  // For the cross-rank analysis; shared, not copied, when cached analyses are handed out (a big
+  // job holds thousands of collectives per step).
+  std::shared_ptr<const StepCollectives> collectives = std::make_shared<const StepCollectives>();
+  // Device memory in the step and since the previous one (`memory.before`: the caller measures
+  // it, as only it can read outside the step); AnalyzeStepSeries turns it into report.memory.
+  StepMemoryInput memory;
+};
+
+// One step of one process analysed on its own: report (breakdown, per-step findings), kernel
+// names and collectives. `events` overlap the step window (more is fine).
+StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
+                         const StepWindow& step, uint64_t process_id);
+
+// Sets each step's device memory levels (report.memory), marks warm-up/outlier steps
+// (steady_state = false, with a finding), flags steps where new kernel names appear after
+// warm-up, and adds memory_growth findings (detectors/memory_growth.h). `steps` is one
+// process's steps in step order.
+void AnalyzeStepSeries(std::vector<StepAnalysis>* steps);
+
+// Re-sorts findings by lost time and sets primary_bottleneck after findings were added.
+void RankFindings(v1::StepReport* report);
+
+}  // namespace gpuspy::analysis

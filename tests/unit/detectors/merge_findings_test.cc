@@ -1,0 +1,60 @@
+// One cost, one finding (detectors/merge_findings.cc): GPU idle inside cudaMalloc/cudaFree is
+// counted once, under alloc_churn, not again under cuda_api_bound.
+#include <gtest/gtest.h>
+
+#include "analysis/detectors/detectors.h"
+#include "tests/unit/detectors/detector_test_steps.h"
+
+namespace gpuspy::analysis {
+namespace {
+
+using testing::DetectorStep;
+constexpr int64_t us = 1'000;
+
+// 1000 µs of compute, then twelve 150 µs allocator calls with the GPU idle: driver work long
+// enough for cuda_api_bound, and churn.
+DetectorStep Churn() {
+  DetectorStep s;
+  s.Then(testing::kTcGemm, 1'000 * us);
+  for (int i = 0; i < 12; ++i) {
+    const int64_t t = 1'000 * us + i * 150 * us;
+    s.Call(i % 2 == 0 ? "cudaMalloc" : "cudaFree", t, t + 150 * us);
+  }
+  s.Idle(12 * 150 * us);
+  return s;
+}
+
+int Count(const v1::StepReport& r, const char* detector) {
+  int n = 0;
+  for (const v1::Finding& f : r.findings()) n += f.detector() == detector;
+  return n;
+}
+
+TEST(MergeFindings, AllocatorIdleIsAllocChurnsAloneAndTheDriverAngleIsEvidence) {
+  DetectorStep s = Churn();
+  ASSERT_TRUE(s.Run(&DetectCudaApiBound).has_value());  // on its own it would fire
+  const v1::StepReport& r = s.report();
+  EXPECT_EQ(Count(r, "alloc_churn"), 1);
+  EXPECT_EQ(Count(r, "cuda_api_bound"), 0);
+  EXPECT_EQ(r.primary_bottleneck(), "alloc_churn");
+  EXPECT_EQ(testing::Evidence(r.findings(0), "in_cuda_calls").substr(0, 6), "1.8 ms");
+}
+
+TEST(MergeFindings, DriverWorkBeyondTheAllocatorStaysCudaApiBoundWithTheRestOnly) {
+  DetectorStep s = Churn();
+  s.Call("cuModuleLoadData", 2'800 * us, 3'800 * us);  // 1 ms of module loading, GPU idle
+  s.Idle(1'000 * us);
+  s.Run(&DetectCudaApiBound);
+  const v1::StepReport& r = s.report();
+  ASSERT_EQ(Count(r, "cuda_api_bound"), 1);
+  int64_t churn = 0, driver = 0;
+  for (const v1::Finding& f : r.findings()) {
+    if (f.detector() == "alloc_churn") churn = f.lost_ns();
+    if (f.detector() == "cuda_api_bound") driver = f.lost_ns();
+  }
+  EXPECT_EQ(churn, 1'800 * us);
+  EXPECT_EQ(driver, 1'000 * us);  // the module load only: 2.8 ms in CUDA calls less the allocator's
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

@@ -9,6 +9,7 @@
 #include "absl/hash/hash.h"
 #include "analysis/comm/collective_matching.h"
 #include "analysis/detectors/comm_context.h"
+#include "analysis/detectors/detectors.h"
 #include "analysis/intervals.h"
 #include "analysis/job_steps.h"
 #include "analysis/step_time_straggler.h"
@@ -221,6 +222,7 @@ void RunCommDetectors(const std::vector<Slot>& slots, const std::vector<int32_t>
     // (a straggler's input stall costs the whole job, not just this rank).
     for (auto& f : *report.mutable_findings()) found.push_back(std::move(f));
     report.clear_findings();
+    MergeStragglerCause(&found);
     for (auto& f : found) *report.add_findings() = std::move(f);
   }
   NameTheLateRanksCause(slots, rank_of);

@@ -113,23 +113,27 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   out.sync_blocked = idle.Intersect(sync_set);
   const IntervalSet rest = idle.Subtract(sync_set);
 
-  // The drain after each blocking call: from its end to the next GPU work, at most as long as
-  // the GPU work the call waited for; only when the step's syncs matter (blocking_calls.h),
-  // else what the host does next is its own. The cap: without the wait the host would have run
-  // ahead of the GPU by that work, and its next launches would have found the GPU still busy
-  // for that long; host work after the sync beyond it leaves the GPU idle with or without the
-  // sync, so it is host work (`.item()`, then 30 ms of CPU metrics: the sync costs what the GPU
-  // work before it hid, the metrics the rest).
+  // The drain after each blocking call: from its end to the next GPU work, at most the host's
+  // lead; only when the step's syncs matter (blocking_calls.h), else what the host does next is
+  // its own. The lead is how far ahead of the GPU the host would be had it not waited: the GPU
+  // work the calls waited for, less the GPU idle since (which that work would have filled), so a
+  // sync right after another (.item(), then a pageable copy) carries the first one's lead. Host
+  // work after the sync beyond the lead leaves the GPU idle with or without the sync: it is host
+  // work (`.item()`, then 30 ms of CPU metrics: the sync costs what the forward pass before it
+  // hid, the metrics the rest).
   std::vector<Interval> drain;
   const auto& gpu = busy.intervals();  // sorted, disjoint
   const std::vector<Interval> no_drains;
   out.syncs_matter = SyncsMatter(out.blocking_calls, w);
+  int64_t lead_ns = 0, previous_end = w.start_ns;
   for (const Interval& b : out.syncs_matter ? sync_set.intervals() : no_drains) {
+    const int64_t idle_since = out.idle.Intersect(IntervalSet::Union({{previous_end, b.start_ns}})).TotalLength();
+    lead_ns = std::max<int64_t>(0, lead_ns - idle_since) + busy.Intersect(IntervalSet::Union({b})).TotalLength();
+    previous_end = b.end_ns;
     auto next = std::upper_bound(gpu.begin(), gpu.end(), b.end_ns,
                                  [](int64_t t, const Interval& g) { return t < g.end_ns; });
     const int64_t next_gpu = next == gpu.end() ? w.end_ns : std::max(next->start_ns, b.end_ns);
-    const int64_t waited_for_ns = busy.Intersect(IntervalSet::Union({b})).TotalLength();
-    const int64_t drain_end = std::min(next_gpu, b.end_ns + waited_for_ns);
+    const int64_t drain_end = std::min(next_gpu, b.end_ns + lead_ns);
     if (drain_end > b.end_ns) drain.push_back({b.end_ns, drain_end});
   }
   const IntervalSet drain_set = IntervalSet::Union(std::move(drain));

@@ -36,10 +36,10 @@ StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
 void RankFindings(v1::StepReport* report) {
   auto* findings = report->mutable_findings();
   // A warm-up step's bottleneck is being a warm-up step: whatever else it shows is not what the
-  // steady state will look like. A straggler's is being late for the others: its own findings
-  // (input, compute) say why, and it costs every waiting rank, not just itself. Memory growing
-  // step after step costs no time yet but ends the run in an out-of-memory error, which no
-  // speed-up is worth having first.
+  // steady state will look like. Memory growing step after step costs no time yet but ends the
+  // run in an out-of-memory error, which no speed-up is worth having first. Everything else,
+  // the straggler included, ranks by its lost time: the user acts on the largest gain (a rank
+  // whose sync stall costs 6 ms and that keeps the others waiting 1 ms is sync-stalled first).
   const bool insufficient = report->data_quality().insufficient();
   auto rank = [insufficient](const v1::Finding& f) {
     const std::string& d = f.detector();
@@ -47,7 +47,7 @@ void RankFindings(v1::StepReport* report) {
     // verdict still carries: it stays the verdict there.
     if (d == "memory_growth" && insufficient) return 5;
     if (d == kInsufficientData) return 4;  // no timing verdict on what the data can't show
-    return d == "warmup" ? 3 : d == "straggler" ? 2 : d == "memory_growth" ? 1 : 0;
+    return d == "warmup" ? 3 : d == "memory_growth" ? 1 : 0;
   };
   std::stable_sort(findings->begin(), findings->end(), [&](const v1::Finding& a, const v1::Finding& b) {
     if (rank(a) != rank(b)) return rank(a) > rank(b);

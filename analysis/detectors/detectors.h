@@ -30,5 +30,8 @@ std::optional<v1::Finding> DetectGpuIdle(const StepContext& ctx);
 // After the per-step detectors: a cost two of them name from two angles is counted once
 // (merge_findings.cc says which keeps it).
 void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* findings);
+// After the cross-rank detectors: a straggler whose cause is its input pipeline absorbs the
+// rank's input_stall (one cost, one finding).
+void MergeStragglerCause(std::vector<v1::Finding>* findings);
 
 }  // namespace gpuspy::analysis

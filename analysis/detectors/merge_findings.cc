@@ -6,10 +6,16 @@
 //   driver work (allocation reaches the driver). It stays with alloc_churn, whose fix (let the
 //   caching allocator reuse memory) removes it; cuda_api_bound keeps the rest of its time, and
 //   goes when the rest is below its own bar.
+//
+//   straggler / input_stall: a rank late for the others because its input pipeline is slow
+//   (straggler's cause "input") has one cost, its input stall, seen by the whole job. It is the
+//   straggler finding, with the larger of the two figures; the input stall's evidence moves to
+//   it.
 #include <algorithm>
 
 #include "analysis/detectors/detectors.h"
 #include "analysis/evidence.h"
+#include "analysis/job_findings.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -37,6 +43,20 @@ void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* 
     return;
   }
   findings->erase(findings->begin() + (driver - findings->data()));
+}
+
+void MergeStragglerCause(std::vector<v1::Finding>* findings) {
+  v1::Finding* straggler = Find(findings, "straggler");
+  v1::Finding* input = Find(findings, "input_stall");
+  if (straggler == nullptr || input == nullptr) return;
+  const bool input_cause = std::any_of(straggler->evidence().begin(), straggler->evidence().end(),
+                                       [](const v1::Evidence& e) { return e.key() == "cause" && e.value() == "input"; });
+  if (!input_cause) return;
+  straggler->set_lost_ns(std::max(straggler->lost_ns(), input->lost_ns()));
+  if (SeverityRank(input->severity()) > SeverityRank(straggler->severity())) straggler->set_severity(input->severity());
+  AddEvidence(straggler, "input_stall", input->title());
+  for (const v1::Evidence& e : input->evidence()) *straggler->add_evidence() = e;
+  findings->erase(findings->begin() + (input - findings->data()));
 }
 
 }  // namespace gpuspy::analysis

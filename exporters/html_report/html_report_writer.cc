@@ -170,7 +170,7 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
                     Ms(r.findings().empty() ? 0 : r.findings(0).lost_ns()), "<td>",
                     analysis::StepKindLabel(r.kind()), "</tr>");
   }
-  absl::StrAppend(&h, "</table>", Legend(), "<h2>Findings per step</h2>");
+  absl::StrAppend(&h, "</table>", Legend(), "<h2>Findings</h2>");
   for (const v1::StepReport& r : reports.reports()) {
     if (r.findings().empty()) continue;
     absl::StrAppend(&h, "<details id=\"s", r.step().process_id(), "-", r.step().number(),

@@ -115,6 +115,18 @@ CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, StringTabl
 // The categories the mapping imports; everything else is skipped and counted by category.
 enum class Category { kOther, kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kHostRange };
 
+// PyTorch 1.8-1.10 (2021) wrote the categories capitalised, before Kineto's names: the same
+// events under other words (the TensorBoard profiler tutorial's traces are in this dialect).
+std::string_view CanonicalCategory(std::string_view cat) {
+  if (cat.empty() || cat[0] < 'A' || cat[0] > 'Z') return cat;  // the current names are lower case
+  if (cat == "Operator") return kCpuOpDomain;
+  if (cat == "Runtime") return "cuda_runtime";
+  if (cat == "Kernel") return "kernel";
+  if (cat == "Memcpy") return "gpu_memcpy";
+  if (cat == "Memset") return "gpu_memset";
+  return cat;
+}
+
 Category CategoryOf(std::string_view cat) {
   if (cat == "kernel") return Category::kKernel;
   if (cat == "cuda_runtime") return Category::kRuntime;
@@ -260,7 +272,8 @@ void KinetoMapper::Map(const RawEvent& e) {
     Skip(PhaseReason(e.ph, &scratch));
     return;
   }
-  const Category category = CategoryOf(e.cat);
+  const std::string_view cat = CanonicalCategory(e.cat);
+  const Category category = CategoryOf(cat);
   if (category == Category::kOther) {
     Skip(e.cat.empty() ? std::string_view("no category") : e.cat);
     return;
@@ -378,7 +391,7 @@ void KinetoMapper::Map(const RawEvent& e) {
       break;
     }
     case Category::kHostRange: {  // record_function (ProfilerStep#N), ATen ops, Python frames
-      const std::string_view domain = e.cat == "Trace" ? kCaptureDomain : e.cat;
+      const std::string_view domain = cat == "Trace" ? kCaptureDomain : cat;
       ev.nvtx_ranges.push_back({start, end, s.Intern(domain), s.Intern(e.name),
                                 static_cast<uint32_t>(tid), 0});
       if (const std::string_view* stack = e.FindArg("Call stack"); stack != nullptr) {

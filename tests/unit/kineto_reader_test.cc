@@ -98,6 +98,40 @@ TEST(KinetoReader, MapsEveryGpuCategoryWithExactTimes) {
   EXPECT_EQ(ev.nvtx_ranges[1].start_ns, 1'000'500);
 }
 
+// PyTorch 1.8-1.10 (2021): capitalised categories, string thread ids ("stream 7" on the GPU),
+// integer microseconds, "External id" on ops and "external id" elsewhere, no deviceProperties.
+// The same events as today's names, read the same way.
+TEST(KinetoReader, The2021DialectIsReadAsTheSameEvents) {
+  auto t = ParseKinetoTrace(R"json({"schemaVersion": 1, "traceEvents": [
+    {"ph": "X", "cat": "Operator", "name": "aten::conv2d", "pid": 119376, "tid": "2248185664",
+     "ts": 1610366577446000, "dur": 40, "args": {"Device": 0, "External id": 62}},
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 119376, "tid": "2248185664",
+     "ts": 1610366577446010, "dur": 6, "args": {"cbid": 211, "correlation": 627, "external id": 62}},
+    {"ph": "X", "cat": "Kernel", "name": "void implicit_convolve_sgemm<float>", "pid": 0,
+     "tid": "stream 7", "ts": 1610366577446312, "dur": 1010,
+     "args": {"device": 0, "context": 1, "stream": 7, "correlation": 627, "external id": 62}},
+    {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0,
+     "tid": "stream 7", "ts": 1610366575900902, "dur": 3342,
+     "args": {"device": 0, "context": 1, "stream": 7, "correlation": 11, "bytes": 19267584}},
+    {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": "stream 23",
+     "ts": 1610366576548799, "dur": 1,
+     "args": {"device": 0, "context": 1, "stream": 23, "correlation": 272, "bytes": 15360}}]})json");
+  ASSERT_TRUE(t.ok()) << t.status();
+  const EventColumns& ev = t->events;
+  ASSERT_EQ(ev.kernels.size(), 1u);
+  EXPECT_EQ(ev.kernels[0].start_ns, 1610366577446312'000);
+  EXPECT_EQ(ev.kernels[0].stream, (StreamKey{0, 1, 7}));
+  EXPECT_EQ(ev.kernels[0].correlation_id, 627u);
+  ASSERT_EQ(ev.apis.size(), 1u);
+  EXPECT_EQ(ev.apis[0].correlation_id, 627u);
+  EXPECT_EQ(ev.apis[0].thread_id, 2248185664u);
+  ASSERT_EQ(ev.memcpys.size(), 1u);
+  EXPECT_EQ(ev.memcpys[0].src_kind, MemoryKind::kPageable);
+  ASSERT_EQ(ev.memsets.size(), 1u);
+  ASSERT_EQ(ev.nvtx_ranges.size(), 1u);
+  EXPECT_EQ(t->strings.Get(ev.nvtx_ranges[0].domain), kCpuOpDomain);  // an ATen op, as cpu_op
+}
+
 // A kernel record written twice is one kernel; two kernels that differ in anything (here the
 // correlation id) are two, even at the same start.
 TEST(KinetoReader, DuplicateGpuRecordsAreOneEventAndCounted) {

@@ -42,6 +42,11 @@ INSTANTIATE_TEST_SUITE_P(
         Labelled{"sampled_rank-1.json.gz", {{551, "host_bound"}, {552, "host_bound"}}},
         Labelled{"triton_a100.json.gz", {{1, "insufficient_data"}}},
         Labelled{"event_sync_a100.json.gz", {{100, "host_bound"}}},
+        // PyTorch 1.8's dialect, no ProfilerStep: iterations found by their period. FP32
+        // convolutions and GEMMs on a V100 (tensor cores idle) keep the GPU ~89 % busy.
+        Labelled{"resnet50_2021_autograd_nw4.json.gz",
+                 {{0, "warmup"}, {1, "fp32_gemm"}, {2, "fp32_gemm"}, {3, "fp32_gemm"},
+                  {4, "fp32_gemm"}, {5, "fp32_gemm"}}},
         // No steps: 1 s windows of CUDA and cuDNN start-up; no GPU work in 0, 37 and 38.
         Labelled{"alexnet_a100.json.gz",
                  {{0, "insufficient_data"}, {30, "cuda_api_bound"}, {31, "cuda_api_bound"},

@@ -1,6 +1,7 @@
 #include "analysis/api_classifier.h"
 
 #include <array>
+#include <utility>
 
 #include "absl/strings/match.h"
 
@@ -60,11 +61,40 @@ bool StartsWithAny(absl::string_view name, const std::array<absl::string_view, N
   return false;
 }
 
+// HIP names whose CUDA twin is not "cuda" + the rest: the module (driver-level) launches, AMD's
+// extension launches, the pinned host allocation.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kHipDriverNames = {{
+    {"hipExtLaunchKernel", "cudaLaunchKernel"},
+    {"hipModuleLaunchKernel", "cuLaunchKernel"},
+    {"hipExtModuleLaunchKernel", "cuLaunchKernel"},
+    {"hipModuleLaunchCooperativeKernel", "cuLaunchCooperativeKernel"},
+    {"hipHostMalloc", "cudaHostAlloc"},
+}};
+
 }  // namespace
 
-bool IsFreeApi(std::string_view name) { return name.starts_with("cudaFree") || name.starts_with("cuMemFree"); }
+CudaApiName::CudaApiName(std::string_view name) : view_(name) {
+  if (!name.starts_with("hip")) return;
+  for (const auto& [hip, cuda] : kHipDriverNames) {
+    if (name.starts_with(hip)) {
+      owned_ = std::string(cuda) + std::string(name.substr(hip.size()));
+      view_ = owned_;
+      return;
+    }
+  }
+  owned_ = "cuda" + std::string(name.substr(3));  // hipLaunchKernel -> cudaLaunchKernel
+  view_ = owned_;
+}
 
-DriverWork DriverWorkOf(std::string_view std_name, int64_t duration_ns) {
+bool IsFreeApi(std::string_view raw) {
+  const CudaApiName cuda(raw);
+  const std::string_view name = cuda.view();
+  return name.starts_with("cudaFree") || name.starts_with("cuMemFree");
+}
+
+DriverWork DriverWorkOf(std::string_view raw, int64_t duration_ns) {
+  const CudaApiName cuda(raw);
+  const std::string_view std_name = cuda.view();
   const absl::string_view name(std_name.data(), std_name.size());
   if (StartsWithAny(name, kContextCalls)) return DriverWork::kContextCreation;
   // A launch that takes milliseconds loads its kernel's module first (idle_attribution.h).
@@ -93,8 +123,9 @@ bool IsStartup(DriverWork work, int64_t duration_ns) {
          duration_ns >= kContextCreationNs;
 }
 
-bool IsLaunchApi(std::string_view std_name) {
-  const absl::string_view name(std_name.data(), std_name.size());
+bool IsLaunchApi(std::string_view raw) {
+  const CudaApiName cuda(raw);
+  const absl::string_view name(cuda.view().data(), cuda.view().size());
   for (absl::string_view p : kLaunchPrefixes) {
     if (absl::StartsWith(name, p)) return true;
   }
@@ -104,8 +135,9 @@ bool IsLaunchApi(std::string_view std_name) {
   return false;
 }
 
-bool IsBlockingApi(std::string_view std_name) {
-  const absl::string_view name(std_name.data(), std_name.size());
+bool IsBlockingApi(std::string_view raw) {
+  const CudaApiName cuda(raw);
+  const absl::string_view name(cuda.view().data(), cuda.view().size());
   const absl::string_view base = StripVersion(name);
   for (absl::string_view b : kBlocking) {
     if (base == b) return true;

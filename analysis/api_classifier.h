@@ -3,12 +3,28 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gpuspy::analysis {
 
+// An API name as the rules below read it. ROCm's HIP runtime mirrors CUDA's one to one (Kineto on
+// ROCm records hipLaunchKernel, hipMemcpyAsync, hipDeviceSynchronize): a HIP name is read as its
+// CUDA twin ("hipLaunchKernel" -> "cudaLaunchKernel", "hipModuleLaunchKernel" ->
+// "cuLaunchKernel"), so a ROCm trace's launches, syncs, copies and allocations are what they
+// are. Every other name is itself (no copy).
+class CudaApiName {
+ public:
+  explicit CudaApiName(std::string_view name);
+  std::string_view view() const { return view_; }
+
+ private:
+  std::string owned_;
+  std::string_view view_;
+};
+
 // cudaLaunchKernel, __cudaLaunchKernel_v13000, cudaLaunchKernelExC, cuLaunchKernel(Ex),
-// cudaGraphLaunch, cudaLaunchCooperativeKernel, ...
+// cudaGraphLaunch, cudaLaunchCooperativeKernel, ... (and their HIP twins, as every rule here).
 bool IsLaunchApi(std::string_view name);
 
 // Calls that block the host until GPU work finishes: explicit syncs (stream/device/event/

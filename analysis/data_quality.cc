@@ -6,12 +6,15 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/api_classifier.h"
 #include "model/units.h"
 
 namespace gpuspy::analysis {
 namespace {
 
-bool IsGraphLaunchApi(std::string_view name) {
+bool IsGraphLaunchApi(std::string_view raw) {
+  const CudaApiName cuda(raw);  // hipGraphLaunch too
+  const std::string_view name = cuda.view();
   return name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch");
 }
 

@@ -16,7 +16,9 @@ constexpr uint64_t kMinAllocatorCalls = 10;  // cudaMalloc/cudaFree (runtime or 
 constexpr uint64_t kMinMemoryOps = 20;       // or MEMORY2 alloc+free records per step
 constexpr size_t kListedSites = 3;           // allocator call sites in the evidence
 
-bool IsAllocatorApi(std::string_view name) {
+bool IsAllocatorApi(std::string_view raw) {
+  const CudaApiName cuda(raw);  // hipMalloc/hipFree too
+  const std::string_view name = cuda.view();
   for (std::string_view p : {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"}) {
     if (name.starts_with(p)) return name.find("Host") == std::string_view::npos;
   }

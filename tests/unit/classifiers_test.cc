@@ -314,5 +314,26 @@ TEST(ApiClassifier, AsyncAndNonSyncCallsAreNotBlocking) {
   }
 }
 
+// Kineto on ROCm records the HIP runtime, which mirrors CUDA's one to one: the same rules.
+TEST(ApiClassifier, HipCallsAreTheirCudaTwins) {
+  for (const char* name : {"hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",
+                           "hipExtModuleLaunchKernel", "hipGraphLaunch", "hipLaunchCooperativeKernel"}) {
+    EXPECT_TRUE(IsLaunchApi(name)) << name;
+  }
+  for (const char* name : {"hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize",
+                           "hipMemcpy", "hipMemset", "hipFree"}) {
+    EXPECT_TRUE(IsBlockingApi(name)) << name;
+  }
+  for (const char* name : {"hipMemcpyAsync", "hipLaunchKernel", "hipStreamWaitEvent", "hipMalloc"}) {
+    EXPECT_FALSE(IsBlockingApi(name)) << name;
+  }
+  EXPECT_TRUE(IsFreeApi("hipFree"));
+  EXPECT_EQ(DriverWorkOf("hipMalloc", 1'000'000), DriverWork::kAllocation);
+  EXPECT_EQ(DriverWorkOf("hipHostMalloc", 1'000'000), DriverWork::kAllocation);
+  EXPECT_EQ(CudaApiName("hipModuleLaunchKernel").view(), "cuLaunchKernel");
+  EXPECT_EQ(CudaApiName("cudaMemcpy").view(), "cudaMemcpy");  // anything else is itself
+  EXPECT_EQ(CudaApiName("hip").view(), "cuda");
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

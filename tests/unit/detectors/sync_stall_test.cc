@@ -68,6 +68,20 @@ TEST(SyncStall, JustUnderTheBlockedShareDoesNotFire) {
   EXPECT_TRUE(SyncThenDrain(100, 400).Run(&DetectSyncStall).has_value());
 }
 
+TEST(SyncStall, ARocmTracesHipSyncAndLaunchesAreReadAsCudas) {
+  DetectorStep s;
+  s.Call("hipLaunchKernel", 0, 5 * us);
+  s.Then(testing::kTcGemm, 500 * us);
+  s.Call("hipDeviceSynchronize", 100 * us, 500 * us, "train.py:51 loss.item()");
+  s.Idle(300 * us);
+  s.Call("hipLaunchKernel", 795 * us, 800 * us);
+  s.Then(testing::kTcGemm, 200 * us);
+  const auto f = s.Run(&DetectSyncStall);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->lost_ns(), 295 * us);  // the drain up to the launch, which is launch-bound
+  EXPECT_EQ(s.report().breakdown().idle_launch_bound_ns(), 5 * us);
+}
+
 TEST(SyncStall, HostWorkAfterTheSyncBeyondTheWorkItWaitedForIsNotItsLoss) {
   // Waits 100 µs for the GPU, then 400 µs of host work: without the wait the host would only
   // have been 100 µs ahead, so the sync loses 100 µs (less nothing: the launch is later), the

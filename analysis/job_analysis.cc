@@ -26,6 +26,9 @@ void AnalyzeJobSteps(const std::vector<JobProcess>& processes,
   for (auto& [id, series] : *steps) {
     for (StepAnalysis& s : series) {
       MarkWindowFindings(&s.report);
+      // A step whose recording cannot carry a verdict is no steady step: it is left out of
+      // every job figure (a 33-event excerpt must not make the job's median step).
+      if (s.report.data_quality().insufficient()) s.report.set_steady_state(false);
       SetTimeParts(s.report.mutable_breakdown());
       s.report.set_kind(StepKindOf(s.report));
     }

@@ -25,14 +25,19 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
   out.set_event_count(event_count);
 
   std::vector<const v1::StepReport*> steady, real, windows;
+  uint64_t window_count = 0;
+  bool has_steps = false;  // any step that is no window, whatever its data
   for (const auto& s : steps) {
+    window_count += IsTimeWindow(s.step());
+    has_steps |= !IsTimeWindow(s.step());
+    if (s.data_quality().insufficient()) continue;  // no figure comes from a step without data
     if (s.steady_state()) steady.push_back(&s);
     (IsTimeWindow(s.step()) ? windows : real).push_back(&s);
   }
-  out.set_window_count(windows.size());
+  out.set_window_count(window_count);
   // The figures come from the steady steps; without any, from every step; a job whose steps
   // were not found at all is described per window, and says so (windows are never steady).
-  const bool per_window = real.empty() && !windows.empty();
+  const bool per_window = !has_steps && !windows.empty();
   out.set_figures_per_window(per_window);
   const bool steady_only = !steady.empty();
   if (steady.empty()) steady = per_window ? windows : real;

@@ -81,7 +81,7 @@ void AddRankMatrix(const std::vector<v1::StepReport>& steps, const std::vector<P
       st.lost.push_back(f.lost_ns());
       if (st.first == nullptr) st.first = &f;
     }
-    any_acc[it->second].Add(r, cell);
+    if (!r.data_quality().insufficient()) any_acc[it->second].Add(r, cell);
     if (r.steady_state()) acc[it->second].Add(r, cell);
   }
   for (auto& [number, cells] : by_step) {

@@ -222,3 +222,22 @@ TEST(JobSummary, NoLargestGainWhenNothingLosesTime) {
 
 }  // namespace
 }  // namespace gpuspy::analysis
+
+namespace gpuspy::analysis {
+namespace {
+
+// An excerpt's step (16 of 18 GPU ops without a launch, 0.7 % of the step recorded) cannot carry a
+// verdict: it is in no job figure, neither the median step nor a finding's lost time.
+TEST(JobSummary, StepsWithoutTheDataForAVerdictAreInNoFigure) {
+  std::vector<v1::StepReport> steps = {Step(1, 100, 90, true, "gpu_bound"), Step(2, 110, 95, true, "gpu_bound"),
+                                       Step(3, 13'000'000'000, 1, true, "host_bound", 12'000'000'000)};
+  steps[2].mutable_data_quality()->set_insufficient(true);
+  const v1::JobSummary s = SummarizeJob("j", steps, 1, 0);
+  EXPECT_EQ(s.steady_step_count(), 2u);
+  EXPECT_EQ(s.median_step_wall_ns(), 110);
+  for (const v1::JobFinding& f : s.findings()) EXPECT_NE(f.detector(), "host_bound");
+  EXPECT_FALSE(s.has_largest_gain());
+}
+
+}  // namespace
+}  // namespace gpuspy::analysis

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <limits>
+#include <map>
 
 namespace gpuspy::importers {
 
@@ -26,6 +27,18 @@ std::optional<int32_t> RankInFileName(const std::string& path) {
 
 int32_t ImpliedRank(const std::string& path, size_t position) {
   return RankInFileName(path).value_or(static_cast<int32_t>(position));
+}
+
+std::optional<std::string> SameRankTwice(const std::vector<RankedFile>& files) {
+  std::map<int32_t, const RankedFile*> first;
+  for (const RankedFile& f : files) {
+    auto [it, fresh] = first.emplace(f.rank, &f);
+    if (fresh) continue;
+    return it->second->path + " and " + f.path + " are both rank " + std::to_string(f.rank) +
+           ": the files of one job are its ranks, one each (two separate runs are two jobs: give "
+           "each its own --job)";
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuspy::importers

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuspy::importers {
 
@@ -15,5 +16,14 @@ namespace gpuspy::importers {
 std::optional<int32_t> RankInFileName(const std::string& path);
 
 int32_t ImpliedRank(const std::string& path, size_t position);
+
+// The files of one job are its ranks, one file each. Two that are the same rank (two single-process
+// traces that both say rank 0) are two runs, not one job: nullopt when every rank is distinct,
+// else one line naming both files and the way out.
+struct RankedFile {
+  std::string path;
+  int32_t rank = 0;
+};
+std::optional<std::string> SameRankTwice(const std::vector<RankedFile>& files);
 
 }  // namespace gpuspy::importers

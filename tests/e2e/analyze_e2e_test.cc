@@ -155,5 +155,24 @@ TEST(AnalyzeE2E, ABadFileIsOneLineWithItsNameAndKeepGoingAnalysesTheRest) {
       << truncated.err;
 }
 
+// Two single-process runs that both say rank 0 (alexnet and event_sync: distributedInfo rank 0
+// each) are two jobs, not one job with two rank 0s: analyze refuses the second file, import the
+// whole command, each in one line naming both files.
+TEST(AnalyzeE2E, TwoFilesOfTheSameRankAreRefusedNotMergedIntoOneJob) {
+  const std::string a = TraceDir() + "/alexnet_a100.json.gz";
+  const std::string b = TraceDir() + "/event_sync_a100.json.gz";
+  ASSERT_TRUE(std::filesystem::exists(a) && std::filesystem::exists(b));
+  const std::string said = a + " and " + b + " are both rank 0: the files of one job are its ranks";
+  testing::RunResult analyzed = testing::Run({GPUSPY_BIN, "analyze", a, b});
+  EXPECT_EQ(analyzed.exit_code, 1);
+  EXPECT_EQ(analyzed.err.find("gpuspy analyze: " + said), 0u) << analyzed.err;
+  EXPECT_EQ(std::count(analyzed.err.begin(), analyzed.err.end(), '\n'), 1) << analyzed.err;
+  // No collector at this address: the files are refused before anything is sent.
+  testing::RunResult imported = testing::Run({GPUSPY_BIN, "--collector", "127.0.0.1:1", "import", a, b});
+  EXPECT_EQ(imported.exit_code, 2);
+  EXPECT_EQ(imported.err.find("gpuspy import: " + said), 0u) << imported.err;
+  EXPECT_NE(imported.err.find("nothing imported"), std::string::npos) << imported.err;
+}
+
 }  // namespace
 }  // namespace gpuspy

@@ -177,6 +177,16 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
                          "the exit code is 1)\n", f.c_str());
   }
 
+  std::vector<importers::RankedFile> ranked;
+  std::set<std::string> contents;  // the same bytes twice are imported once (below), not two ranks
+  for (const ReadTrace& r : traces) {
+    if (contents.insert(r.sha256).second) ranked.push_back({r.path, IdentityOf(r, job).rank()});
+  }
+  if (std::optional<std::string> twice = importers::SameRankTwice(ranked)) {
+    std::fprintf(stderr, "gpuspy import: %s; nothing imported\n", twice->c_str());
+    return 2;
+  }
+
   QueryClient client(g.collector, g.timeout_s);
   v1::FindImportsRequest find;
   for (const ReadTrace& r : traces) find.add_content_sha256(r.sha256);

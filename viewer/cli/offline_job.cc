@@ -66,14 +66,26 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
   for (std::thread& t : pool) t.join();
   if (progress) std::fprintf(stderr, "\n");
 
+  // As `gpuspy import`: a trace without distributedInfo has the rank its file name says, else
+  // that of its position; two files of the same rank are no job (the second is refused).
+  std::vector<importers::RankedFile> ranked;
+  for (size_t i = 0; i < n; ++i) {
+    OfflineFile& f = out.files[i];
+    if (!f.trace) continue;
+    v1::ProcessIdentity& id = f.trace->identity;
+    if (id.rank() < 0) id.set_rank(importers::ImpliedRank(f.path, i));
+    ranked.push_back({f.path, id.rank()});
+    if (std::optional<std::string> twice = importers::SameRankTwice(ranked)) {
+      f.status = absl::InvalidArgumentError(*twice);
+      f.trace.reset();
+      ranked.pop_back();
+    }
+  }
   for (size_t i = 0; i < n; ++i) {
     OfflineFile& f = out.files[i];
     if (!f.trace) continue;
     const uint64_t process_id = i + 1;
     v1::ProcessIdentity& id = f.trace->identity;
-    // As `gpuspy import`: a trace without distributedInfo has the rank its file name says, else
-    // that of its position.
-    if (id.rank() < 0) id.set_rank(importers::ImpliedRank(f.path, i));
     id.set_job_id(job);
     id.set_host("import");
     id.set_source("import");

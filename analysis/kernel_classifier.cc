@@ -28,7 +28,11 @@ struct Rule {
   absl::Span<const absl::string_view> markers;
 };
 
-constexpr absl::string_view kNccl[] = {"nccl"};
+// Collective communication: NCCL (and AMD's RCCL, Microsoft's MSCCL), NVSHMEM, and DeepEP's
+// expert-parallel all-to-all kernels (deep_ep::intranode::dispatch/combine, internode::…), which
+// run on a side stream beside the experts' GEMMs.
+constexpr absl::string_view kNccl[] = {"nccl", "rccl", "msccl", "nvshmem", "deep_ep", "deepep",
+                                       "intranode::", "internode::"};
 // torch.compile's Inductor names its Triton kernels triton_{poi,per,red,tem}_fused_...; older
 // Triton "triton__0d1d2d". Each is already a fusion of several ops.
 constexpr absl::string_view kTritonPrefix[] = {"triton"};
@@ -43,12 +47,17 @@ constexpr absl::string_view kAttention[] = {
 constexpr absl::string_view kExplicitSimt[] = {"ffma", "_simt_"};
 // Substrings library kernel names carry when the math runs on tensor cores. Volta's HMMA
 // kernels are "h884"/"s884" (8x8x4 MMA: half or float accumulate).
+// cuBLAS 12's Hopper GEMMs are "nvjet_…" kernels.
 constexpr absl::string_view kTensorCoreMarkers[] = {
     "hmma", "wgmma", "gmma",   "tensorop", "xmma", "s1688",
-    "s16816", "h1688", "h16816", "i8816", "h884", "s884"};
+    "s16816", "h1688", "h16816", "i8816", "h884", "s884", "nvjet"};
 // Reduced-precision types only imply tensor cores inside GEMM/conv kernels (an elementwise
 // "cast_bf16" kernel does not use them).
-constexpr absl::string_view kTensorCoreTypes[] = {"bf16", "f16", "tf32"};
+// CUTLASS 3 GEMMs (`cutlass::device_kernel<…GemmUniversal…>`, grouped and FP8 GEMMs) name
+// their element types (cutlass::bfloat16_t, half_t, float_e4m3_t) and their architecture (Sm90:
+// wgmma) in template arguments.
+constexpr absl::string_view kTensorCoreTypes[] = {"bf16", "f16", "tf32", "bfloat16", "half",
+                                                  "e4m3", "e5m2", "fp8", "int8", "sm90", "sm100"};
 // FP32 GEMM/conv on CUDA cores (SIMT) when no tensor-core marker is present.
 constexpr absl::string_view kSimtFp32[] = {"sgemm", "scudnn", "gemmsn", "gemv2t"};
 // Memory-bound kernels: each reads and writes its tensors once and does little math, so its

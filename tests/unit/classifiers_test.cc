@@ -314,6 +314,29 @@ TEST(ApiClassifier, AsyncAndNonSyncCallsAreNotBlocking) {
   }
 }
 
+// Kernels of large public training profiles (an H800 MoE run): CUTLASS 3 GEMMs by their
+// template arguments, FP8 GEMMs, cuBLAS 12's nvjet kernels, DeepEP's all-to-all and NVSHMEM.
+TEST(KernelClassifier, CutlassFp8AndDeepEpKernelsGetTheirClass) {
+  for (const char* name :
+       {"void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int>, "
+        "cutlass::gemm::collective::CollectiveMma<cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized<4>, "
+        "cutlass::bfloat16_t>>>(T1::Params)",
+        "void cutlass::device_kernel<deep_gemm::GroupedGemmKernel<cutlass::float_e4m3_t>>(T1::Params)",
+        "nvjet_tst_128x256_64x4_2x1_v_bz_TNT",
+        "sm90_gemm_fp8_e4m3_128x128_tn"}) {
+    EXPECT_EQ(ClassifyKernel(name), KernelClass::kTensorCoreMath) << name;
+  }
+  for (const char* name :
+       {"void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*)",
+        "void deep_ep::internode::combine<true, 8>(int4*, float*)",
+        "void nvshmemi_transfer_rma_nbi_kernel(int)", "ncclDevKernel_AllGather_RING_LL"}) {
+    EXPECT_EQ(ClassifyKernel(name), KernelClass::kCommunication) << name;
+  }
+  // Near miss: a bf16 cast is no GEMM; an FP32 CUTLASS SIMT GEMM is no tensor-core math.
+  EXPECT_NE(ClassifyKernel("void at::native::cast_bf16_kernel<float>"), KernelClass::kTensorCoreMath);
+  EXPECT_EQ(ClassifyKernel("cutlass_simt_sgemm_128x128_8x2_nn_align1"), KernelClass::kSimtFp32Gemm);
+}
+
 // Kineto on ROCm records the HIP runtime, which mirrors CUDA's one to one: the same rules.
 TEST(ApiClassifier, HipCallsAreTheirCudaTwins) {
   for (const char* name : {"hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",

@@ -144,6 +144,22 @@ TEST(HostBound, TheDrainAfterASyncIsTheSyncsNotTheHosts) {
   EXPECT_EQ(sync->lost_ns(), s.report().breakdown().idle_sync_blocked_ns());
 }
 
+// Overlapped MoE training: the host spins for tens of ms with no CUDA call (polling a flag) while
+// the GPU stays busy. The GPU is not idle, so nothing is a stall.
+TEST(HostBound, AHostSpinningWhileTheGpuWorksIsNoStall) {
+  constexpr int64_t ms = 1'000 * us;
+  DetectorStep s;
+  s.Call("cudaLaunchKernel", 0, 5 * us);
+  s.Then(testing::kTcGemm, 40 * ms);  // the host launched it and spins until 39 ms
+  s.Call("cudaLaunchKernel", 39 * ms, 39 * ms + 5 * us);
+  s.Then(testing::kTcGemm, 10 * ms);
+  EXPECT_FALSE(s.Run(&DetectHostBound).has_value());
+  for (const v1::Finding& f : s.report().findings()) {
+    EXPECT_TRUE(f.detector() == "gpu_bound") << f.detector();
+  }
+  EXPECT_EQ(s.report().breakdown().gpu_idle_ns(), 0);
+}
+
 TEST(HostBound, ADataLoaderGapIsInputNotHost) {
   DetectorStep s = MidStepGap(400);
   s.Range(kUserAnnotationDomain, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",

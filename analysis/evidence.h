@@ -12,6 +12,10 @@
 
 namespace gpuspy::analysis {
 
+// Where a finding's fix names the job (a command to run) before the job is known: the job-level
+// pass (job_analysis.h) writes the job's id in its place.
+inline constexpr char kJobPlaceholder[] = "<job>";
+
 // A measured quantity and how to show it. The unit strings are the values of v1::Evidence.unit.
 struct Quantity {
   double value = 0;

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+
 #include "analysis/cross_rank_analysis.h"
 #include "analysis/diff/compare_ranks.h"
+#include "analysis/evidence.h"
 #include "analysis/job_summary.h"
 #include "analysis/step_kind.h"
 #include "analysis/step_source.h"
@@ -12,7 +16,7 @@
 
 namespace gpuspy::analysis {
 
-void AnalyzeJobSteps(const std::vector<JobProcess>& processes,
+void AnalyzeJobSteps(const std::string& job_id, const std::vector<JobProcess>& processes,
                      std::map<uint64_t, std::vector<StepAnalysis>>* steps) {
   for (const JobProcess& p : processes) AnalyzeStepSeries(&(*steps)[p.process_id]);
   std::vector<RankSeries> ranks;
@@ -29,6 +33,12 @@ void AnalyzeJobSteps(const std::vector<JobProcess>& processes,
       // A step whose recording cannot carry a verdict is no steady step: it is left out of
       // every job figure (a 33-event excerpt must not make the job's median step).
       if (s.report.data_quality().insufficient()) s.report.set_steady_state(false);
+      for (v1::Finding& f : *s.report.mutable_findings()) {
+        const absl::string_view hint(f.fix_hint());
+        if (absl::StrContains(hint, kJobPlaceholder)) {
+          f.set_fix_hint(absl::StrReplaceAll(hint, {{kJobPlaceholder, job_id}}));
+        }
+      }
       SetTimeParts(s.report.mutable_breakdown());
       s.report.set_kind(StepKindOf(s.report));
     }

@@ -25,8 +25,9 @@ struct JobProcess {
 };
 
 // `steps[process_id]`: each process's per-step analyses (AnalyzeStep, with memory before each
-// step). Applies AnalyzeStepSeries per process, then AnalyzeRanks across `processes`.
-void AnalyzeJobSteps(const std::vector<JobProcess>& processes,
+// step). Applies AnalyzeStepSeries per process, then AnalyzeRanks across `processes`; the fix
+// hints name `job_id`.
+void AnalyzeJobSteps(const std::string& job_id, const std::vector<JobProcess>& processes,
                      std::map<uint64_t, std::vector<StepAnalysis>>* steps);
 
 // The job summary of `reports` (every step of every process): SummarizeJob + AddRankMatrix.

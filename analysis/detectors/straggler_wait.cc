@@ -53,8 +53,8 @@ std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
   if (c.waited_for_rank() >= 0) {
     f.set_fix_hint("this rank is not the problem: its GPU idles inside the collective until rank " +
                    std::to_string(c.waited_for_rank()) +
-                   " arrives; fix that rank (see its straggler finding: gpuspy report --job <job> "
-                   "--rank " + std::to_string(c.waited_for_rank()) + ")");
+                   " arrives; fix that rank (see its straggler finding: gpuspy report --job " +
+                   std::string(kJobPlaceholder) + " --rank " + std::to_string(c.waited_for_rank()) + ")");
   } else {
     f.set_fix_hint("the collective took far longer than the same collective does in other steps "
                    "while this rank was ready: another rank arrived late. Capture every rank "

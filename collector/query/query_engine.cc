@@ -318,7 +318,9 @@ absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEng
     if (!base.ok()) return base.status();
     out[p.process_id] = std::move(*base);
   }
-  analysis::AnalyzeJobSteps(JobProcesses(processes), &out);
+  // A job's processes share its id (the query selected them by it).
+  const std::string job = processes.empty() ? "" : processes.front().identity.job_id();
+  analysis::AnalyzeJobSteps(job, JobProcesses(processes), &out);
   return out;
 }
 

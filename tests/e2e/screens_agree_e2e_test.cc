@@ -107,6 +107,14 @@ class ScreensAgree : public ::testing::Test {
       for (const json& p : b.value("parts", json::array())) sum += Num(p, "ns");
       EXPECT_EQ(sum, Num(b, "wall_ns")) << "parts of step " << r["step"].dump();
       EXPECT_FALSE(Str(r, "kind").empty()) << r["step"].dump();
+      // A fix that is a command names this job, not a placeholder.
+      for (const json& f : r.value("findings", json::array())) {
+        const std::string hint = Str(f, "fix_hint");
+        EXPECT_EQ(hint.find("<job>"), std::string::npos) << hint;
+        if (Str(f, "detector") == "straggler_wait" && hint.find("gpuspy report") != std::string::npos) {
+          EXPECT_NE(hint.find("gpuspy report --job " + job + " --rank "), std::string::npos) << hint;
+        }
+      }
     }
     // The largest gain is the job's top finding, with the same figure.
     const json summary = http_summary.value("summary", json::object());

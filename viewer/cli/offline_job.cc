@@ -96,7 +96,7 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
   }
   if (!out.processes.empty()) {
     const int64_t start = NowNs();
-    analysis::AnalyzeJobSteps(out.processes, &out.steps);
+    analysis::AnalyzeJobSteps(job, out.processes, &out.steps);
     out.job_ns = NowNs() - start;
   }
   return out;

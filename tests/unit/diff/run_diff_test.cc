@@ -52,7 +52,7 @@ std::unique_ptr<TraceRun> MakeRun(const std::function<void(Timeline&, EventColum
   }
   std::map<uint64_t, std::vector<StepAnalysis>> job;
   job[1] = AnalyzeProcessSteps(CutIntoImportBatches(r->events), r->strings, 1);
-  AnalyzeJobSteps({{1, 0, 1, 0, "host", r->events.size()}}, &job);
+  AnalyzeJobSteps("j", {{1, 0, 1, 0, "host", r->events.size()}}, &job);
   r->steps = std::move(job[1]);
   return r;
 }

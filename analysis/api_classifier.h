@@ -16,6 +16,9 @@ namespace gpuspy::analysis {
 class CudaApiName {
  public:
   explicit CudaApiName(std::string_view name);
+  // view() may point into this object: it is read where it is made, never copied.
+  CudaApiName(const CudaApiName&) = delete;
+  CudaApiName& operator=(const CudaApiName&) = delete;
   std::string_view view() const { return view_; }
 
  private:

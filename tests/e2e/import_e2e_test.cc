@@ -134,7 +134,8 @@ class SafeImportE2E : public ::testing::Test {
  protected:
   void SetUp() override {
     good_ = TraceDir() + "/alexnet_a100.json.gz";
-    other_ = TraceDir() + "/sampled_rank-0.json.gz";
+    // Rank 1 (alexnet is rank 0): two files of one job are two ranks (two rank 0s are refused).
+    other_ = TraceDir() + "/sampled_rank-1.json.gz";
     if (!std::filesystem::exists(good_) || !std::filesystem::exists(other_)) {
       GTEST_SKIP() << "shared traces not present (shared/ not beside the repo)";
     }

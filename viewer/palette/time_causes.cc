@@ -48,9 +48,7 @@ std::string TimeCausesJsModule() {
          "// a step's time, shared with the HTML report. Parts come in TimeCause order.\n"
          "export const TIME_CAUSES = Object.freeze(" +
          causes.dump() + ");\nexport const CAUSE_COLORS = Object.freeze(" + colors.dump() +
-         ");\nconst BY_CAUSE = new Map(TIME_CAUSES.map((c) => [c.cause, c]));\n"
-         "// The style of a TimePart's cause (its JSON name).\n"
-         "export const causeStyle = (cause) => BY_CAUSE.get(cause) || BY_CAUSE.get('TIME_CAUSE_UNEXPLAINED');\n";
+         ");\n";
 }
 
 }  // namespace gpuspy::palette

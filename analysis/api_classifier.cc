@@ -92,6 +92,15 @@ bool IsFreeApi(std::string_view raw) {
   return name.starts_with("cudaFree") || name.starts_with("cuMemFree");
 }
 
+bool IsDeviceAllocatorApi(std::string_view raw) {
+  const CudaApiName cuda(raw);  // hipMalloc/hipFree too
+  const std::string_view name = cuda.view();
+  for (std::string_view p : {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"}) {
+    if (name.starts_with(p)) return name.find("Host") == std::string_view::npos;
+  }
+  return false;
+}
+
 DriverWork DriverWorkOf(std::string_view raw, int64_t duration_ns) {
   const CudaApiName cuda(raw);
   const std::string_view std_name = cuda.view();

@@ -37,6 +37,10 @@ bool IsBlockingApi(std::string_view name);
 // cudaFree, cudaFreeHost, cudaFreeAsync, cuMemFree...: frees, which synchronize the device.
 bool IsFreeApi(std::string_view name);
 
+// cudaMalloc/cudaFree/cuMemAlloc/cuMemFree and their variants on device memory (not the *Host
+// ones): the calls the caching allocator makes when it cannot reuse a block.
+bool IsDeviceAllocatorApi(std::string_view name);
+
 // What the driver does inside a call that keeps the host with nothing on the GPU to wait for
 // (idle_attribution.h, cuda_call), by name and, for calls that only query, by length: a query
 // that takes kContextCreationNs creates the CUDA context (a process's first CUDA call does).

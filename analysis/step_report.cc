@@ -14,6 +14,7 @@
 #include "analysis/intervals.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/kernel_composition.h"
+#include "analysis/replay/what_if.h"
 #include "analysis/step_source.h"
 #include "analysis/stats.h"
 
@@ -78,6 +79,8 @@ void RunDetectors(const EventColumns& ev, const StringTable& strings, const Step
   if (findings.empty()) {
     if (std::optional<v1::Finding> f = DetectGpuIdle(ctx)) findings.push_back(std::move(*f));
   }
+  // Each finding's lost time is what its fix would save: the step replayed with the fix.
+  replay::ApplyWhatIfs(ctx, &findings, report->mutable_replay());
   std::stable_sort(findings.begin(), findings.end(),
                    [](const v1::Finding& a, const v1::Finding& b) { return a.lost_ns() > b.lost_ns(); });
   for (auto& f : findings) *report->add_findings() = std::move(f);

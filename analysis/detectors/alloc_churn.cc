@@ -16,15 +16,6 @@ constexpr uint64_t kMinAllocatorCalls = 10;  // cudaMalloc/cudaFree (runtime or 
 constexpr uint64_t kMinMemoryOps = 20;       // or MEMORY2 alloc+free records per step
 constexpr size_t kListedSites = 3;           // allocator call sites in the evidence
 
-bool IsAllocatorApi(std::string_view raw) {
-  const CudaApiName cuda(raw);  // hipMalloc/hipFree too
-  const std::string_view name = cuda.view();
-  for (std::string_view p : {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree"}) {
-    if (name.starts_with(p)) return name.find("Host") == std::string_view::npos;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
@@ -34,7 +25,7 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
   for (const ApiEvent& a : ctx.events.apis) {
     if (!ctx.InWindow(a.start_ns, a.end_ns)) continue;
     const std::string_view name = ctx.strings.Get(a.name);
-    if (!IsAllocatorApi(name)) continue;
+    if (!IsDeviceAllocatorApi(name)) continue;
     ++calls;
     if (name.find("Free") == std::string_view::npos) ++malloc_calls;
     // A call as long as a context creation is start-up (cuda_api_bound's), not churn's cost.
@@ -76,7 +67,7 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
   // Where the allocator is called from: the line with empty_cache() or the changing shape.
   const std::vector<CallSiteCount> sites = CallSitesOf(
       ctx.events, ctx.strings, ctx.window(),
-      [&](const ApiEvent& a) { return IsAllocatorApi(ctx.strings.Get(a.name)); }, kListedSites);
+      [&](const ApiEvent& a) { return IsDeviceAllocatorApi(ctx.strings.Get(a.name)); }, kListedSites);
   for (const CallSiteCount& c : sites) AddCallSiteEvidence(&f, "call_site", c);
   const std::string hint =
       "let PyTorch's caching allocator reuse memory: remove torch.cuda.empty_cache() from the "

@@ -10,6 +10,9 @@
 namespace gpuspy::analysis {
 
 std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx);
+// "Tiny": a kernel shorter than this is mostly launch and ramp-up (launch_storm; the replay's
+// fused-launch edit).
+inline constexpr int64_t kShortKernelNs = 20'000;
 std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx);
 std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx);
 std::optional<v1::Finding> DetectInputStall(const StepContext& ctx);

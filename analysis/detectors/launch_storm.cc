@@ -15,7 +15,6 @@ namespace gpuspy::analysis {
 namespace {
 
 constexpr uint64_t kMinKernels = 50;             // per step: a storm is many launches
-constexpr int64_t kShortKernelNs = 20'000;       // "tiny": median kernel shorter than this
 constexpr double kMinLaunchBoundIdleShare = 0.10;  // GPU idle while host launches
 constexpr size_t kListedSites = 3;                 // launch call sites in the evidence
 

@@ -10,6 +10,8 @@ inline constexpr int64_t kUs = 1000;
 inline constexpr int64_t kMs = 1000 * kUs;
 inline constexpr uint32_t kComputeStream = 7;
 inline constexpr uint32_t kNcclStream = 13;
+// A side stream for copies overlapped with compute (the copy_heavy scenario's fixed twin).
+inline constexpr uint32_t kCopyStream = 17;
 inline constexpr uint32_t kContext = 1;
 // CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0: the kind PyTorch's profiler (Kineto) pushes its op ids
 // under, one per CUDA call made inside an op.

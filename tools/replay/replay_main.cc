@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
                  "multi-rank scenarios; off: only kernel names, as live capture)")
       ->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
   bool no_nvtx = false;
+  app.add_flag("--fixed", options.fixed,
+               "Replay the scenario's fixed twin: the same seed with its cause removed (the fix its "
+               "finding names applied), to measure what the fix saves");
   app.add_flag("--no-nvtx", no_nvtx, "Emit no ProfilerStep ranges (steps must be found by period)");
   app.add_option("--seed", options.seed, "Random seed (same seed, same events)")->capture_default_str();
   std::vector<std::string> names;

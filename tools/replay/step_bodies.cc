@@ -1,5 +1,6 @@
 #include "tools/replay/step_bodies.h"
 
+#include <algorithm>
 #include <random>
 #include <utility>
 
@@ -44,13 +45,25 @@ constexpr int64_t kMlpTailKernelNs = 150 * kUs;
 // share), the attention pattern ~48 %.
 constexpr int kAttentionLayers = 12;
 
+// kLaunchStorm: per-parameter elementwise kernels of 3 µs; of each, ~2 µs is the kernel's fixed
+// cost (ramp-up and tail), so the fixed twin's fused launches do the rest of their work.
+constexpr int kStormKernels = 2500;
+constexpr int64_t kStormKernelNs = 3 * kUs;
+constexpr int64_t kTinyKernelFixedNs = 2 * kUs;
+constexpr int kStormFusedKernels = 128;
+// kFp32Gemm's fixed twin: TF32 GEMMs this much faster than the FP32 SIMT ones.
+constexpr int64_t kFp32FixedSpeedup = 2;
+
 // kHostBound: Python mid-step, longer than the GPU work queued ahead of it.
 constexpr int64_t kHostBoundPythonNs = 60 * kMs;
 constexpr int64_t kHostSamplePeriodNs = 5 * kMs;  // GPUSPY_HOST_SAMPLE_HZ's default, 200
 
 // The single-process scenarios' forward/backward (their pathology is in the kernels, syncs and
 // copies; the multi-rank scenarios have their own bodies in ComputeSegment).
-void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
+void SingleProcessBody(Scenario scenario, bool fixed, double slow, Timeline& t) {
+  // The fixed twins of the fusion scenarios are their fused controls.
+  if (fixed && scenario == Scenario::kUnfusedMlp) scenario = Scenario::kCompiledMlp;
+  if (fixed && scenario == Scenario::kEagerAttention) scenario = Scenario::kSdpaAttention;
   switch (scenario) {
     case Scenario::kHealthy:
     case Scenario::kAllocChurn:
@@ -63,7 +76,7 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
         t.Launch(gemm ? kTensorCoreGemms[i % 3] : kElementwise[i % 4],
                  static_cast<int64_t>((gemm ? 900 : 250) * kUs * slow));
         t.HostWork(15 * kUs);
-        if (scenario == Scenario::kHostBound && i == 60) {
+        if (scenario == Scenario::kHostBound && i == 60 && !fixed) {
           // Python between two halves of the model (metrics on CPU tensors, a Python loop):
           // longer than the ~27 ms of GPU work queued ahead, so the GPU runs dry. The user's
           // NVTX range around it names it, and the host sampler (200 Hz) its lines: mostly the
@@ -82,8 +95,9 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
     case Scenario::kFp32Gemm:
       for (int i = 0; i < 60; ++i) {
         const bool gemm = i % 2 == 0;
-        t.Launch(gemm ? kSimtGemms[i % 3] : kElementwise[i % 4],
-                 static_cast<int64_t>((gemm ? 1500 : 60) * kUs * slow));
+        // Fixed: TF32 on tensor cores (kFp32FixedSpeedup faster).
+        const char* name = gemm ? (fixed ? kTensorCoreGemms[i % 3] : kSimtGemms[i % 3]) : kElementwise[i % 4];
+        t.Launch(name, static_cast<int64_t>((gemm ? 1500 / (fixed ? kFp32FixedSpeedup : 1) : 60) * kUs * slow));
         t.HostWork(15 * kUs);
       }
       break;
@@ -92,7 +106,10 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
         t.Launch(i % 4 == 0 ? kTensorCoreGemms[i % 3] : kElementwise[i % 4],
                  static_cast<int64_t>(200 * kUs * slow));
         t.HostWork(15 * kUs);
-        if (i % 4 == 3) {
+        if (i % 4 == 3 && fixed) {
+          // Fixed: the value stays on the GPU (read every N steps); the Python after it stays.
+          t.HostWork(500 * kUs);
+        } else if (i % 4 == 3) {
           // e.g. print(loss.item()) / metrics.append(acc.item()), with its line as live capture
           // records a blocking call's site.
           t.Item(t.Site("train.py:57 train_step"));
@@ -150,8 +167,19 @@ void SingleProcessBody(Scenario scenario, double slow, Timeline& t) {
       }
       break;
     case Scenario::kLaunchStorm:
-      for (int i = 0; i < 2500; ++i) {
-        t.Launch(kElementwise[i % 4], static_cast<int64_t>(3 * kUs * slow));
+      if (fixed) {
+        // Fused: one foreach-style launch per kStormFusedKernels tensors, doing their work less
+        // each tiny kernel's fixed cost.
+        for (int i = 0; i < kStormKernels; i += kStormFusedKernels) {
+          const int n = std::min(kStormFusedKernels, kStormKernels - i);
+          t.Launch(kOptimizer, static_cast<int64_t>((n * (kStormKernelNs - kTinyKernelFixedNs) +
+                                                         kTinyKernelFixedNs) * slow));
+          t.HostWork(6 * kUs);
+        }
+        break;
+      }
+      for (int i = 0; i < kStormKernels; ++i) {
+        t.Launch(kElementwise[i % 4], static_cast<int64_t>(kStormKernelNs * slow));
         t.HostWork(6 * kUs);
       }
       break;
@@ -221,7 +249,7 @@ void ComputeSegment(const StepContext& c, int segment, Timeline& t) {
       t.HostWork(8 * kUs);
       return;
     default:
-      SingleProcessBody(c.scenario, slow, t);
+      SingleProcessBody(c.scenario, c.fixed, slow, t);
       return;
   }
 }

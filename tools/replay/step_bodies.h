@@ -17,6 +17,7 @@ struct StepContext {
   Scenario scenario = Scenario::kHealthy;
   bool warmup = false;
   int ranks = 1;
+  bool fixed = false;  // SyntheticOptions::fixed: the scenario's cause removed
 };
 
 // Bytes per rank of each all-reduce of a step, in launch order; the same on every rank and every

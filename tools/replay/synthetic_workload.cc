@@ -29,6 +29,9 @@ constexpr uint32_t kOptimizerKernels = 8;
 // free block for it, so a new segment per step), and where the Python code does it.
 constexpr uint64_t kLeakBytesPerStep = 64ull << 20;
 constexpr char kLeakCallSite[] = "train.py:87 history.append(outputs)";
+// kCopyHeavy: the batch copied each step from pageable memory (~11 ms at 6 GB/s against ~6 ms
+// of compute); pinned (~3 ms) it hides behind the compute, as the fixed twin shows.
+constexpr uint64_t kCopyHeavyBytes = 64ull << 20;
 // NCCL's low-latency protocol carries small messages, SIMPLE the large ones.
 constexpr uint64_t kLowLatencyProtocolMaxBytes = 256ull << 10;
 
@@ -70,6 +73,7 @@ struct RankSim {
 
 std::pair<double, double> HostAndGpuScale(const SyntheticOptions& o, int rank) {
   if (rank != EffectiveSlowRank(o)) return {1.0, 1.0};
+  if (o.fixed && o.scenario == Scenario::kStragglerCompute) return {1.0, 1.0};
   switch (o.scenario) {
     case Scenario::kStragglerCompute: return {1.0, kStragglerComputeScale};
     case Scenario::kStragglerInput: return {1.0, 1.0};
@@ -82,8 +86,8 @@ void StepPrologue(const SyntheticOptions& o, int step, bool slow, RankSim& r) {
   Timeline& t = r.t;
   const bool warmup = step < o.warmup_steps;
   // Input: the next batch from the data loader (no CUDA work on the host meanwhile).
-  t.HostWork(o.scenario == Scenario::kInputStall ? 45 * kMs : 300 * kUs);
-  if (slow && o.scenario == Scenario::kStragglerInput) t.HostWork(kStragglerInputExtraNs);
+  t.HostWork(o.scenario == Scenario::kInputStall && !o.fixed ? 45 * kMs : 300 * kUs);
+  if (slow && o.scenario == Scenario::kStragglerInput && !o.fixed) t.HostWork(kStragglerInputExtraNs);
   if (step == 0) {
     for (int i = 0; i < 4; ++i) r.weights.push_back(t.Malloc(256ull << 20));
     t.Free(t.Malloc(32ull << 20));  // autotuning scratch, given back at once
@@ -97,13 +101,19 @@ void StepPrologue(const SyntheticOptions& o, int step, bool slow, RankSim& r) {
     t.HostWork(40 * kMs);
     for (int i = 0; i < 20; ++i) t.Launch(kAutotune, 400 * kUs);
   }
-  if (o.scenario == Scenario::kCopyHeavy) {
-    t.Copy(CopyKind::kHtoD, 256ull << 20, /*pageable=*/true, /*async=*/false);
+  if (o.scenario == Scenario::kCopyHeavy && o.fixed) {
+    // Fixed: pinned, non_blocking, on a side stream: the next batch is prefetched while this one
+    // computes, and this step's compute waits only for its own batch (copied during the step
+    // before), so a step takes the longer of the copy and the compute.
+    t.WaitStream(kComputeStream, kCopyStream);
+    t.Copy(CopyKind::kHtoD, kCopyHeavyBytes, /*pageable=*/false, /*async=*/true, 0, kCopyStream);
+  } else if (o.scenario == Scenario::kCopyHeavy) {
+    t.Copy(CopyKind::kHtoD, kCopyHeavyBytes, /*pageable=*/true, /*async=*/false);
   } else {
     t.Copy(CopyKind::kHtoD, 8ull << 20, /*pageable=*/false, /*async=*/true);
   }
   t.Memset(1 << 20);
-  if (o.scenario == Scenario::kAllocChurn) {
+  if (o.scenario == Scenario::kAllocChurn && !o.fixed) {
     // torch.cuda.empty_cache() each step: the allocator gives memory back and asks again.
     for (int i = 0; i < 12; ++i) r.churn_blocks.push_back(t.Malloc(64ull << 20));
   }
@@ -123,7 +133,7 @@ void StepEpilogue(const SyntheticOptions& o, int step, bool communicated, RankSi
     r.churn_blocks.clear();
     t.Pool(PoolOpKind::kTrimmed, 2ull << 30, 1ull << 30);
   }
-  if (o.scenario == Scenario::kMemoryLeak) {
+  if (o.scenario == Scenario::kMemoryLeak && !o.fixed) {
     t.Malloc(kLeakBytesPerStep, t.strings()->Intern(kLeakCallSite));
   }
   t.Item();  // loss.item()
@@ -195,6 +205,20 @@ std::vector<Scenario> AllScenarios() {
 std::vector<Scenario> MultiRankScenarios() {
   return {Scenario::kStragglerCompute, Scenario::kStragglerInput, Scenario::kExposedComm,
           Scenario::kCommStorm};
+}
+
+bool HasFixedTwin(Scenario s) {
+  switch (s) {
+    case Scenario::kHealthy:
+    case Scenario::kCompiledMlp:
+    case Scenario::kSdpaAttention:
+    case Scenario::kMemoryLeak:
+    case Scenario::kExposedComm:
+    case Scenario::kCommStorm:
+      return false;
+    default:
+      return true;
+  }
 }
 
 bool IsMultiRank(Scenario s) {
@@ -299,7 +323,7 @@ std::vector<SyntheticRank> GenerateRanks(const SyntheticOptions& o, int first, i
   const int segments = ComputeSegments(o.scenario, n, o.seed);
   std::mt19937_64 job_rng(o.seed ^ 0x5eed'c011'ec71'7e5ull);
   for (int step = 0; step < o.steps; ++step) {
-    const StepContext context{o.scenario, step < o.warmup_steps, n};
+    const StepContext context{o.scenario, step < o.warmup_steps, n, o.fixed};
     for (int r = 0; r < n; ++r) {
       RankSim& sim = sims[r];
       // A rank's host clock starts at start_ns and runs on: each step starts where its previous

@@ -68,7 +68,15 @@ struct SyntheticOptions {
   // does; live CUPTI capture has only the kernel name. Unset: on for the multi-rank scenarios,
   // off for the others.
   std::optional<bool> emit_collective_args;
+  // The scenario's fixed twin: the same workload and seed with its cause removed, the fix its
+  // finding's hint names applied (HasFixedTwin). The difference between the two runs' step
+  // times is what the fix measurably saves: the ground truth for the what-if replay's gains.
+  bool fixed = false;
 };
+
+// Whether `fixed` changes the scenario (healthy and the fused controls have nothing to fix; a
+// leak costs no time per step).
+bool HasFixedTwin(Scenario s);
 
 // The detector a steady step of the scenario must be blamed on, on this rank. kStraggler*:
 // "straggler" on the slow rank, "straggler_wait" on the others.

@@ -75,16 +75,17 @@ class Timeline {
   // A Python line as the injector records a call's site ("train.py:57 train_step").
   StringRef Site(const std::string& where) { return s_->Intern(where); }
 
-  void Copy(CopyKind kind, uint64_t bytes, bool pageable, bool async, StringRef call_site = 0) {
+  void Copy(CopyKind kind, uint64_t bytes, bool pageable, bool async, StringRef call_site = 0,
+            uint32_t stream = kComputeStream) {
     const uint64_t corr = corr_++;
     const double gb_per_s = pageable ? 6.0 : 22.0;
-    const int64_t start = std::max(host_ + Jitter(4 * kUs), gpu_free_[kComputeStream]);
+    const int64_t start = std::max(host_ + Jitter(4 * kUs), gpu_free_[stream]);
     const int64_t end = start + std::max<int64_t>(2 * kUs, static_cast<int64_t>(bytes / gb_per_s));
     MemcpyEvent m;
     m.start_ns = start;
     m.end_ns = end;
     m.correlation_id = corr;
-    m.stream = {0, kContext, kComputeStream};
+    m.stream = {0, kContext, stream};
     m.copy_kind = kind;
     const MemoryKind host_kind = pageable ? MemoryKind::kPageable : MemoryKind::kPinned;
     m.src_kind = kind == CopyKind::kHtoD ? host_kind : MemoryKind::kDevice;
@@ -92,7 +93,7 @@ class Timeline {
     m.async = async;
     m.bytes = bytes;
     ev_->memcpys.push_back(m);
-    gpu_free_[kComputeStream] = end;
+    gpu_free_[stream] = end;
     const bool blocks = !async || pageable;
     const int64_t api_end = blocks ? end + Jitter(3 * kUs) : host_ + Jitter(5 * kUs);
     ev_->apis.push_back({host_, api_end, corr, ApiDomain::kRuntime, async ? 41u : 31u,

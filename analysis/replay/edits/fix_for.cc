@@ -1,0 +1,65 @@
+// Which fix each detector's finding names, and the helpers the edits share.
+#include <algorithm>
+#include <map>
+
+#include "analysis/replay/edits/edits.h"
+
+namespace gpuspy::analysis::replay {
+
+std::optional<Fix> FixFor(std::string_view detector, const StepContext& ctx, const StepGraph& g) {
+  if (detector == "sync_stall") return SyncFix(ctx, g);
+  if (detector == "host_bound") return HostWorkFix(ctx, g);
+  if (detector == "input_stall") return InputFix(ctx, g);
+  if (detector == "copy_dominated") return CopyFix(ctx, g);
+  if (detector == "launch_storm") return LaunchStormFix(ctx, g);
+  if (detector == "alloc_churn") return AllocatorFix(ctx, g);
+  if (detector == "cuda_api_bound") return DriverCallFix(ctx, g);
+  if (detector == "fp32_gemm") return TensorCoreFix(ctx, g);
+  if (detector == "unfused_elementwise") return ElementwiseFusionFix(ctx, g);
+  if (detector == "unfused_attention") return AttentionFusionFix(ctx, g);
+  // gpu_bound, gpu_idle, memory_growth, new_kernels and the communication findings state no
+  // single-step edit (the cross-rank ones are the wait beyond the median rank).
+  return std::nullopt;
+}
+
+std::vector<Fix> PartialFixesFor(std::string_view detector, const StepContext& ctx,
+                                 const StepGraph& g) {
+  std::vector<Fix> out;
+  if (detector == "copy_dominated") {
+    if (std::optional<Fix> f = PinnedCopyFix(ctx, g)) out.push_back(std::move(*f));
+  }
+  return out;
+}
+
+std::pair<int, int> LaunchOf(const StepGraph& g, int i) { return {g.ops[i].thread, g.ops[i].call}; }
+
+void DropLaunches(const StepGraph& g, const std::vector<int>& ops, int keep, StepEdit* edit) {
+  std::map<uint32_t, std::vector<Interval>> per_op_host;
+  for (int i : ops) {
+    if (i == keep || g.ops[i].carried()) continue;
+    const auto [t, c] = LaunchOf(g, i);
+    const HostThread& thread = g.threads[t];
+    const HostCall& call = thread.calls[c];
+    if (call.launches.size() != 1) continue;  // the call launches more than this op
+    edit->call_cost[{t, c}] = 0;
+    const int64_t from = c == 0 ? g.window.start_ns : thread.calls[c - 1].end_ns;
+    const int64_t per_op_from = std::max(from, call.start_ns - kMaxPerOpHostNs);
+    if (call.start_ns > per_op_from) per_op_host[thread.thread_id].push_back({per_op_from, call.start_ns});
+  }
+  StepEdit gaps;
+  for (auto& [tid, spans] : per_op_host) gaps.removed_host[tid] = IntervalSet::Union(std::move(spans));
+  edit->Merge(gaps);
+}
+
+std::vector<std::vector<int>> KernelsByStream(const StepGraph& g) {
+  std::vector<std::vector<int>> out(g.streams.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (!g.ops[i].carried() && g.ops[i].kernel != nullptr) out[g.ops[i].stream].push_back(static_cast<int>(i));
+  }
+  for (std::vector<int>& s : out) {
+    std::stable_sort(s.begin(), s.end(), [&](int a, int b) { return g.ops[a].start_ns < g.ops[b].start_ns; });
+  }
+  return out;
+}
+
+}  // namespace gpuspy::analysis::replay

@@ -1,0 +1,252 @@
+#include "analysis/replay/step_graph.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+#include "analysis/blocking_calls.h"
+
+namespace gpuspy::analysis::replay {
+namespace {
+
+// Work that starts within this of its stream's previous work did not wait for its launch: it
+// queued, and says nothing about launch latency.
+constexpr int64_t kQueuedGapNs = 1'000;
+
+struct CallRef {
+  int thread = -1;
+  int call = -1;
+};
+
+bool Overlaps(int64_t start, int64_t end, Interval w) {
+  return end > w.start_ns && start < w.end_ns;
+}
+
+// The calls of the window by thread, top-level only; a nested call (a driver call inside a
+// runtime call) maps to the call that contains it.
+void AddHostCalls(const EventColumns& ev, const StringTable& strings, Interval w, StepGraph* g,
+                  absl::flat_hash_map<uint64_t, CallRef>* by_correlation,
+                  absl::flat_hash_map<const ApiEvent*, CallRef>* by_api) {
+  std::map<uint32_t, std::vector<const ApiEvent*>> by_thread;
+  for (const ApiEvent& a : ev.apis) {
+    if (a.start_ns >= w.start_ns && a.start_ns < w.end_ns) {
+      by_thread[a.thread_id].push_back(&a);
+    } else if (Overlaps(a.start_ns, a.end_ns, w)) {
+      ++g->carried_events;
+    }
+  }
+  for (auto& [tid, calls] : by_thread) {
+    std::sort(calls.begin(), calls.end(), [](const ApiEvent* x, const ApiEvent* y) {
+      return x->start_ns != y->start_ns ? x->start_ns < y->start_ns : x->end_ns > y->end_ns;
+    });
+    HostThread t;
+    t.thread_id = tid;
+    const int thread = static_cast<int>(g->threads.size());
+    for (const ApiEvent* a : calls) {
+      if (!t.calls.empty() && a->start_ns < t.calls.back().end_ns) {
+        // Inside the previous top-level call: its launches are that call's.
+        const CallRef parent{thread, static_cast<int>(t.calls.size()) - 1};
+        by_correlation->try_emplace(a->correlation_id, parent);
+        by_api->try_emplace(a, parent);
+        continue;
+      }
+      HostCall c;
+      c.api = a;
+      c.start_ns = a->start_ns;
+      c.end_ns = std::max(a->start_ns, a->end_ns);
+      const CallRef ref{thread, static_cast<int>(t.calls.size())};
+      (*by_correlation)[a->correlation_id] = ref;
+      (*by_api)[a] = ref;
+      t.calls.push_back(c);
+    }
+    g->threads.push_back(std::move(t));
+  }
+  size_t most = 0;
+  for (size_t i = 0; i < g->threads.size(); ++i) {
+    if (g->threads[i].calls.size() > most) {
+      most = g->threads[i].calls.size();
+      g->main_thread = static_cast<int>(i);
+    }
+  }
+  (void)strings;
+}
+
+int StreamIndex(StepGraph* g, const StreamKey& key) {
+  for (size_t i = 0; i < g->streams.size(); ++i) {
+    if (g->streams[i] == key) return static_cast<int>(i);
+  }
+  g->streams.push_back(key);
+  return static_cast<int>(g->streams.size()) - 1;
+}
+
+void AddOp(StepGraph* g, Interval w, const absl::flat_hash_map<uint64_t, CallRef>& by_correlation,
+           GpuOp op, uint64_t correlation_id, const StreamKey& stream) {
+  auto it = by_correlation.find(correlation_id);
+  if (it != by_correlation.end()) {
+    op.thread = it->second.thread;
+    op.call = it->second.call;
+  } else if (!Overlaps(op.start_ns, op.end_ns, w)) {
+    return;  // neither launched from the step nor running in it
+  } else {
+    ++g->carried_events;
+  }
+  op.end_ns = std::max(op.start_ns, op.end_ns);
+  op.stream = StreamIndex(g, stream);
+  if (op.thread >= 0) {
+    g->threads[op.thread].calls[op.call].launches.push_back(static_cast<int>(g->ops.size()));
+  }
+  g->ops.push_back(op);
+}
+
+void AddGpuOps(const EventColumns& ev, Interval w,
+               const absl::flat_hash_map<uint64_t, CallRef>& by_correlation, StepGraph* g) {
+  for (const KernelEvent& k : ev.kernels) {
+    GpuOp op{.kind = GpuOpKind::kKernel, .start_ns = k.start_ns, .end_ns = k.end_ns};
+    op.kernel = &k;
+    AddOp(g, w, by_correlation, op, k.correlation_id, k.stream);
+  }
+  for (const MemcpyEvent& m : ev.memcpys) {
+    GpuOp op{.kind = GpuOpKind::kMemcpy, .start_ns = m.start_ns, .end_ns = m.end_ns};
+    op.memcpy = &m;
+    AddOp(g, w, by_correlation, op, m.correlation_id, m.stream);
+  }
+  for (const MemsetEvent& m : ev.memsets) {
+    AddOp(g, w, by_correlation,
+          GpuOp{.kind = GpuOpKind::kMemset, .start_ns = m.start_ns, .end_ns = m.end_ns},
+          m.correlation_id, m.stream);
+  }
+  for (const GraphLaunchEvent& x : ev.graph_launches) {
+    AddOp(g, w, by_correlation,
+          GpuOp{.kind = GpuOpKind::kGraph, .start_ns = x.start_ns, .end_ns = x.end_ns},
+          x.correlation_id, x.stream);
+  }
+}
+
+// Stream order, the run's launch latency, and the cross-stream waits.
+void LinkOps(StepGraph* g) {
+  std::vector<std::vector<int>> by_stream(g->streams.size());
+  for (size_t i = 0; i < g->ops.size(); ++i) by_stream[g->ops[i].stream].push_back(static_cast<int>(i));
+  std::vector<int64_t> latencies;
+  for (std::vector<int>& order : by_stream) {
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return g->ops[a].start_ns < g->ops[b].start_ns;
+    });
+    for (size_t i = 0; i < order.size(); ++i) {
+      GpuOp& op = g->ops[order[i]];
+      op.prev_on_stream = i == 0 ? -1 : order[i - 1];
+      if (op.carried()) continue;
+      const bool queued =
+          op.prev_on_stream >= 0 && op.start_ns - g->ops[op.prev_on_stream].end_ns < kQueuedGapNs;
+      const int64_t api_start = g->threads[op.thread].calls[op.call].start_ns;
+      if (!queued && op.start_ns >= api_start) latencies.push_back(op.start_ns - api_start);
+    }
+  }
+  if (latencies.empty()) {
+    g->launch_latency_ns = kMinLaunchLatencyNs;
+  } else {
+    auto q = latencies.begin() + static_cast<std::ptrdiff_t>(latencies.size() / 4);
+    std::nth_element(latencies.begin(), q, latencies.end());
+    g->launch_latency_ns = std::clamp(*q, kMinLaunchLatencyNs, kMaxLaunchLatencyNs);
+  }
+  // Ops by end, for finding what another stream finished just before an op started.
+  std::vector<int> by_end(g->ops.size());
+  for (size_t i = 0; i < by_end.size(); ++i) by_end[i] = static_cast<int>(i);
+  std::sort(by_end.begin(), by_end.end(),
+            [&](int a, int b) { return g->ops[a].end_ns < g->ops[b].end_ns; });
+  for (GpuOp& op : g->ops) {
+    if (op.carried()) continue;
+    const int64_t api_start = g->threads[op.thread].calls[op.call].start_ns;
+    int64_t explained = api_start + std::min(g->launch_latency_ns, op.start_ns - api_start);
+    if (op.prev_on_stream >= 0) explained = std::max(explained, g->ops[op.prev_on_stream].end_ns);
+    if (op.start_ns - explained < kQueuedGapNs) continue;
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), op.start_ns,
+                               [&](int64_t t, int i) { return t < g->ops[i].end_ns; });
+    while (it != by_end.begin()) {
+      const GpuOp& other = g->ops[*--it];
+      if (other.end_ns < explained || op.start_ns - other.end_ns > kCrossStreamDependencyNs) break;
+      if (other.stream != op.stream) {
+        op.dependency = *it;
+        break;
+      }
+    }
+  }
+  int64_t gpu_end = g->window.end_ns;
+  for (const GpuOp& op : g->ops) {
+    if (!op.carried()) gpu_end = std::max(gpu_end, op.end_ns);
+  }
+  g->gpu_spill_ns = gpu_end - g->window.end_ns;
+}
+
+// What each blocking call waited for: of the work launched before it (on its stream, for a
+// stream sync), the piece whose end released it.
+void LinkBlockingCalls(const EventColumns& ev, const StringTable& strings,
+                       const absl::flat_hash_map<const ApiEvent*, CallRef>& by_api, StepGraph* g) {
+  absl::flat_hash_map<uint64_t, const SyncEvent*> sync_by_correlation;
+  for (const SyncEvent& y : ev.syncs) sync_by_correlation.try_emplace(y.correlation_id, &y);
+  std::vector<int> by_end(g->ops.size());
+  for (size_t i = 0; i < by_end.size(); ++i) by_end[i] = static_cast<int>(i);
+  std::sort(by_end.begin(), by_end.end(),
+            [&](int a, int b) { return g->ops[a].end_ns < g->ops[b].end_ns; });
+  for (const BlockingCall& b : FindBlockingCalls(ev, strings, g->window)) {
+    if (b.api == nullptr) continue;
+    auto ref = by_api.find(b.api);
+    if (ref == by_api.end()) continue;
+    HostCall& call = g->threads[ref->second.thread].calls[ref->second.call];
+    call.blocking = true;
+    call.allocator = call.allocator || b.allocator;
+    int stream = -1;
+    if (auto y = sync_by_correlation.find(b.api->correlation_id);
+        y != sync_by_correlation.end() && y->second->sync_kind == SyncKind::kStream) {
+      for (size_t s = 0; s < g->streams.size(); ++s) {
+        if (g->streams[s] == y->second->stream) stream = static_cast<int>(s);
+      }
+    }
+    // The latest-ending candidate at or before the call's end.
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), call.end_ns,
+                               [&](int64_t t, int i) { return t < g->ops[i].end_ns; });
+    while (it != by_end.begin()) {
+      const int i = *--it;
+      const GpuOp& op = g->ops[i];
+      if (op.end_ns <= call.start_ns) break;  // done before the call: nothing to wait for
+      if (stream >= 0 && op.stream != stream) continue;
+      const bool launched_before =
+          op.carried() || g->threads[op.thread].calls[op.call].start_ns <= call.start_ns;
+      if (!launched_before) continue;
+      if (call.end_ns - op.end_ns <= kBlockingReturnSlackNs) {
+        call.waits_for = i;
+        call.return_ns = call.end_ns - op.end_ns;
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+uint64_t StepGraph::host_calls() const {
+  uint64_t n = 0;
+  for (const HostThread& t : threads) n += t.calls.size();
+  return n;
+}
+
+uint64_t StepGraph::launched_ops() const {
+  uint64_t n = 0;
+  for (const GpuOp& op : ops) n += op.carried() ? 0 : 1;
+  return n;
+}
+
+StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings, Interval window) {
+  StepGraph g;
+  g.window = window;
+  absl::flat_hash_map<uint64_t, CallRef> by_correlation;
+  absl::flat_hash_map<const ApiEvent*, CallRef> by_api;
+  AddHostCalls(events, strings, window, &g, &by_correlation, &by_api);
+  AddGpuOps(events, window, by_correlation, &g);
+  LinkOps(&g);
+  LinkBlockingCalls(events, strings, by_api, &g);
+  g.call_of.reserve(by_api.size());
+  for (const auto& [api, ref] : by_api) g.call_of.emplace(api, std::make_pair(ref.thread, ref.call));
+  return g;
+}
+
+}  // namespace gpuspy::analysis::replay

@@ -1,0 +1,105 @@
+// A step as a dependency graph, built from the recorded events (live capture and imported traces
+// alike), so that it can be replayed with an edit (replay.h): what the step would have taken
+// without a cause.
+//
+// The model (docs/detectors.md, "What-if replay"):
+//   - Host: each thread's CUDA calls in the window, in order. Between two calls the thread does
+//     host work (Python, ATen, data loading): the recorded gap, kept as a duration. A call costs
+//     its recorded duration, except a blocking call (blocking_calls.h) that waited for GPU work:
+//     it ends when that work ends plus the recorded return latency (or after its own floor cost
+//     if the work is done by then).
+//   - GPU: each piece of work (kernel, copy, memset, graph) launched by a call in the window, on
+//     its stream in recorded order. It starts when its latest constraint allows: its launch (plus
+//     the launch latency measured in the run), the previous work on its stream, and a cross-stream
+//     dependency (an event wait) inferred where work starts right after another stream's work
+//     ends and nothing else explains the delay. The recorded slack after the binding constraint
+//     is kept, so the unedited replay reproduces the recording.
+//   - Work running in the window whose launch is not in it (launched by an earlier step, or
+//     before the recording began), and calls begun before the window, are carried as recorded.
+//   - The step ends when the main thread (the one with the most CUDA calls) reaches the window's
+//     end, or when the step's GPU work is done (less what already ran past the window's end in
+//     the recording: the next step's host overlaps it), whichever is later.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "analysis/intervals.h"
+#include "model/events.h"
+#include "model/string_table.h"
+
+namespace gpuspy::analysis::replay {
+
+enum class GpuOpKind : uint8_t { kKernel, kMemcpy, kMemset, kGraph };
+
+struct GpuOp {
+  GpuOpKind kind = GpuOpKind::kKernel;
+  int64_t start_ns = 0;  // recorded
+  int64_t end_ns = 0;
+  int stream = 0;        // index into StepGraph::streams
+  // The call that launched it ({thread, call} indices), or -1: carried as recorded.
+  int thread = -1;
+  int call = -1;
+  int prev_on_stream = -1;  // the op before it on its stream (carried ops included), or -1
+  int dependency = -1;      // an op on another stream it waited for (inferred), or -1
+  // What the edits need to know of it.
+  const KernelEvent* kernel = nullptr;
+  const MemcpyEvent* memcpy = nullptr;
+  int64_t duration_ns() const { return end_ns - start_ns; }
+  bool carried() const { return call < 0; }
+};
+
+struct HostCall {
+  const ApiEvent* api = nullptr;
+  int64_t start_ns = 0;  // recorded
+  int64_t end_ns = 0;
+  // A blocking call that waited for GPU work: the op whose end released it, and how long after
+  // that end it returned. -1: the call's duration is its own (it did not wait, or what it
+  // waited for is not in the graph).
+  int waits_for = -1;
+  int64_t return_ns = 0;
+  bool blocking = false;   // blocking_calls.h says it blocks (whether or not it waited)
+  bool allocator = false;  // cudaFree/cuMemFree (alloc_churn's)
+  std::vector<int> launches;  // ops it launched
+  int64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+struct HostThread {
+  uint32_t thread_id = 0;
+  std::vector<HostCall> calls;  // top-level calls (a call nested in another is part of it)
+};
+
+struct StepGraph {
+  Interval window;
+  std::vector<HostThread> threads;
+  int main_thread = -1;  // the thread whose position at the window's end ends the step
+  std::vector<GpuOp> ops;
+  std::vector<StreamKey> streams;
+  // Recorded launch latency (launch call start to GPU start) of work that did not queue: the
+  // lower quartile over the step, bounded (kMinLaunchLatencyNs..kMaxLaunchLatencyNs).
+  int64_t launch_latency_ns = 0;
+  // The recorded end of the step's own GPU work beyond the window's end (see above).
+  int64_t gpu_spill_ns = 0;
+  uint64_t carried_events = 0;
+  // Each call in the window -> its top-level call ({thread, call}); a nested call maps to the
+  // call that contains it.
+  absl::flat_hash_map<const ApiEvent*, std::pair<int, int>> call_of;
+  uint64_t host_calls() const;
+  uint64_t launched_ops() const;
+};
+
+inline constexpr int64_t kMinLaunchLatencyNs = 1'000;
+inline constexpr int64_t kMaxLaunchLatencyNs = 20'000;
+// Work starting at most this long after another stream's work ended, with nothing else
+// explaining its start, waited for it (cudaStreamWaitEvent: NCCL after compute, the optimizer
+// after the last all-reduce).
+inline constexpr int64_t kCrossStreamDependencyNs = 10'000;
+// A blocking call that returned more than this after the last GPU work it could have waited
+// for did not wait for it (its time is its own: staging a pageable copy, the driver's work).
+inline constexpr int64_t kBlockingReturnSlackNs = 200'000;
+
+StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings, Interval window);
+
+}  // namespace gpuspy::analysis::replay

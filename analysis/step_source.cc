@@ -18,6 +18,8 @@ std::string WindowSource(int64_t window_ns) {
   return absl::StrCat(kWindowPrefix, window_ns / 1'000'000, "ms");
 }
 
+bool IsPeriodStep(std::string_view source) { return source.starts_with("period:"); }
+
 bool IsTimeWindow(std::string_view source) {
   return absl::StartsWith(absl::string_view(source.data(), source.size()), kWindowPrefix);
 }

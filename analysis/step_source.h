@@ -21,6 +21,10 @@ std::string WindowSource(int64_t window_ns);
 bool IsTimeWindow(std::string_view source);
 inline bool IsTimeWindow(const v1::Step& step) { return IsTimeWindow(step.source()); }
 
+// Whether the step was found by its kernels' period ("period:…"): its boundaries are GPU times,
+// with no point of the host's loop to replay from.
+bool IsPeriodStep(std::string_view source);
+
 // "window" or "step": the word for it in what people read.
 std::string_view StepNoun(std::string_view source);
 

@@ -7,18 +7,27 @@
 namespace gpuspy::analysis::replay {
 namespace {
 
-// Each call and each op has a start node and an end node; a node's time is computed once every
-// node it depends on is known (Kahn's order over the dependency DAG).
+// Each call and each op of each copy of the step has a start node and an end node; a node's
+// time is computed once every node it depends on is known (Kahn's order over the DAG).
+//
+// Copies: a steady step is one period of a loop. Replaying `copies` copies of it back to back,
+// each host thread picking up where it left the previous copy and each stream's work queuing
+// behind the previous copy's, lets an edit change the work the step inherits from the step before
+// (what a host blocked on at the step's start, the backlog a GPU-bound loop carries), which a
+// single window with its inherited work frozen cannot. Work the recording shows carried into the
+// window stands for the previous copy's last work on its stream.
 class Replayer {
  public:
-  Replayer(const StepGraph& g, const StepEdit& e) : g_(g), e_(e) {
+  Replayer(const StepGraph& g, const StepEdit& e, int copies)
+      : g_(g), e_(e), copies_(std::max(1, copies)), period_(g.window.length()) {
     int n = 0;
     for (const HostThread& t : g.threads) {
       call_base_.push_back(n);
       n += static_cast<int>(t.calls.size());
     }
-    op_base_ = n;
-    nodes_ = 2 * (n + static_cast<int>(g.ops.size()));
+    calls_ = n;
+    per_copy_ = 2 * (n + static_cast<int>(g.ops.size()));
+    nodes_ = per_copy_ * copies_;
     time_.assign(nodes_, 0);
     pending_.assign(nodes_, 0);
     dependents_.assign(nodes_, {});
@@ -28,6 +37,13 @@ class Replayer {
       int prev = g.ops[i].prev_on_stream;
       while (prev >= 0 && e.detached_ops.contains(prev)) prev = g.ops[prev].prev_on_stream;
       effective_prev_[i] = e.detached_ops.contains(static_cast<int>(i)) ? -1 : prev;
+    }
+    last_launched_.assign(g.streams.size(), -1);
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const GpuOp& op = g.ops[i];
+      if (op.carried() || e.detached_ops.contains(static_cast<int>(i))) continue;
+      int& last = last_launched_[op.stream];
+      if (last < 0 || op.start_ns > g.ops[last].start_ns) last = static_cast<int>(i);
     }
   }
 
@@ -53,63 +69,116 @@ class Replayer {
       return r;
     }
     r.ok = true;
-    r.host_end_ns = HostEnd();
-    r.gpu_end_ns = g_.window.start_ns;
-    for (size_t i = 0; i < g_.ops.size(); ++i) {
-      if (!g_.ops[i].carried()) r.gpu_end_ns = std::max(r.gpu_end_ns, time_[OpEnd(i)]);
+    if (copies_ == 1) {
+      r.host_end_ns = ThreadEnd(0, g_.main_thread);
+      r.gpu_end_ns = GpuEnd(0) - std::max<int64_t>(0, g_.gpu_spill_ns);
+      r.step_ns = std::max(r.host_end_ns, r.gpu_end_ns) - g_.window.start_ns;
+      return r;
     }
-    r.gpu_end_ns -= std::max<int64_t>(0, g_.gpu_spill_ns);
-    r.step_ns = std::max(r.host_end_ns, r.gpu_end_ns) - g_.window.start_ns;
+    // The steady period: the last copy against the one before, on the host and on the GPU (a
+    // loop that never waits for the GPU is paced by the GPU all the same: its queue fills).
+    const int k = copies_ - 1;
+    r.host_end_ns = ThreadEnd(k, g_.main_thread);
+    r.gpu_end_ns = GpuEnd(k);
+    const int64_t host_period = r.host_end_ns - ThreadEnd(k - 1, g_.main_thread);
+    const int64_t gpu_period = g_.launched_ops() > 0 ? r.gpu_end_ns - GpuEnd(k - 1) : 0;
+    r.step_ns = std::max(host_period, gpu_period);
     return r;
   }
 
  private:
-  int CallStart(int t, int c) const { return 2 * (call_base_[t] + c); }
-  int CallEnd(int t, int c) const { return CallStart(t, c) + 1; }
-  int OpStart(size_t i) const { return 2 * (op_base_ + static_cast<int>(i)); }
-  int OpEnd(size_t i) const { return OpStart(i) + 1; }
+  int CallStart(int k, int t, int c) const { return k * per_copy_ + 2 * (call_base_[t] + c); }
+  int CallEnd(int k, int t, int c) const { return CallStart(k, t, c) + 1; }
+  int OpStart(int k, int i) const { return k * per_copy_ + 2 * (calls_ + i); }
+  int OpEnd(int k, int i) const { return OpStart(k, i) + 1; }
+  int64_t Shift(int k) const { return static_cast<int64_t>(k) * period_; }
 
   void Edge(int from, int to) {
     dependents_[from].push_back(to);
     ++pending_[to];
   }
 
+  // Op `j` as copy `k` sees it: the op itself, or for carried work the previous copy's last work
+  // on that stream. `node` is -1 when it is fixed at `recorded` (the first copy's carried work).
+  struct Ref {
+    int node = -1;
+    int64_t recorded = 0;  // in the frame of the recording shifted to copy k
+  };
+  Ref RefTo(int k, int j) const {
+    const GpuOp& op = g_.ops[j];
+    if (!op.carried()) return {OpEnd(k, j), op.end_ns + Shift(k)};
+    const int last = last_launched_[op.stream];
+    if (k > 0 && last >= 0) return {OpEnd(k - 1, last), g_.ops[last].end_ns + Shift(k - 1)};
+    return {-1, op.end_ns + Shift(k)};
+  }
+  int64_t ValueOf(const Ref& r) const { return r.node < 0 ? r.recorded : time_[r.node]; }
+
   bool Unblocked(int t, int c) const { return e_.call_cost.contains({t, c}); }
+
+  // What a blocking call waits for in copy k (-1: nothing: unedited cost, or unblocked).
+  int WaitTarget(int t, int c) const {
+    const int w = g_.threads[t].calls[c].waits_for;
+    if (w < 0 || Unblocked(t, c) || e_.detached_ops.contains(w)) return -1;
+    return w;
+  }
+
+  int Dependency(int i) const {
+    const int d = g_.ops[i].dependency;
+    if (d < 0 || e_.detached_ops.contains(d) || e_.detached_ops.contains(i)) return -1;
+    return d;
+  }
+
+  // The op before op i on its stream, as copy k sees it.
+  bool PrevRef(int k, int i, Ref* out) const {
+    const int p = effective_prev_[i];
+    if (p >= 0) {
+      *out = RefTo(k, p);
+      return true;
+    }
+    // The first work on its stream queues behind the previous copy's last.
+    const int last = last_launched_[g_.ops[i].stream];
+    if (k > 0 && last >= 0 && !e_.detached_ops.contains(i)) {
+      *out = {OpEnd(k - 1, last), g_.ops[last].end_ns + Shift(k - 1)};
+      return true;
+    }
+    return false;
+  }
 
   void Link() {
     kind_.assign(nodes_, {});
-    for (size_t t = 0; t < g_.threads.size(); ++t) {
-      const auto& calls = g_.threads[t].calls;
-      for (size_t c = 0; c < calls.size(); ++c) {
-        const int ti = static_cast<int>(t), ci = static_cast<int>(c);
-        kind_[CallStart(ti, ci)] = {Kind::kCallStart, ti, ci};
-        kind_[CallEnd(ti, ci)] = {Kind::kCallEnd, ti, ci};
-        if (c > 0) Edge(CallEnd(ti, ci - 1), CallStart(ti, ci));
-        Edge(CallStart(ti, ci), CallEnd(ti, ci));
-        const int w = calls[c].waits_for;
-        if (w >= 0 && !Unblocked(ti, ci) && !e_.detached_ops.contains(w)) {
-          Edge(OpEnd(w), CallEnd(ti, ci));
+    for (int k = 0; k < copies_; ++k) {
+      for (size_t t = 0; t < g_.threads.size(); ++t) {
+        const auto& calls = g_.threads[t].calls;
+        const int ti = static_cast<int>(t);
+        for (size_t c = 0; c < calls.size(); ++c) {
+          const int ci = static_cast<int>(c);
+          kind_[CallStart(k, ti, ci)] = {Kind::kCallStart, k, ti, ci};
+          kind_[CallEnd(k, ti, ci)] = {Kind::kCallEnd, k, ti, ci};
+          if (c > 0) {
+            Edge(CallEnd(k, ti, ci - 1), CallStart(k, ti, ci));
+          } else if (k > 0) {
+            Edge(CallEnd(k - 1, ti, static_cast<int>(calls.size()) - 1), CallStart(k, ti, ci));
+          }
+          Edge(CallStart(k, ti, ci), CallEnd(k, ti, ci));
+          if (const auto [ht, hc] = calls[c].handoff; ht >= 0) Edge(CallEnd(k, ht, hc), CallStart(k, ti, ci));
+          if (const int w = WaitTarget(ti, ci); w >= 0) {
+            if (const Ref r = RefTo(k, w); r.node >= 0) Edge(r.node, CallEnd(k, ti, ci));
+          }
+        }
+      }
+      for (int i = 0; i < static_cast<int>(g_.ops.size()); ++i) {
+        const GpuOp& op = g_.ops[i];
+        kind_[OpStart(k, i)] = {Kind::kOpStart, k, i, 0};
+        kind_[OpEnd(k, i)] = {Kind::kOpEnd, k, i, 0};
+        Edge(OpStart(k, i), OpEnd(k, i));
+        if (op.carried()) continue;
+        Edge(CallStart(k, op.thread, op.call), OpStart(k, i));
+        if (Ref r; PrevRef(k, i, &r) && r.node >= 0) Edge(r.node, OpStart(k, i));
+        if (const int d = Dependency(i); d >= 0) {
+          if (const Ref r = RefTo(k, d); r.node >= 0) Edge(r.node, OpStart(k, i));
         }
       }
     }
-    for (size_t i = 0; i < g_.ops.size(); ++i) {
-      const GpuOp& op = g_.ops[i];
-      kind_[OpStart(i)] = {Kind::kOpStart, static_cast<int>(i), 0};
-      kind_[OpEnd(i)] = {Kind::kOpEnd, static_cast<int>(i), 0};
-      Edge(OpStart(i), OpEnd(i));
-      if (op.carried()) continue;
-      Edge(CallStart(op.thread, op.call), OpStart(i));
-      if (effective_prev_[i] >= 0) Edge(OpEnd(effective_prev_[i]), OpStart(i));
-      if (Dependency(i) >= 0) Edge(OpEnd(Dependency(i)), OpStart(i));
-    }
-  }
-
-  int Dependency(size_t i) const {
-    const int d = g_.ops[i].dependency;
-    if (d < 0 || e_.detached_ops.contains(d) || e_.detached_ops.contains(static_cast<int>(i))) {
-      return -1;
-    }
-    return d;
   }
 
   int64_t Gap(int t, int c) const {
@@ -122,26 +191,49 @@ class Replayer {
   int64_t Compute(int v) const {
     const Node& n = kind_[v];
     switch (n.kind) {
-      case Kind::kCallStart:
-        return (n.b == 0 ? g_.window.start_ns : time_[CallEnd(n.a, n.b - 1)]) + Gap(n.a, n.b);
+      case Kind::kCallStart: {
+        const HostCall& call = g_.threads[n.a].calls[n.b];
+        int64_t start;
+        if (call.waited_before) {
+          // Waiting is no work: the call starts when it is handed off (below), not before its
+          // thread's previous call ended.
+          const int last = static_cast<int>(g_.threads[n.a].calls.size()) - 1;
+          start = n.b > 0 ? time_[CallEnd(n.k, n.a, n.b - 1)]
+                          : (n.k == 0 ? g_.window.start_ns : time_[CallEnd(n.k - 1, n.a, last)]);
+        } else {
+          const int64_t from = n.b == 0 ? (n.k == 0 ? g_.window.start_ns : ThreadEnd(n.k - 1, n.a))
+                                        : time_[CallEnd(n.k, n.a, n.b - 1)];
+          start = from + Gap(n.a, n.b);
+        }
+        // Handed off by another thread: not before that thread's call ends (plus the recorded
+        // hand-off latency).
+        if (const auto [ht, hc] = call.handoff; ht >= 0) {
+          const HostCall& other = g_.threads[ht].calls[hc];
+          start = std::max(start, time_[CallEnd(n.k, ht, hc)] + (call.start_ns - other.end_ns));
+        }
+        return start;
+      }
       case Kind::kCallEnd: {
         const HostCall& call = g_.threads[n.a].calls[n.b];
-        const int64_t start = time_[CallStart(n.a, n.b)];
+        const int64_t start = time_[CallStart(n.k, n.a, n.b)];
         if (auto it = e_.call_cost.find({n.a, n.b}); it != e_.call_cost.end()) {
           return start + it->second;
         }
-        if (call.waits_for < 0 || e_.detached_ops.contains(call.waits_for)) {
-          return start + (call.waits_for < 0 ? call.duration_ns()
-                                             : std::min(call.duration_ns(), kBlockingCallFloorNs));
+        const int w = WaitTarget(n.a, n.b);
+        if (w < 0) {
+          const bool was_waiting = call.waits_for >= 0;  // its wait went with a detached op
+          return start + (was_waiting ? std::min(call.duration_ns(), kBlockingCallFloorNs)
+                                      : call.duration_ns());
         }
+        const Ref r = RefTo(n.k, w);
         return std::max(start + std::min(call.duration_ns(), kBlockingCallFloorNs),
-                        time_[OpEnd(call.waits_for)] + call.return_ns);
+                        ValueOf(r) + (call.end_ns + Shift(n.k) - r.recorded));
       }
       case Kind::kOpStart:
-        return OpStartTime(n.a);
+        return OpStartTime(n.k, n.a);
       case Kind::kOpEnd: {
         auto it = e_.op_duration.find(n.a);
-        return time_[OpStart(n.a)] +
+        return time_[OpStart(n.k, n.a)] +
                (it != e_.op_duration.end() ? it->second : g_.ops[n.a].duration_ns());
       }
     }
@@ -151,9 +243,10 @@ class Replayer {
   // The op starts when its latest constraint allows, keeping the recorded slack after the
   // constraint that bound it; constraints that did not bind may bind now, less any recorded
   // excess over the op's start (timestamps that overlap by a little).
-  int64_t OpStartTime(int i) const {
+  int64_t OpStartTime(int k, int i) const {
     const GpuOp& op = g_.ops[i];
-    if (op.carried()) return op.start_ns;
+    const int64_t start_rec = op.start_ns + Shift(k);
+    if (op.carried()) return start_rec;
     struct Constraint {
       int64_t recorded;
       int64_t replayed;
@@ -162,59 +255,67 @@ class Replayer {
     int n = 0;
     const int64_t api_start = g_.threads[op.thread].calls[op.call].start_ns;
     const int64_t latency = std::min(g_.launch_latency_ns, op.start_ns - api_start);
-    cs[n++] = {api_start + latency, time_[CallStart(op.thread, op.call)] + latency};
-    if (effective_prev_[i] >= 0) {
-      const int p = effective_prev_[i];
-      cs[n++] = {g_.ops[p].end_ns, time_[OpEnd(p)]};
-    }
-    if (Dependency(i) >= 0) {
-      const int d = Dependency(i);
-      cs[n++] = {g_.ops[d].end_ns, time_[OpEnd(d)]};
+    cs[n++] = {api_start + Shift(k) + latency, time_[CallStart(k, op.thread, op.call)] + latency};
+    if (Ref r; PrevRef(k, i, &r)) cs[n++] = {r.recorded, ValueOf(r)};
+    if (const int d = Dependency(i); d >= 0) {
+      const Ref r = RefTo(k, d);
+      cs[n++] = {r.recorded, ValueOf(r)};
     }
     int binding = 0;
     for (int j = 1; j < n; ++j) {
       if (cs[j].recorded > cs[binding].recorded) binding = j;
     }
-    int64_t start = cs[binding].replayed + (op.start_ns - cs[binding].recorded);
+    int64_t start = cs[binding].replayed + (start_rec - cs[binding].recorded);
     for (int j = 0; j < n; ++j) {
       if (j == binding) continue;
-      start = std::max(start, cs[j].replayed - std::max<int64_t>(0, cs[j].recorded - op.start_ns));
+      start = std::max(start, cs[j].replayed - std::max<int64_t>(0, cs[j].recorded - start_rec));
     }
     return start;
   }
 
-  // Where the main thread is when it reaches the window's end.
-  int64_t HostEnd() const {
+  // Where thread t is when it reaches the window's end in copy k.
+  int64_t ThreadEnd(int k, int t) const {
     const int64_t end = g_.window.end_ns;
-    if (g_.main_thread < 0) {
-      return end;  // no CUDA calls: the host's time is as recorded
-    }
-    const HostThread& th = g_.threads[g_.main_thread];
+    if (t < 0) return end + Shift(k);  // no CUDA calls: the host's time is as recorded
+    const HostThread& th = g_.threads[t];
     const int last = static_cast<int>(th.calls.size()) - 1;
     const HostCall& call = th.calls[last];
-    const int64_t last_end = time_[CallEnd(g_.main_thread, last)];
+    const int64_t last_end = time_[CallEnd(k, t, last)];
     if (call.end_ns > end) return last_end - (call.end_ns - end);
     return last_end + std::max<int64_t>(
                           0, end - call.end_ns - e_.RemovedWithin(th.thread_id, call.end_ns, end));
   }
 
+  int64_t GpuEnd(int k) const {
+    int64_t end = k == 0 ? g_.window.start_ns : GpuEnd(k - 1);
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      if (!g_.ops[i].carried()) end = std::max(end, time_[OpEnd(k, static_cast<int>(i))]);
+    }
+    return end;
+  }
+
   enum class Kind : uint8_t { kCallStart, kCallEnd, kOpStart, kOpEnd };
   struct Node {
     Kind kind = Kind::kCallStart;
+    int k = 0;  // copy
     int a = 0;  // thread, or op
     int b = 0;  // call
   };
 
   const StepGraph& g_;
   const StepEdit& e_;
+  const int copies_;
+  const int64_t period_;  // the recorded step: copy k's recorded frame is shifted by k of these
   std::vector<int> call_base_;
-  int op_base_ = 0;
+  int calls_ = 0;
+  int per_copy_ = 0;
   int nodes_ = 0;
   std::vector<int64_t> time_;
   std::vector<int> pending_;
   std::vector<std::vector<int>> dependents_;
   std::vector<Node> kind_;
   std::vector<int> effective_prev_;
+  std::vector<int> last_launched_;  // per stream: the last launched op in stream order
 };
 
 }  // namespace
@@ -252,8 +353,8 @@ int64_t StepEdit::RemovedWithin(uint32_t thread_id, int64_t start, int64_t end) 
   return total;
 }
 
-ReplayResult Replay(const StepGraph& graph, const StepEdit& edit) {
-  return Replayer(graph, edit).Run();
+ReplayResult Replay(const StepGraph& graph, const StepEdit& edit, int copies) {
+  return Replayer(graph, edit, copies).Run();
 }
 
 }  // namespace gpuspy::analysis::replay

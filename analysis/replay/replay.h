@@ -44,7 +44,11 @@ struct ReplayResult {
   int64_t gpu_end_ns = 0;  // the step's last GPU work ends (less the recorded spill)
 };
 
-ReplayResult Replay(const StepGraph& graph, const StepEdit& edit = {});
+// `copies` > 1: the step replayed as that many periods of a steady loop (replay.cc), step_ns the
+// last period; 1: the window alone, its inherited work as recorded.
+ReplayResult Replay(const StepGraph& graph, const StepEdit& edit = {}, int copies = 1);
+// Periods a steady step is replayed for: enough for a backlog the edit changes to settle.
+inline constexpr int kSteadyCopies = 4;
 
 // A blocking call whose work is done before it starts still costs this much, at most its
 // recorded duration (a query of the stream's state and the return).

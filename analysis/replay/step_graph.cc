@@ -61,8 +61,23 @@ void AddHostCalls(const EventColumns& ev, const StringTable& strings, Interval w
     }
     g->threads.push_back(std::move(t));
   }
+  // The main thread: the one whose host range is the step (ProfilerStep#N, the user's step range:
+  // the window ends on its time), else the one with the most calls.
+  uint32_t step_thread = 0;
+  bool has_step_thread = false;
+  for (const NvtxRangeEvent& r : ev.nvtx_ranges) {
+    if (r.start_ns == w.start_ns && r.end_ns == w.end_ns) {
+      step_thread = r.thread_id;
+      has_step_thread = true;
+      break;
+    }
+  }
   size_t most = 0;
   for (size_t i = 0; i < g->threads.size(); ++i) {
+    if (has_step_thread && g->threads[i].thread_id == step_thread) {
+      g->main_thread = static_cast<int>(i);
+      break;
+    }
     if (g->threads[i].calls.size() > most) {
       most = g->threads[i].calls.size();
       g->main_thread = static_cast<int>(i);
@@ -221,6 +236,69 @@ void LinkBlockingCalls(const EventColumns& ev, const StringTable& strings,
   }
 }
 
+// Host time of thread `tid` inside [start, end] covered by its host ranges (work it was doing).
+int64_t CoveredByRanges(const std::vector<Interval>& ranges, int64_t start, int64_t end) {
+  int64_t covered = 0;
+  for (const Interval& r : ranges) {
+    if (r.start_ns >= end) break;
+    covered += std::max<int64_t>(0, std::min(end, r.end_ns) - std::max(start, r.start_ns));
+  }
+  return covered;
+}
+
+// Hand-offs between threads: a call that starts after its thread idled (no call, and host ranges
+// cover less than half of the stretch: it waited rather than worked) waited for the other
+// thread's latest call before it: the main thread resuming when autograd's thread finishes
+// backward, autograd's thread starting when the main thread calls backward(). With no host ranges
+// recorded, an idle stretch is a hand-off only when the other thread's call ended within
+// kHandoffSlackNs of it.
+void LinkHandoffs(const EventColumns& ev, StepGraph* g) {
+  if (g->threads.size() < 2) return;
+  struct End {
+    int64_t end_ns;
+    int thread;
+    int call;
+  };
+  std::vector<End> ends;
+  for (size_t t = 0; t < g->threads.size(); ++t) {
+    for (size_t c = 0; c < g->threads[t].calls.size(); ++c) {
+      ends.push_back({g->threads[t].calls[c].end_ns, static_cast<int>(t), static_cast<int>(c)});
+    }
+  }
+  std::sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.end_ns < b.end_ns; });
+  std::map<uint32_t, std::vector<Interval>> ranges;  // top-level ranges per thread, by start
+  for (const NvtxRangeEvent& r : ev.nvtx_ranges) {
+    if (r.end_ns > g->window.start_ns && r.start_ns < g->window.end_ns) ranges[r.thread_id].push_back({r.start_ns, r.end_ns});
+  }
+  for (auto& [tid, v] : ranges) {
+    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+    v = IntervalSet::Union(std::move(v)).intervals();
+  }
+  for (size_t t = 0; t < g->threads.size(); ++t) {
+    std::vector<HostCall>& calls = g->threads[t].calls;
+    const auto own = ranges.find(g->threads[t].thread_id);
+    for (size_t c = 0; c < calls.size(); ++c) {
+      const int64_t idle_from = c == 0 ? g->window.start_ns : calls[c - 1].end_ns;
+      const int64_t start = calls[c].start_ns;
+      if (start - idle_from < kMinHandoffGapNs) continue;
+      const bool has_ranges = !ranges.empty();
+      const int64_t worked = own == ranges.end() ? 0 : CoveredByRanges(own->second, idle_from, start);
+      const bool waited = has_ranges && 2 * worked < start - idle_from;
+      auto it = std::upper_bound(ends.begin(), ends.end(), start,
+                                 [](int64_t x, const End& e) { return x < e.end_ns; });
+      while (it != ends.begin()) {
+        const End& e = *--it;
+        if (e.end_ns <= idle_from || (!waited && start - e.end_ns > kHandoffSlackNs)) break;
+        if (e.thread != static_cast<int>(t)) {
+          calls[c].handoff = {e.thread, e.call};
+          calls[c].waited_before = waited;
+          break;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 uint64_t StepGraph::host_calls() const {
@@ -244,6 +322,7 @@ StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings,
   AddGpuOps(events, window, by_correlation, &g);
   LinkOps(&g);
   LinkBlockingCalls(events, strings, by_api, &g);
+  LinkHandoffs(events, &g);
   g.call_of.reserve(by_api.size());
   for (const auto& [api, ref] : by_api) g.call_of.emplace(api, std::make_pair(ref.thread, ref.call));
   return g;

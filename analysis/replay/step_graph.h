@@ -63,6 +63,13 @@ struct HostCall {
   bool blocking = false;   // blocking_calls.h says it blocks (whether or not it waited)
   bool allocator = false;  // cudaFree/cuMemFree (alloc_churn's)
   std::vector<int> launches;  // ops it launched
+  // A hand-off from another thread ({thread, call}, or {-1, -1}): the call starts right after
+  // that call ended, after an idle stretch of its own thread (the main thread resuming when
+  // autograd's thread finishes backward, a worker picking up a queued task).
+  std::pair<int, int> handoff{-1, -1};
+  // The stretch before the call was its thread waiting (no call, host ranges cover less than half
+  // of it), not working: replayed, it lasts until the hand-off, however long that takes.
+  bool waited_before = false;
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
@@ -74,7 +81,9 @@ struct HostThread {
 struct StepGraph {
   Interval window;
   std::vector<HostThread> threads;
-  int main_thread = -1;  // the thread whose position at the window's end ends the step
+  // The thread whose position at the window's end ends the step: the one whose host range is the
+  // step (ProfilerStep#N), else the one with the most CUDA calls.
+  int main_thread = -1;
   std::vector<GpuOp> ops;
   std::vector<StreamKey> streams;
   // Recorded launch latency (launch call start to GPU start) of work that did not queue: the
@@ -96,6 +105,10 @@ inline constexpr int64_t kMaxLaunchLatencyNs = 20'000;
 // explaining its start, waited for it (cudaStreamWaitEvent: NCCL after compute, the optimizer
 // after the last all-reduce).
 inline constexpr int64_t kCrossStreamDependencyNs = 10'000;
+// A call that starts within kHandoffSlackNs of another thread's call ending, after at least
+// kMinHandoffGapNs without a call on its own thread, waited for that call (a hand-off between threads).
+inline constexpr int64_t kHandoffSlackNs = 30'000;
+inline constexpr int64_t kMinHandoffGapNs = 50'000;
 // A blocking call that returned more than this after the last GPU work it could have waited
 // for did not wait for it (its time is its own: staging a pageable copy, the driver's work).
 inline constexpr int64_t kBlockingReturnSlackNs = 200'000;

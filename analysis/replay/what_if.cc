@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/evidence.h"
+#include "analysis/step_source.h"
 #include "analysis/replay/edits/edits.h"
 #include "analysis/replay/replay.h"
 #include "analysis/replay/step_graph.h"
@@ -11,11 +12,16 @@
 namespace gpuspy::analysis::replay {
 namespace {
 
+double Share(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
 void SetWhatIf(const Fix& fix, const ReplayResult& base, const ReplayResult& edited,
                v1::WhatIf* out) {
   out->set_fix(fix.description);
   out->set_step_ns(edited.step_ns);
   out->set_gain_ns(std::max<int64_t>(0, base.step_ns - edited.step_ns));
+  out->set_gain_fraction(Share(out->gain_ns(), base.step_ns));
 }
 
 // Whether the unedited replay reproduces the step; the reason when not.
@@ -45,37 +51,60 @@ void ApplyWhatIfs(const StepContext& ctx, std::vector<v1::Finding>* findings, v1
     out->set_unavailable_reason("the step has no length");
     return;
   }
+  if (IsTimeWindow(ctx.step.source)) {
+    // A stretch of time cut by the clock, not an iteration: there is no step to replay.
+    out->set_unavailable_reason("a time window is no iteration of the program");
+    return;
+  }
+  if (IsPeriodStep(ctx.step.source)) {
+    // Found by the kernels' period: its boundaries are GPU times, not a point of the host's loop,
+    // and which host work belongs to it is a guess.
+    out->set_unavailable_reason("a step found by its kernels' period has no host boundary to replay from");
+    return;
+  }
   const StepGraph g = BuildStepGraph(ctx.events, ctx.strings, ctx.window());
   out->set_host_calls(g.host_calls());
   out->set_gpu_ops(g.launched_ops());
   out->set_carried_events(g.carried_events);
-  const ReplayResult base = Replay(g);
-  if (base.ok) out->set_replayed_ns(base.step_ns);
+  // The steady model when it reproduces the step, else the window alone.
+  int copies = kSteadyCopies;
+  ReplayResult base = Replay(g, {}, copies);
   std::string why;
+  if (!Reproduces(g, base, wall, &why)) {
+    copies = 1;
+    base = Replay(g, {}, copies);
+  }
+  if (base.ok) out->set_replayed_ns(base.step_ns);
   if (!Reproduces(g, base, wall, &why)) {
     out->set_unavailable_reason(why);
     return;
   }
   out->set_available(true);
+  out->set_model(copies > 1 ? "steady" : "window");
   StepEdit all;
+  int64_t best_single_ns = base.step_ns;
   for (v1::Finding& f : *findings) {
     const std::optional<Fix> fix = FixFor(f.detector(), ctx, g);
     if (!fix) continue;
-    const ReplayResult edited = Replay(g, fix->edit);
+    const ReplayResult edited = Replay(g, fix->edit, copies);
     if (!edited.ok) continue;
     SetWhatIf(*fix, base, edited, f.mutable_what_if());
+    best_single_ns = std::min(best_single_ns, edited.step_ns);
     f.set_lost_ns(f.what_if().gain_ns());
     f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(f.lost_ns()))));
     for (const Fix& partial : PartialFixesFor(f.detector(), ctx, g)) {
-      const ReplayResult r = Replay(g, partial.edit);
+      const ReplayResult r = Replay(g, partial.edit, copies);
       if (r.ok) SetWhatIf(partial, base, r, f.add_partial_fixes());
     }
     all.Merge(fix->edit);
   }
-  const ReplayResult together = all.empty() ? base : Replay(g, all);
-  const int64_t all_ns = together.ok ? together.step_ns : base.step_ns;
+  const ReplayResult together = all.empty() ? base : Replay(g, all, copies);
+  // Every fix at once saves at least what the best one saves alone (the replay keeps recorded
+  // slack per constraint, so composed edits can bind differently by a few microseconds).
+  const int64_t all_ns = std::min(together.ok ? together.step_ns : base.step_ns, best_single_ns);
   out->set_all_fixes_ns(all_ns);
   out->set_all_fixes_gain_ns(std::max<int64_t>(0, base.step_ns - all_ns));
+  out->set_all_fixes_gain_fraction(Share(out->all_fixes_gain_ns(), base.step_ns));
 }
 
 }  // namespace gpuspy::analysis::replay

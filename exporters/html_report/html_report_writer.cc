@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/replay/what_if_text.h"
 #include "analysis/step_kind.h"
 #include "analysis/step_source.h"
 #include "viewer/palette/time_causes.h"
@@ -178,10 +179,21 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
                     std::string(analysis::StepNoun(r.step().source())), " ",
                     r.step().number(), ": ", Escape(r.primary_bottleneck()), "</summary>");
     if (!r.capture_note().empty()) absl::StrAppend(&h, "<p>! ", Escape(r.capture_note()), "</p>");
+    if (const std::string replay = analysis::replay::ReplayLine(r.replay()); !replay.empty()) {
+      absl::StrAppend(&h, "<p class=replay data-all-fixes-ns=\"", r.replay().all_fixes_ns(), "\">",
+                      Escape(replay), "</p>");
+    }
     for (const v1::Finding& f : r.findings()) {
       absl::StrAppend(&h, "<div class=\"finding sev-", Escape(f.severity()), "\"><b>",
                       Escape(f.detector()), "</b>: ", Escape(f.title()), " (", Ms(f.lost_ns()),
                       " ms)");
+      if (f.has_what_if()) {
+        absl::StrAppend(&h, "<br><span class=what-if data-gain-ns=\"", f.what_if().gain_ns(), "\">what if: ",
+                        Escape(analysis::replay::WhatIfLine(f.what_if())), "</span>");
+      }
+      for (const v1::WhatIf& p : f.partial_fixes()) {
+        absl::StrAppend(&h, "<br>partly: ", Escape(analysis::replay::WhatIfLine(p)));
+      }
       for (const v1::Evidence& e : f.evidence()) {
         absl::StrAppend(&h, "<br><code>", Escape(e.key()), "</code> ", Escape(e.value()));
       }

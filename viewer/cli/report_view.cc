@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/finding_runs.h"
+#include "analysis/replay/what_if_text.h"
 #include "analysis/step_source.h"
 #include "model/units.h"
 #include "viewer/cli/comm_view.h"
@@ -139,6 +140,10 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
       std::cout << "  [" << f.severity() << "] " << f.detector() << ": " << f.title();
       if (f.lost_ns() > 0) std::cout << " (~" << Ms(f.lost_ns()) << " ms lost)";
       std::cout << "\n";
+      if (f.has_what_if()) std::cout << "      what if: " << analysis::replay::WhatIfLine(f.what_if()) << "\n";
+      for (const v1::WhatIf& p : f.partial_fixes()) {
+        std::cout << "      partly: " << analysis::replay::WhatIfLine(p) << "\n";
+      }
       std::string evidence;
       for (const auto& e : f.evidence()) {
         // Said once above the findings ("! a 1000 ms time window, not a step: ...").
@@ -147,6 +152,9 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
       }
       if (!evidence.empty()) std::cout << "      evidence: " << evidence << "\n";
       if (!f.fix_hint().empty()) std::cout << "      fix: " << f.fix_hint() << "\n";
+    }
+    if (const std::string replay = analysis::replay::ReplayLine(rep.replay()); !replay.empty() && !rep.findings().empty()) {
+      std::cout << "  " << replay << "\n";
     }
     if (!rep.top_kernels().empty()) {
       const auto& k = rep.top_kernels(0);

@@ -380,6 +380,43 @@ TEST(AttentionFusionFix, NearMissASoftmaxWithoutGemmsAroundIt) {
   EXPECT_EQ(s.Gain(&AttentionFusionFix), 0);
 }
 
+// A GPU-bound loop whose host runs one step ahead: it blocks at the step's start on the previous
+// step's kernels (carried into the window). Frozen, that inherited work hides any GPU speed-up;
+// replayed as a steady loop, faster kernels shorten the step.
+TEST(Replay, TheSteadyModelLetsAnEditChangeWhatTheStepInherits) {
+  StringTable strings;
+  EventColumns ev;
+  Timeline t(&strings, 3, 1, 1.0, 1.0);
+  t.Begin(&ev, 1'000'000);
+  std::vector<int64_t> starts;
+  for (int step = 0; step < 4; ++step) {
+    starts.push_back(t.host());
+    t.Sync();  // waits for the previous step's kernels
+    for (int i = 0; i < 10; ++i) {
+      t.Launch(synthetic::kSimtGemms[0], 1 * kMs);
+      t.HostWork(15 * kUs);
+    }
+  }
+  const Interval w{starts[2], starts[3]};
+  const StepGraph g = BuildStepGraph(ev, strings, w);
+  EXPECT_GT(g.carried_events, 0u);
+  const ReplayResult window = Replay(g, {}, 1), steady = Replay(g, {}, kSteadyCopies);
+  ASSERT_TRUE(window.ok && steady.ok);
+  EXPECT_EQ(window.step_ns, w.length());
+  EXPECT_NEAR(static_cast<double>(steady.step_ns), static_cast<double>(w.length()), 0.02 * w.length());
+  const StepWindow step{2, w.start_ns, w.end_ns, "nvtx:test"};
+  const v1::StepReport report = BuildStepReport(ev, strings, step, 1);
+  const IdleAttribution idle = AttributeIdle(ev, strings, w);
+  const StepContext ctx{ev, strings, step, report.breakdown(), idle};
+  const std::optional<Fix> fix = TensorCoreFix(ctx, g);
+  ASSERT_TRUE(fix.has_value());
+  EXPECT_LT(window.step_ns - Replay(g, fix->edit, 1).step_ns, 1 * kMs);  // frozen: hidden
+  // Steady: ~10 ms of SIMT GEMMs at twice the speed save ~5 ms a step.
+  EXPECT_NEAR(static_cast<double>(steady.step_ns - Replay(g, fix->edit, kSteadyCopies).step_ns),
+              5.0 * kMs, 0.5 * kMs);
+  EXPECT_EQ(report.replay().model(), "steady");
+}
+
 TEST(StepEdit, MergedEditsReplayAsOne) {
   const Step s([](Timeline& t) {
     t.HostWork(5 * kMs);

@@ -7,7 +7,7 @@ import * as fmt from './format.js';
 import {POLL_MS, setCrumbs, setLive} from './layout.js';
 import {CATEGORIES, isTimeWindow, stepKind, stepKindLabel, stepNoun, stepParts} from './breakdown.js';
 import {categoryLegend} from './step_chart.js';
-import {findingCard} from './findings.js';
+import {findingCard, replayLine} from './findings.js';
 import {kernelTable} from './kernels.js';
 import {isLiveJob, processLabel} from './job_info.js';
 import {Timeline} from './timeline/timeline.js';
@@ -88,13 +88,15 @@ export async function render(root, {job: jobId, process, step}, ctx) {
       dataQualityNote(report));
     fill(summaryBox, breakdownBar(report), categoryLegend([], {comm: Boolean(report.comm)}),
       gpuTime(report.kernel_classes), memorySummary(report.memory), report.comm ? commSummary(report.comm) : null);
+    const replay = (report.findings || []).length ? replayLine(report.replay) : '';
     fill(findingsBox, (report.findings || []).length
       ? report.findings.map((f) => findingCard(f, wall, {onCallSite: (site) => {
         // The site's calls in time order, the next one on each click; the timeline scrolls into view.
         const i = timeline.nextCallAt(site);
         if (i >= 0) { timeline.reveal(i); timelineBox.scrollIntoView({block: 'center'}); }
       }}))
-      : h('p', {class: 'muted'}, 'No findings for this step.'));
+      : h('p', {class: 'muted'}, 'No findings for this step.'),
+    replay ? h('p', {class: 'replay', dataset: {allFixesNs: String(num(report.replay.all_fixes_ns))}}, replay) : null);
     fill(kernelsBox, kernelTable(report.top_kernels || []));
   };
   draw();

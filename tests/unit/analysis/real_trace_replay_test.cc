@@ -1,0 +1,73 @@
+// The what-if replay on the shared real traces: the unedited replay of every steady step must
+// reproduce its recorded wall time within kMaxReplayError (2 %), so that the gains it predicts
+// start from the step as it ran; a step that cannot be replayed (one found by its kernels'
+// period: no host boundary) says why.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "analysis/process_analysis.h"
+#include "analysis/replay/what_if.h"
+#include "analysis/step_series.h"
+#include "analysis/step_source.h"
+#include "importers/kineto/kineto_reader.h"
+
+namespace gpuspy {
+namespace {
+
+class RealTraceReplay : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RealTraceReplay, UneditedReplayReproducesEverySteadyStep) {
+  const std::string path = std::string(SOURCE_DIR) + "/../shared/traces/" + GetParam();
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  absl::StatusOr<importers::KinetoTrace> trace = importers::ReadKinetoTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  std::vector<analysis::StepAnalysis> steps = analysis::AnalyzeProcessSteps(
+      analysis::CutIntoImportBatches(trace->events), trace->strings, /*process_id=*/1);
+  analysis::AnalyzeStepSeries(&steps);
+  int replayed = 0;
+  for (const analysis::StepAnalysis& s : steps) {
+    const v1::StepReport& r = s.report;
+    if (!r.steady_state() || r.data_quality().insufficient()) continue;
+    const v1::StepReplay& replay = r.replay();
+    if (analysis::IsPeriodStep(r.step().source())) {
+      EXPECT_FALSE(replay.available());
+      EXPECT_NE(replay.unavailable_reason().find("period"), std::string::npos);
+      continue;
+    }
+    ASSERT_TRUE(replay.available()) << "step " << r.step().number() << ": " << replay.unavailable_reason();
+    EXPECT_LE(std::llabs(replay.replayed_ns() - replay.recorded_ns()),
+              analysis::replay::kMaxReplayError * static_cast<double>(replay.recorded_ns()))
+        << "step " << r.step().number();
+    EXPECT_GT(replay.host_calls(), 0u);
+    EXPECT_GT(replay.gpu_ops(), 0u);
+    // A finding's gain never exceeds the step, and all fixes together save at least the largest.
+    for (const v1::Finding& f : r.findings()) {
+      EXPECT_LE(f.lost_ns(), replay.recorded_ns()) << f.detector();
+    }
+    if (!r.findings().empty()) {
+      EXPECT_GE(replay.all_fixes_gain_ns(), r.findings(0).what_if().gain_ns());
+    }
+    ++replayed;
+  }
+  std::printf("%s: %d steady steps replayed\n", GetParam(), replayed);
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedTraces, RealTraceReplay,
+                         ::testing::Values("nccl_a100.json.gz", "sampled_rank-0.json.gz",
+                                           "sampled_rank-1.json.gz", "event_sync_a100.json.gz",
+                                           "resnet50_2021_autograd_nw4.json.gz", "alexnet_a100.json.gz",
+                                           "triton_a100.json.gz"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           name = name.substr(0, name.find('.'));
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace gpuspy

@@ -43,6 +43,8 @@ class NvtxStepIndex {
   void Add(const EventColumns& events, const StringTable& strings);
   // In step number order.
   std::vector<StepWindow> Steps() const;
+  // Forgets the steps added so far (a second pass over later batches).
+  void Clear() { by_number_.clear(); }
 
  private:
   const StepSegmenter& segmenter_;

@@ -2,76 +2,88 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "analysis/kernel_classes.h"
 #include "analysis/memory_usage.h"
-#include "analysis/period_detector.h"
-#include "analysis/step_segmenter.h"
 
 namespace gpuspy::analysis {
 namespace {
 
-// Batches overlapping [from_ns, to_ns), in batch order: the storage query's rule
-// (max_ns >= from AND min_ns < to).
-template <typename Visit>
-void ForEachBatchIn(const ImportBatches& b, int64_t from_ns, int64_t to_ns, Visit visit) {
-  for (size_t i = 0; i < b.batches.size(); ++i) {
-    if (b.ranges[i].second >= from_ns && b.ranges[i].first < to_ns) visit(b.batches[i]);
-  }
-}
-
-std::vector<StepWindow> FindProcessSteps(const ImportBatches& b, const StringTable& strings,
-                                         const std::string& step_pattern) {
-  // Per batch, as ingest indexes them; a step number seen again replaces the earlier record.
-  const StepSegmenter segmenter(step_pattern);
-  std::map<int64_t, StepWindow> by_number;
-  for (const EventColumns& batch : b.batches) {
-    if (batch.nvtx_ranges.empty()) continue;
-    for (StepWindow& w : segmenter.FindSteps(batch, strings)) by_number[w.number] = std::move(w);
-  }
-  std::vector<StepWindow> steps;
-  for (auto& [n, w] : by_number) steps.push_back(std::move(w));
-  if (!steps.empty()) return steps;
-  StepDetectionInput input;
-  for (const EventColumns& batch : b.batches) input.Add(batch);
-  steps = input.Periodic();
-  if (steps.empty()) steps = input.Fixed(kDefaultWindowNs);
-  std::sort(steps.begin(), steps.end(),
-            [](const StepWindow& x, const StepWindow& y) { return x.number < y.number; });
-  return steps;
+// "a; b", or whichever is not empty.
+std::string JoinNotes(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return absl::StrCat(a, "; ", b);
 }
 
 }  // namespace
 
-ImportBatches CutIntoImportBatches(const EventColumns& events) {
-  ImportBatches out;
-  out.batches = events.Split(events.size() / kEventsPerImportBatch + 1);
-  for (const EventColumns& b : out.batches) out.ranges.push_back(b.TimeRange());
+absl::StatusOr<ProcessAnalysis> AnalyzeSteps(BatchSource& source,
+                                             const std::vector<StepWindow>& steps,
+                                             uint64_t process_id, const ProcessAnalysisHooks& hooks) {
+  ProcessAnalysis out;
+  out.steps.reserve(steps.size());
+  auto loss_note = [&](const StepWindow& s) { return hooks.loss_note ? hooks.loss_note(s) : ""; };
+  // Where the stretch before each step begins: the previous step's end; the first step's
+  // stretch is everything the process did before it.
+  int64_t previous_end = std::numeric_limits<int64_t>::min();
+  KernelClasses classes;  // one classification per kernel name for all of the process's steps
+  for (const StepWindow& s : steps) {
+    const int64_t before_from = std::exchange(previous_end, std::max(previous_end, s.end_ns));
+    if (hooks.proceed) {
+      if (absl::Status st = hooks.proceed(); !st.ok()) return st;
+    }
+    if (hooks.reuse) {
+      absl::StatusOr<ProcessAnalysisHooks::Reused> kept = hooks.reuse(s);
+      if (!kept.ok()) return kept.status();
+      if (kept->analysis != nullptr) {
+        out.steps.push_back(*kept->analysis);
+        // The process-wide part of the note (drops, gaps) may have changed since.
+        out.steps.back().report.set_capture_note(JoinNotes(loss_note(s), kept->window_note));
+        out.window_notes[s.number] = std::move(kept->window_note);
+        continue;
+      }
+    }
+    StepAnalysis a;
+    absl::StatusOr<std::string> window_note =
+        source.WithWindow(s.start_ns, s.end_ns, [&](const EventColumns& events, const StringTable& strings) {
+          a = AnalyzeStep(events, strings, s, process_id, &classes);
+        });
+    if (!window_note.ok()) return window_note.status();
+    if (hooks.keep) {
+      if (absl::Status st = hooks.keep(a); !st.ok()) return st;
+    }
+    if (before_from < s.start_ns) {
+      // Batch by batch: the stretch before the first step is the whole start-up.
+      absl::Status read = source.ForEachBatchIn(
+          before_from, s.start_ns, [&](const EventColumns& events, const StringTable& strings) {
+            AppendStretch(MeasureWindowMemory(events, strings, before_from, s.start_ns), &a.memory.before);
+          });
+      if (!read.ok()) return read;
+    }
+    a.report.set_capture_note(JoinNotes(loss_note(s), *window_note));
+    out.steps.push_back(std::move(a));
+    out.window_notes[s.number] = *std::move(window_note);
+    ++out.steps_analysed;
+  }
   return out;
+}
+
+absl::StatusOr<ProcessAnalysis> AnalyzeProcess(BatchSource& source, const StepPolicy& policy,
+                                               uint64_t process_id, const ProcessAnalysisHooks& hooks) {
+  absl::StatusOr<std::vector<StepWindow>> steps = FindSteps(source, policy);
+  if (!steps.ok()) return steps.status();
+  return AnalyzeSteps(source, *steps, process_id, hooks);
 }
 
 std::vector<StepAnalysis> AnalyzeProcessSteps(const ImportBatches& batches,
                                               const StringTable& strings, uint64_t process_id,
                                               const std::string& step_pattern) {
-  std::vector<StepAnalysis> out;
-  int64_t previous_end = std::numeric_limits<int64_t>::min();
-  EventColumns window;
-  for (const StepWindow& s : FindProcessSteps(batches, strings, step_pattern)) {
-    const int64_t before_from = std::exchange(previous_end, std::max(previous_end, s.end_ns));
-    window.clear();
-    ForEachBatchIn(batches, s.start_ns, s.end_ns,
-                   [&](const EventColumns& b) { window.Append(b); });
-    StepAnalysis a = AnalyzeStep(window, strings, s, process_id);
-    if (before_from < s.start_ns) {
-      ForEachBatchIn(batches, before_from, s.start_ns, [&](const EventColumns& b) {
-        AppendStretch(MeasureWindowMemory(b, strings, before_from, s.start_ns), &a.memory.before);
-      });
-    }
-    a.report.set_capture_note("");
-    out.push_back(std::move(a));
-  }
-  return out;
+  InMemoryBatches source(batches, strings);
+  // An in-memory source fails nothing.
+  return AnalyzeProcess(source, StepPolicy::ForPattern(step_pattern), process_id)->steps;
 }
 
 }  // namespace gpuspy::analysis

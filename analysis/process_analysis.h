@@ -1,33 +1,66 @@
-// One process's events held in memory (a trace file), analysed step by step the way the collector
-// analyses the same events after `gpuspy import` stored them: cut into the same batches
-// (kEventsPerImportBatch), steps found per batch, each step analysed over the batches that overlap
-// it, the memory level carried from the stretch before it. Same input, same batches, same report.
+// One process analysed step by step, wherever its events come from (batch_source.h): its steps
+// found by the one rule (step_finder.h), each analysed once on its own (AnalyzeStep) over the
+// batches that overlap it, with the memory level carried from the stretch before it. gpuspyd's
+// query layer and `gpuspy analyze` both call this; cross-step and cross-rank findings come after,
+// from job_analysis.h.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "analysis/step_segmenter.h"
+#include "absl/status/statusor.h"
+#include "analysis/batch_source.h"
+#include "analysis/in_memory_batches.h"
+#include "analysis/step_finder.h"
 #include "analysis/step_series.h"
-#include "model/events.h"
 #include "model/string_table.h"
 
 namespace gpuspy::analysis {
 
-// Events per batch of an imported trace (gpuspy import cuts traces into batches of this size).
-inline constexpr size_t kEventsPerImportBatch = 4096;
-
-// A trace's events cut into import batches, each with its time range.
-struct ImportBatches {
-  std::vector<EventColumns> batches;
-  std::vector<std::pair<int64_t, int64_t>> ranges;  // [min start, max end] of each batch
+// What a caller that keeps analyses between calls (gpuspyd's cache, its memory budget, its
+// shutdown) adds to the loop. Every member is optional.
+struct ProcessAnalysisHooks {
+  // Asked before each step; an error ends the analysis with it (gpuspyd is stopping).
+  std::function<absl::Status()> proceed;
+  // The part of a step's capture note that says what the process lost (loss_notes.h).
+  std::function<std::string(const StepWindow&)> loss_note;
+  // A step analysed before over the same window and data, to use as it is (`analysis` null:
+  // analyse it), with the window note it had then.
+  struct Reused {
+    const StepAnalysis* analysis = nullptr;
+    std::string window_note;
+  };
+  std::function<absl::StatusOr<Reused>(const StepWindow&)> reuse;
+  // Each fresh analysis, before the stretch before it is measured: gpuspyd charges it to the
+  // query's share of memory, and an error ends the analysis.
+  std::function<absl::Status(const StepAnalysis&)> keep;
 };
-ImportBatches CutIntoImportBatches(const EventColumns& events);
 
-// Every step of the process (NVTX steps, else period-detected, else fixed windows), analysed on
-// its own (no cross-step or cross-rank findings: see job_analysis.h), in step number order.
-// NVTX steps are the ranges matching `step_pattern` (step_segmenter.h).
+struct ProcessAnalysis {
+  std::vector<StepAnalysis> steps;  // in step number order
+  // What of each step's window could not be read (BatchSource::WithWindow), by step number.
+  std::map<int64_t, std::string> window_notes;
+  uint64_t steps_analysed = 0;  // steps analysed afresh (the others were reused)
+};
+
+// `steps` (in step number order) analysed over `source`. Each report's capture note is the
+// step's loss note and its window note, "; "-joined.
+absl::StatusOr<ProcessAnalysis> AnalyzeSteps(BatchSource& source,
+                                             const std::vector<StepWindow>& steps,
+                                             uint64_t process_id,
+                                             const ProcessAnalysisHooks& hooks = {});
+
+// FindSteps, then AnalyzeSteps: every step of the process analysed on its own (no cross-step or
+// cross-rank findings: see job_analysis.h), in step number order.
+absl::StatusOr<ProcessAnalysis> AnalyzeProcess(BatchSource& source, const StepPolicy& policy,
+                                               uint64_t process_id,
+                                               const ProcessAnalysisHooks& hooks = {});
+
+// A trace held in memory (CutIntoImportBatches) through AnalyzeProcess, its NVTX steps the ranges
+// matching `step_pattern`: what `gpuspy analyze` and `gpuspy diff` report per process.
 std::vector<StepAnalysis> AnalyzeProcessSteps(const ImportBatches& batches,
                                               const StringTable& strings, uint64_t process_id,
                                               const std::string& step_pattern = kDefaultStepPattern);

@@ -24,11 +24,11 @@ int64_t MedianWall(const std::vector<StepAnalysis>& steps) {
 }  // namespace
 
 StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
-                         const StepWindow& step, uint64_t process_id) {
+                         const StepWindow& step, uint64_t process_id, KernelClasses* classes) {
   StepAnalysis a;
   a.report = BuildStepReport(events, strings, step, process_id);
   a.kernel_names = DistinctKernelNames(events, strings, step);
-  a.collectives = std::make_shared<const StepCollectives>(ExtractStepCollectives(events, strings, step));
+  a.collectives = std::make_shared<const StepCollectives>(ExtractStepCollectives(events, strings, step, classes));
   a.memory.step = MeasureWindowMemory(events, strings, step.start_ns, step.end_ns);
   return a;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/comm/step_collectives.h"
+#include "analysis/kernel_classes.h"
 #include "analysis/memory_usage.h"
 #include "analysis/step_segmenter.h"
 #include "gpuspy/v1/report.pb.h"
@@ -26,9 +27,11 @@ struct StepAnalysis {
 };
 
 // One step of one process analysed on its own: report (breakdown, per-step findings), kernel
-// names and collectives. `events` overlap the step window (more is fine).
+// names and collectives. `events` overlap the step window (more is fine). `classes` (optional):
+// the process's kernel classes, shared by its steps (AnalyzeProcess keeps one).
 StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
-                         const StepWindow& step, uint64_t process_id);
+                         const StepWindow& step, uint64_t process_id,
+                         KernelClasses* classes = nullptr);
 
 // Sets each step's device memory levels (report.memory), marks warm-up/outlier steps
 // (steady_state = false, with a finding), flags steps where new kernel names appear after

@@ -31,25 +31,10 @@ namespace {
 
 constexpr int64_t kMaxCollectiveNs = 3600ll * 1'000'000'000;  // an hour
 
-// Kernel name -> is it communication, asked once per distinct name.
-class CommKernels {
- public:
-  explicit CommKernels(const StringTable& strings) : strings_(strings) {}
-  bool Is(StringRef name) {
-    auto [it, fresh] = memo_.try_emplace(name, false);
-    if (fresh) it->second = ClassifyKernel(strings_.Get(name)) == KernelClass::kCommunication;
-    return it->second;
-  }
-
- private:
-  const StringTable& strings_;
-  absl::flat_hash_map<StringRef, bool> memo_;
-};
-
 // Compute (non-communication kernels, copies, memsets, whole graphs) that runs while a
 // collective does.
 std::vector<Interval> ComputeDuring(const EventColumns& ev, const IntervalSet& comm,
-                                    CommKernels& comm_kernels) {
+                                    KernelClasses& classes, const StringTable& strings) {
   if (comm.empty()) return {};
   const Interval span{comm.intervals().front().start_ns, comm.intervals().back().end_ns};
   std::vector<Interval> compute;
@@ -57,7 +42,7 @@ std::vector<Interval> ComputeDuring(const EventColumns& ev, const IntervalSet& c
     if (start < span.end_ns && end > span.start_ns) compute.push_back({start, end});
   };
   for (const KernelEvent& k : ev.kernels) {
-    if (!comm_kernels.Is(k.name)) add(k.start_ns, k.end_ns);
+    if (!classes.IsCommunication(strings, k.name)) add(k.start_ns, k.end_ns);
   }
   for (const MemcpyEvent& m : ev.memcpys) add(m.start_ns, m.end_ns);
   for (const MemsetEvent& m : ev.memsets) add(m.start_ns, m.end_ns);
@@ -68,16 +53,18 @@ std::vector<Interval> ComputeDuring(const EventColumns& ev, const IntervalSet& c
 }  // namespace
 
 StepCollectives ExtractStepCollectives(const EventColumns& ev, const StringTable& strings,
-                                       const StepWindow& step) {
+                                       const StepWindow& step, KernelClasses* shared_classes) {
   StepCollectives out;
   absl::flat_hash_map<uint64_t, const CollectiveEvent*> args;
   for (const CollectiveEvent& c : ev.collectives) args.emplace(c.correlation_id, &c);
-  CommKernels comm_kernels(strings);
+  KernelClasses own_classes;
+  KernelClasses& classes = shared_classes != nullptr ? *shared_classes : own_classes;
   absl::flat_hash_map<StringRef, uint32_t> kernel_slot;
   absl::flat_hash_map<StringRef, uint32_t> group_slot;
 
   for (const KernelEvent& k : ev.kernels) {
-    if (k.start_ns < step.start_ns || k.start_ns >= step.end_ns || !comm_kernels.Is(k.name)) continue;
+    if (k.start_ns < step.start_ns || k.start_ns >= step.end_ns) continue;
+    if (!classes.IsCommunication(strings, k.name)) continue;
     // A collective longer than any step could be is a broken record, not a wait.
     int64_t duration = 0;
     if (__builtin_sub_overflow(k.end_ns, k.start_ns, &duration) || duration > kMaxCollectiveNs) continue;
@@ -108,7 +95,7 @@ StepCollectives ExtractStepCollectives(const EventColumns& ev, const StringTable
                    [](const StepCollective& a, const StepCollective& b) { return a.start_ns < b.start_ns; });
   std::vector<Interval> comm;
   for (const StepCollective& c : out.ops) comm.push_back({c.start_ns, c.end_ns});
-  out.compute_in_comm = ComputeDuring(ev, IntervalSet::Union(std::move(comm)), comm_kernels);
+  out.compute_in_comm = ComputeDuring(ev, IntervalSet::Union(std::move(comm)), classes, strings);
   std::map<std::pair<uint32_t, CollectiveOp>, uint32_t> next_index;
   for (StepCollective& c : out.ops) c.index = next_index[{c.group, c.op}]++;
   return out;

@@ -12,6 +12,7 @@
 
 #include "analysis/comm/collective_op.h"
 #include "analysis/intervals.h"
+#include "analysis/kernel_classes.h"
 #include "analysis/step_segmenter.h"
 #include "model/events.h"
 #include "model/string_table.h"
@@ -46,7 +47,8 @@ struct StepCollectives {
 };
 
 // Communication kernels starting in [step.start_ns, step.end_ns) (each belongs to one step).
+// `classes` (optional): the process's kernel classes, shared with its other steps.
 StepCollectives ExtractStepCollectives(const EventColumns& events, const StringTable& strings,
-                                       const StepWindow& step);
+                                       const StepWindow& step, KernelClasses* classes = nullptr);
 
 }  // namespace gpuspy::analysis

@@ -252,11 +252,14 @@ v1::RunProfile ProfileSelection(const std::string& label, const std::vector<Sele
   }
   const ComparedSelection selection = ComparedSteps(analyses);
   std::vector<ProfiledStep> profiled;
+  // One classification per kernel name of each process's string table, for all its steps.
+  std::map<const StringTable*, KernelClasses> classes;
   for (size_t i = 0; i < steps.size(); ++i) {
     if (!selection.compared[i]) continue;
     const v1::Step& st = steps[i].analysis->report.step();
     profiled.push_back({steps[i].analysis, MeasureStepFacts(*steps[i].events, *steps[i].strings,
-                                                            {st.start_ns(), st.end_ns()})});
+                                                            {st.start_ns(), st.end_ns()},
+                                                            &classes[steps[i].strings])});
   }
   return BuildRunProfile(label, profiled, static_cast<uint32_t>(steps.size()),
                          selection.warmup_included,

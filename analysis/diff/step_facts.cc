@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "analysis/api_classifier.h"
 #include "analysis/blocking_calls.h"
-#include "analysis/kernel_classifier.h"
+#include "analysis/kernel_classes.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -16,15 +16,15 @@ bool TouchesHost(const MemcpyEvent& m) {
 
 }  // namespace
 
-StepFacts MeasureStepFacts(const EventColumns& ev, const StringTable& strings, Interval w) {
+StepFacts MeasureStepFacts(const EventColumns& ev, const StringTable& strings, Interval w,
+                           KernelClasses* shared_classes) {
   StepFacts out;
   absl::flat_hash_map<StringRef, KernelFact> by_name;
-  absl::flat_hash_map<StringRef, bool> is_comm;
+  KernelClasses own_classes;
+  KernelClasses& classes = shared_classes != nullptr ? *shared_classes : own_classes;
   for (const KernelEvent& k : ev.kernels) {
     if (!InWindow(k.start_ns, k.end_ns, w)) continue;
-    auto [it, fresh] = is_comm.try_emplace(k.name, false);
-    if (fresh) it->second = ClassifyKernel(strings.Get(k.name)) == KernelClass::kCommunication;
-    if (it->second) continue;
+    if (classes.IsCommunication(strings, k.name)) continue;
     KernelFact& f = by_name[k.name];
     ++f.calls;
     f.ns += std::min(k.end_ns, w.end_ns) - std::max(k.start_ns, w.start_ns);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/intervals.h"
+#include "analysis/kernel_classes.h"
 #include "model/events.h"
 #include "model/string_table.h"
 
@@ -36,7 +37,9 @@ struct StepFacts {
   uint64_t pinned_bytes = 0;
 };
 
-// Facts of the events in `window` (point events inside it, spans overlapping it).
-StepFacts MeasureStepFacts(const EventColumns& events, const StringTable& strings, Interval window);
+// Facts of the events in `window` (point events inside it, spans overlapping it). `classes`
+// (optional): kernel classes shared with the process's other steps.
+StepFacts MeasureStepFacts(const EventColumns& events, const StringTable& strings, Interval window,
+                           KernelClasses* classes = nullptr);
 
 }  // namespace gpuspy::analysis

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/step_finder.h"
 #include "codec/batch_decoder.h"
 #include "spdlog/spdlog.h"
 
@@ -118,7 +119,8 @@ absl::Status BatchIngestor::IndexSteps(const ProcessRecord& process, const Event
     if (!found.ok()) return found.status();
     own = *std::move(found);
   }
-  std::vector<analysis::StepWindow> found = (own != nullptr ? *own : segmenter_).FindSteps(events, strings);
+  std::vector<analysis::StepWindow> found =
+      analysis::NvtxStepsOfBatch(own != nullptr ? *own : segmenter_, events, strings);
   if (found.empty()) return absl::OkStatus();
   std::vector<StepRecord> records;
   records.reserve(found.size());

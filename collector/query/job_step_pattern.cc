@@ -8,10 +8,11 @@
 // by step number: what ingest indexed after the replace stays as it is). Left open: an ingest
 // thread that read the old pattern before the Set and writes its steps after the replace.
 #include <algorithm>
-#include <map>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/step_finder.h"
 #include "collector/query/query_engine.h"
+#include "collector/query/stored_batches.h"
 
 namespace gpuspy::collector {
 
@@ -31,28 +32,25 @@ absl::StatusOr<v1::SetStepPatternResponse> QueryEngine::SetStepPattern(const v1:
   v1::SetStepPatternResponse out;
   out.set_step_pattern(request.step_pattern().empty() ? patterns_->default_pattern() : request.step_pattern());
   for (const ProcessRecord& p : *processes) {
-    // Per batch, as ingest indexes them; a step number seen again replaces the earlier record.
-    std::map<int64_t, StepRecord> by_number;
+    // Per batch, as ingest indexes them (analysis/step_finder.h's rule).
+    analysis::NvtxStepIndex index(**segmenter);
     uint64_t next_sequence = 0;  // after the last batch read
     auto find_steps = [&](uint64_t sequence, const EventColumns& events, const StringTable& strings) {
       next_sequence = sequence + 1;
-      if (events.nvtx_ranges.empty()) return true;
-      for (const analysis::StepWindow& w : (*segmenter)->FindSteps(events, strings)) {
-        by_number[w.number] = {p.process_id, w.number, w.start_ns, w.end_ns, w.source};
-      }
+      index.Add(events, strings);
       return true;
     };
     absl::StatusOr<uint64_t> read = reader_.ForEachBatchFrom(p.process_id, 0, 0, 0, find_steps);
     if (!read.ok()) return read.status();
     std::vector<StepRecord> steps;
-    for (auto& [n, s] : by_number) steps.push_back(std::move(s));
+    for (const analysis::StepWindow& w : index.Steps()) steps.push_back(ToStepRecord(p.process_id, w));
     if (absl::Status st = store_->ReplaceSteps(p.process_id, steps); !st.ok()) return st;
     // The catch-up: batches stored while the first pass ran.
-    by_number.clear();
+    index.Clear();
     read = reader_.ForEachBatchFrom(p.process_id, 0, 0, next_sequence, find_steps);
     if (!read.ok()) return read.status();
     std::vector<StepRecord> late;
-    for (auto& [n, s] : by_number) late.push_back(std::move(s));
+    for (const analysis::StepWindow& w : index.Steps()) late.push_back(ToStepRecord(p.process_id, w));
     if (!late.empty()) {
       if (absl::Status st = store_->UpsertSteps(late); !st.ok()) return st;
     }

@@ -10,18 +10,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/job_analysis.h"
-#include "analysis/period_detector.h"
-#include "analysis/step_report.h"
+#include "analysis/process_analysis.h"
+#include "analysis/step_finder.h"
 #include "collector/query/event_pages.h"
 #include "collector/query/loss_notes.h"
+#include "collector/query/stored_batches.h"
 #include "model/event_selection.h"
 
 namespace gpuspy::collector {
 namespace {
-
-// What a step's events take in memory while it is analysed, per event (EventColumns: 40-64 B
-// per event, plus the vectors' slack).
-constexpr uint64_t kWindowBytesPerEvent = 64;
 
 // Which of a process's steps a report request selects.
 std::vector<StepRecord> SelectSteps(std::vector<StepRecord> steps,
@@ -35,13 +32,6 @@ std::vector<StepRecord> SelectSteps(std::vector<StepRecord> steps,
   }
   std::erase_if(steps, [&](const StepRecord& s) { return s.number != request.step(); });
   return steps;
-}
-
-// "a; b", or whichever is not empty.
-std::string JoinNotes(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return absl::StrCat(a, "; ", b);
 }
 
 std::string CaptureNote(const ProcessRecord& p) {
@@ -174,64 +164,13 @@ absl::StatusOr<v1::ListStepsResponse> QueryEngine::ListSteps(const v1::ListSteps
   return out;
 }
 
-absl::StatusOr<analysis::StepAnalysis> QueryEngine::ReportStep(const ProcessRecord& process,
-                                                               const StepRecord& step,
-                                                               std::string* window_note,
-                                                               AnalysisBudget::Lease* lease) {
-  absl::StatusOr<WindowEvents> window = reader_.Read(process.process_id, step.start_ns, step.end_ns);
-  if (!window.ok()) return window.status();
-  // The step's events, while it is analysed: a large step (100k events) is tens of MB.
-  const uint64_t window_bytes = window->events.size() * kWindowBytesPerEvent;
-  if (absl::Status st = lease->Add(window_bytes); !st.ok()) return st;
-  const analysis::StepWindow w{step.number, step.start_ns, step.end_ns, step.source};
-  analysis::StepAnalysis analysed;
-  {
-    std::shared_lock lock(window->dictionary->mu);
-    analysed = analysis::AnalyzeStep(window->events, window->dictionary->dict.strings(), w,
-                                     process.process_id);
-  }
-  lease->Release(window_bytes);
-  if (window->undecodable_batches > 0) {
-    *window_note = absl::StrCat(window->undecodable_batches,
-                                " stored batches of this window are damaged and were skipped");
-  }
-  return analysed;
-}
-
-absl::StatusOr<analysis::WindowMemory> QueryEngine::MemoryBetween(const ProcessRecord& process,
-                                                                  int64_t from_ns, int64_t to_ns) {
-  analysis::WindowMemory out;
-  if (from_ns >= to_ns) return out;
-  // Batch by batch: the stretch before the first step is the whole start-up.
-  absl::StatusOr<uint64_t> read = reader_.ForEachBatchIn(
-      process.process_id, from_ns, to_ns, [&](const EventColumns& events, const StringTable& strings) {
-        analysis::AppendStretch(analysis::MeasureWindowMemory(events, strings, from_ns, to_ns), &out);
-      });
-  if (!read.ok()) return read.status();
-  return out;
-}
-
 absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord& process) {
-  absl::StatusOr<std::vector<StepRecord>> stored = store_->ListSteps(process.process_id);
-  if (!stored.ok() || !stored->empty()) return stored;
-  if (std::optional<std::vector<StepRecord>> detected = cache_.FindDetectedSteps(process)) {
-    return *std::move(detected);
-  }
-  // Batch by batch: a process without NVTX steps may have tens of millions of events.
-  analysis::StepDetectionInput input;
-  absl::StatusOr<uint64_t> read = reader_.ForEachBatch(
-      process.process_id, [&](const EventColumns& events, const StringTable&) {
-        if (!cancelled_.load()) input.Add(events);
-      });
-  if (!read.ok()) return read.status();
-  if (cancelled_.load()) return absl::CancelledError("gpuspyd is shutting down");
-  std::vector<analysis::StepWindow> windows = input.Periodic();
-  if (windows.empty()) windows = input.Fixed(analysis::kDefaultWindowNs);
+  StoredBatches source(store_, &reader_, process, {.cache = &cache_, .cancelled = &cancelled_});
+  absl::StatusOr<std::vector<analysis::StepWindow>> found = analysis::FindSteps(source, step_policy_);
+  if (!found.ok()) return found.status();
   std::vector<StepRecord> steps;
-  for (const auto& w : windows) {
-    steps.push_back({process.process_id, w.number, w.start_ns, w.end_ns, w.source});
-  }
-  cache_.PutDetectedSteps(process, steps);
+  steps.reserve(found->size());
+  for (const analysis::StepWindow& w : *found) steps.push_back(ToStepRecord(process.process_id, w));
   return steps;
 }
 
@@ -268,46 +207,36 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   for (const analysis::StepAnalysis& a : previous.steps) {
     if (a.report.step().end_ns() < changed_from) reusable[a.report.step().number()] = &a;
   }
-  std::sort(steps->begin(), steps->end(),
-            [](const StepRecord& a, const StepRecord& b) { return a.number < b.number; });
-  std::vector<analysis::StepAnalysis> out;
-  out.reserve(steps->size());
-  std::map<int64_t, std::string> window_notes;
   const auto loss_note = LossNotesFor(store_, process, *steps);
-  // Where the stretch before each step begins: the previous step's end; the first step's
-  // stretch is everything the process did before it.
-  int64_t previous_end = std::numeric_limits<int64_t>::min();
-  for (const StepRecord& s : *steps) {
-    const int64_t before_from = std::exchange(previous_end, std::max(previous_end, s.end_ns));
-    if (cancelled_.load()) return absl::CancelledError("gpuspyd is shutting down");
-    auto kept = reusable.find(s.number);
-    if (kept != reusable.end() && kept->second->report.step().start_ns() == s.start_ns &&
-        kept->second->report.step().end_ns() == s.end_ns) {
-      if (absl::Status st = lease->Add(reused_step_bytes); !st.ok()) return st;
-      out.push_back(*kept->second);
-      // The process-wide part of the note (drops, gaps) may have changed since.
-      const std::string& window_note = previous.window_notes[s.number];
-      out.back().report.set_capture_note(JoinNotes(loss_note(s), window_note));
-      window_notes[s.number] = window_note;
-      continue;
+  std::vector<analysis::StepWindow> windows;
+  windows.reserve(steps->size());
+  for (const StepRecord& s : *steps) windows.push_back(ToStepWindow(s));
+  analysis::ProcessAnalysisHooks hooks;
+  hooks.proceed = [this] {
+    return cancelled_.load() ? absl::CancelledError("gpuspyd is shutting down") : absl::OkStatus();
+  };
+  hooks.loss_note = [&](const analysis::StepWindow& w) {
+    return loss_note(ToStepRecord(process.process_id, w));
+  };
+  hooks.reuse = [&](const analysis::StepWindow& w) -> absl::StatusOr<analysis::ProcessAnalysisHooks::Reused> {
+    auto kept = reusable.find(w.number);
+    if (kept == reusable.end() || kept->second->report.step().start_ns() != w.start_ns ||
+        kept->second->report.step().end_ns() != w.end_ns) {
+      return analysis::ProcessAnalysisHooks::Reused{};
     }
-    std::string window_note;
-    absl::StatusOr<analysis::StepAnalysis> analysed = ReportStep(process, s, &window_note, lease);
-    if (!analysed.ok()) return analysed.status();
-    if (absl::Status st = lease->Add(EstimatedBytes(*analysed)); !st.ok()) return st;
-    analysis::StepAnalysis a = std::move(*analysed);
-    absl::StatusOr<analysis::WindowMemory> before = MemoryBetween(process, before_from, s.start_ns);
-    if (!before.ok()) return before.status();
-    a.memory.before = std::move(*before);
-    a.report.set_capture_note(JoinNotes(loss_note(s), window_note));
-    out.push_back(std::move(a));
-    window_notes[s.number] = std::move(window_note);
-    ++steps_analysed_;
-  }
-  CachedAnalyses entry{process.max_sequence, process.batch_count, steps->size(), out, version,
-                       std::move(window_notes)};
+    if (absl::Status st = lease->Add(reused_step_bytes); !st.ok()) return st;
+    return analysis::ProcessAnalysisHooks::Reused{kept->second, previous.window_notes[w.number]};
+  };
+  hooks.keep = [&](const analysis::StepAnalysis& a) { return lease->Add(EstimatedBytes(a)); };
+  StoredBatches source(store_, &reader_, process, {.cache = &cache_, .lease = lease, .cancelled = &cancelled_});
+  absl::StatusOr<analysis::ProcessAnalysis> analysed =
+      analysis::AnalyzeSteps(source, windows, process.process_id, hooks);
+  if (!analysed.ok()) return analysed.status();
+  steps_analysed_ += analysed->steps_analysed;
+  CachedAnalyses entry{process.max_sequence, process.batch_count, steps->size(), analysed->steps,
+                       version, std::move(analysed->window_notes)};
   cache_.Put(process.process_id, std::move(entry));
-  return out;
+  return std::move(analysed->steps);
 }
 
 absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEngine::AnalyzeJob(

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "absl/status/statusor.h"
+#include "analysis/step_finder.h"
 #include "analysis/step_series.h"
 #include "collector/live/connection_registry.h"
 #include "collector/live/job_step_patterns.h"
@@ -97,17 +98,9 @@ class QueryEngine {
   absl::StatusOr<std::vector<ProcessRecord>> ProcessesOf(const std::string& job_id,
                                                          uint64_t process_id);
   void FillProcessInfo(const ProcessRecord& record, v1::ProcessInfo* out) const;
-  // `window_note` receives what is wrong with this step's stored data (damaged batches), apart
-  // from what the process lost (loss_notes.h), which BaseAnalyses adds.
-  absl::StatusOr<analysis::StepAnalysis> ReportStep(const ProcessRecord& process,
-                                                    const StepRecord& step, std::string* window_note,
-                                                    AnalysisBudget::Lease* lease);
-  // Device memory of the process in [from_ns, to_ns): the stretch before a step (start-up, the
-  // gap since the previous step), from which the step's memory level carries over.
-  absl::StatusOr<analysis::WindowMemory> MemoryBetween(const ProcessRecord& process,
-                                                       int64_t from_ns, int64_t to_ns);
-  // The process's steps: its NVTX steps when it has any, else steps detected from the kernel
-  // sequence's period, else fixed windows. Detected steps are cached until new batches arrive.
+  // The process's steps (analysis::FindSteps over its stored batches): its NVTX steps when it
+  // has any, else steps detected from the kernel sequence's period, else fixed windows. Detected
+  // steps are cached until new batches arrive.
   absl::StatusOr<std::vector<StepRecord>> StepsOf(const ProcessRecord& process);
   // Per-step reports of one process before cross-step analysis; cached until new batches arrive.
   // GetStepReport, charging what it builds to `lease` (GetJobSummary keeps its reports charged
@@ -130,6 +123,8 @@ class QueryEngine {
   std::map<uint64_t, std::shared_ptr<std::mutex>> analysis_locks_;
 
   std::atomic<bool> cancelled_{false};
+  // Stored processes keep an NVTX step index (ingest's), so only its fallback window is read.
+  const analysis::StepPolicy step_policy_;
   std::function<void(v1::CollectorStats*)> stats_source_;
   AnalysisCache cache_;
   AnalysisBudget budget_{&cache_};  // after cache_

@@ -1,6 +1,7 @@
 // QueryEngine::GetRunProfile: one side of `gpuspy diff` from stored events. The job's analyses
 // (cached, job-level findings applied) pick the steps; each compared step's events are read
 // back once more for what the profile counts by name (analysis/diff/step_facts.h).
+#include <map>
 #include <set>
 #include <shared_mutex>
 
@@ -65,6 +66,8 @@ absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
   }
   const analysis::ComparedSelection selection = analysis::ComparedSteps(selected);
   std::vector<analysis::ProfiledStep> steps;
+  // One classification per kernel name of each process, for all its steps.
+  std::map<uint64_t, analysis::KernelClasses> classes;
   for (size_t i = 0; i < selected.size(); ++i) {
     if (!selection.compared[i]) continue;
     if (cancelled_.load()) return absl::CancelledError("gpuspyd is stopping");
@@ -75,7 +78,8 @@ absl::StatusOr<v1::GetRunProfileResponse> QueryEngine::GetRunProfile(
     std::shared_lock lock(window->dictionary->mu);
     steps.push_back({selected[i], analysis::MeasureStepFacts(window->events,
                                                              window->dictionary->dict.strings(),
-                                                             {step.start_ns(), step.end_ns()})});
+                                                             {step.start_ns(), step.end_ns()},
+                                                             &classes[owners[i]->process_id])});
   }
   v1::GetRunProfileResponse out;
   *out.mutable_profile() = analysis::BuildRunProfile(

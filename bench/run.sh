@@ -45,8 +45,8 @@ rm -f "$json"
   echo
   echo "## Collector ingest (bench/ingest_bench.sh: gpuspy-replay producers -> gpuspyd, loopback)"
   echo
-  echo "| measure | events | wall (incl. generating them) | throughput | stored |"
-  echo "|---|---|---|---|---|"
+  echo "| measure | events | wall (incl. generating them) | throughput | gpuspyd CPU | stored |"
+  echo "|---|---|---|---|---|---|"
   bench/ingest_bench.sh build 4 40
   bench/ingest_bench.sh build 8 40
   echo

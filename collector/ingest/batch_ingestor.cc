@@ -1,6 +1,8 @@
 #include "collector/ingest/batch_ingestor.h"
 
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/step_finder.h"
@@ -131,6 +133,17 @@ absl::Status BatchIngestor::IndexSteps(const ProcessRecord& process, const Event
 }
 
 absl::StatusOr<v1::Ack> BatchIngestor::Ingest(uint64_t process_id, const v1::EventBatch& batch) {
+  std::string bytes;
+  if (!batch.SerializeToString(&bytes)) {
+    counters_->Add(counters_->batches_received);
+    counters_->Add(counters_->batches_rejected);
+    return absl::InternalError("batch could not be serialized");
+  }
+  return Ingest(process_id, batch, std::move(bytes));
+}
+
+absl::StatusOr<v1::Ack> BatchIngestor::Ingest(uint64_t process_id, const v1::EventBatch& batch,
+                                              std::string received) {
   counters_->Add(counters_->batches_received);
   auto reject = [this](absl::Status st) {
     counters_->Add(counters_->batches_rejected);
@@ -173,9 +186,7 @@ absl::StatusOr<v1::Ack> BatchIngestor::Ingest(uint64_t process_id, const v1::Eve
   stored.event_count = static_cast<uint32_t>(events.size());
   stored.loss = {batch.loss().cupti_dropped_records(), batch.loss().queue_dropped_events(),
                  batch.loss().spill_dropped_events()};
-  if (!batch.SerializeToString(&stored.payload)) {
-    return reject(absl::InternalError("batch could not be re-serialized"));
-  }
+  stored.payload = std::move(received);
 
   v1::Ack ack;
   ack.set_sequence(batch.sequence());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "analysis/step_segmenter.h"
@@ -37,9 +38,15 @@ class BatchIngestor {
   // uid holds already.
   absl::StatusOr<v1::Welcome> Hello(const v1::ProcessIdentity& identity, int64_t now_unix_ns);
 
-  // Stores one batch of `process_id`. Errors: InvalidArgument (malformed batch; the producer must
-  // drop it), ResourceExhausted (disk full; the producer should keep it and retry later),
+  // Stores one batch of `process_id`: `batch`, parsed from `received` (the bytes its producer
+  // sent), which are stored as they are. Only what the index needs is decoded (time range, event
+  // count, steps). Errors: InvalidArgument (malformed batch; the producer must drop it),
+  // ResourceExhausted (disk full; the producer should keep it and retry later),
   // Internal/Unavailable (storage trouble).
+  absl::StatusOr<v1::Ack> Ingest(uint64_t process_id, const v1::EventBatch& batch,
+                                 std::string received);
+  // The same for a batch held only as a message (built by a test, merged from several fields of
+  // one ClientMessage): stored as it serializes.
   absl::StatusOr<v1::Ack> Ingest(uint64_t process_id, const v1::EventBatch& batch);
 
   // Steps are then found with each job's own pattern where it has one (job_step_patterns.h), the

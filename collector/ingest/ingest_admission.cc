@@ -9,8 +9,8 @@ namespace {
 
 // Decoded columns take about this much per event (the widest event structs, vector slack).
 constexpr uint64_t kDecodedBytesPerEvent = 128;
-// The parsed message, its re-serialized copy for the store, and compression's buffers: each about
-// the wire size.
+// The parsed message, its bytes as received (kept for the store), and compression's buffers:
+// each about the wire size.
 constexpr uint64_t kWireCopies = 3;
 
 }  // namespace

@@ -34,7 +34,8 @@ struct AdmissionOptions {
 };
 
 // What holding `batch` costs while it is decoded and stored: the message itself, its decoded
-// columns, and the re-serialized payload. An estimate, used only against the budget.
+// columns, and its bytes as received (the stored payload). An estimate, used only against the
+// budget.
 uint64_t BatchCost(const v1::EventBatch& batch);
 
 class IngestAdmission {

@@ -4,9 +4,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "collector/ingest/batch_bytes.h"
 #include "collector/rpc/grpc_status.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/method_handler.h"
@@ -23,13 +26,22 @@ constexpr int kStreamMethodIndex = 0;
 
 enum class ReadResult { kMessage, kClosed, kUnparsable };
 
-ReadResult ReadClientMessage(ServerStream* stream, v1::ClientMessage* out) {
+// Reads the next message: its bytes as they arrived into `bytes` (a batch is stored as it came,
+// batch_bytes.h) and their parse into `out`.
+ReadResult ReadClientMessage(ServerStream* stream, v1::ClientMessage* out, std::string* bytes) {
   grpc::ByteBuffer raw;
   if (!stream->Read(&raw)) return ReadResult::kClosed;
-  // The generated handler's own parse, on our side of Read().
-  if (!grpc::SerializationTraits<v1::ClientMessage>::Deserialize(&raw, out).ok()) {
-    return ReadResult::kUnparsable;
+  std::vector<grpc::Slice> slices;
+  if (!raw.Dump(&slices).ok()) return ReadResult::kUnparsable;
+  bytes->clear();
+  bytes->reserve(raw.Length());
+  for (const grpc::Slice& slice : slices) {
+    bytes->append(reinterpret_cast<const char*>(slice.begin()), slice.size());
   }
+  // Only one copy of a large batch in memory at a time.
+  slices.clear();
+  raw.Clear();
+  if (!out->ParseFromString(*bytes)) return ReadResult::kUnparsable;
   return ReadResult::kMessage;
 }
 
@@ -119,8 +131,9 @@ grpc::Status IngestService::RawStream(grpc::ServerContext* context, ServerStream
     if (grpc::Status st = gate_->AdmitStream(context); !st.ok()) return st;
   }
   v1::ClientMessage in;
+  std::string bytes;
   uint64_t messages_read = 0;
-  switch (ReadClientMessage(stream, &in)) {
+  switch (ReadClientMessage(stream, &in, &bytes)) {
     case ReadResult::kClosed: return grpc::Status::OK;  // closed before saying anything
     case ReadResult::kUnparsable: return Unparsable(peer, messages_read);
     case ReadResult::kMessage: ++messages_read; break;
@@ -158,7 +171,7 @@ grpc::Status IngestService::RawStream(grpc::ServerContext* context, ServerStream
 
   for (;;) {
     admission.AwaitRoom();
-    const ReadResult read = ReadClientMessage(stream, &in);
+    const ReadResult read = ReadClientMessage(stream, &in, &bytes);
     if (read == ReadResult::kClosed) break;
     if (read == ReadResult::kUnparsable) return Unparsable(peer, messages_read);
     ++messages_read;
@@ -168,9 +181,12 @@ grpc::Status IngestService::RawStream(grpc::ServerContext* context, ServerStream
           return Refuse(context, *refused);
         }
         const uint64_t sequence = in.batch().sequence();
-        absl::StatusOr<v1::Ack> ack = ingestor_->Ingest(process_id, in.batch());
+        absl::StatusOr<v1::Ack> ack =
+            TakeBatchBytes(&bytes) ? ingestor_->Ingest(process_id, in.batch(), std::move(bytes))
+                                   : ingestor_->Ingest(process_id, in.batch());
         // The batch's memory goes with its reservation (Clear would keep its capacity).
         v1::ClientMessage().Swap(&in);
+        std::string().swap(bytes);
         admission.ReleaseBatch();
         if (!ack.ok()) {
           spdlog::warn("ingest {}: process {} batch {} refused: {}", peer, process_id,

@@ -190,7 +190,8 @@ class Reingest {
     }
     absl::StatusOr<uint64_t> process = NewProcessId(r.process_id);
     if (!process.ok()) return process.status();  // the new store failed: stop
-    absl::StatusOr<v1::Ack> ack = ingestor_.Ingest(*process, batch);
+    // The segment's bytes are what the producer sent: the new store keeps them as they are.
+    absl::StatusOr<v1::Ack> ack = ingestor_.Ingest(*process, batch, *std::move(bytes));
     if (absl::IsInvalidArgument(ack.status())) return Skip(r, std::string(ack.status().message()));
     if (!ack.ok()) return ack.status();
     if (!ack->duplicate()) {

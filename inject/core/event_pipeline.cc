@@ -3,12 +3,9 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <algorithm>
-
 #include <time.h>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "client/log/log_line.h"
 
 namespace gpuspy::inject {
@@ -17,28 +14,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr absl::Duration kConnectTimeout = absl::Seconds(2);
-// After a window closes, GPU work launched inside it may still be running or sitting in CUPTI's
-// buffers: wait this long (at least) before dropping what is undecided.
-constexpr std::chrono::milliseconds kMinDrain{300};
-// Without an NVTX step boundary within this time, an attach window starts at once.
-constexpr int64_t kDefaultStartTimeoutNs = 10'000'000'000;
-// Progress reports while a window is open (besides one on every state change).
-constexpr std::chrono::milliseconds kStatusPeriod{500};
 // How often a connected process looks for spill files that ended processes left behind.
 constexpr std::chrono::seconds kAdoptionRescan{60};
 // How long an exiting process lets an adoption in progress finish its current batch.
 constexpr std::chrono::milliseconds kAdoptionExitWait{200};
 
-v1::CaptureState ToProto(WindowState s) {
-  switch (s) {
-    case WindowState::kArmed: return v1::CAPTURE_STATE_ARMED;
-    case WindowState::kCapturing: return v1::CAPTURE_STATE_CAPTURING;
-    case WindowState::kDraining: return v1::CAPTURE_STATE_DRAINING;
-    case WindowState::kDone: return v1::CAPTURE_STATE_DONE;
-    case WindowState::kStopped: return v1::CAPTURE_STATE_STOPPED;
-    case WindowState::kIdle: break;
-  }
-  return v1::CAPTURE_STATE_UNSPECIFIED;
+// Event times without CUPTI (tests): the wall clock.
+int64_t WallClockNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+TracingControl WithClock(TracingControl tracing) {
+  if (!tracing.now_ns) tracing.now_ns = WallClockNs;
+  return tracing;
 }
 
 absl::Duration ToAbsl(std::chrono::milliseconds ms) { return absl::Milliseconds(ms.count()); }
@@ -81,15 +71,24 @@ EventPipeline::EventPipeline(const CoreConfig& config, const MakeRecordParser& m
       completed_(completed),
       flush_(std::move(flush)),
       dropped_records_(std::move(dropped_records)),
-      tracing_(std::move(tracing)),
+      now_ns_(WithClock(tracing).now_ns),
       parser_(make_parser(&strings_)),
       encoder_(&strings_),
+      capture_(config, WithClock(std::move(tracing)), &strings_, &stats_,
+               CaptureController::Hooks{
+                   .flush = [this](bool forced) { flush_(forced); },
+                   .parse = [this] { ParseCompleted(std::chrono::milliseconds(0)); },
+                   .route = [this] { Route(); },
+                   .deliver = [this] { if (!outgoing_.empty()) CutBatch(); },
+                   .connected = [this] { return delivery_.connected(); },
+                   .send = [this](const v1::ClientMessage& m) { (void)delivery_.Send(m); },
+               }),
       delivery_(config, &identity_, std::move(sink), &stats_,
                 Delivery::ExitSignal{.stopping = &stopping_, .deadline = &exit_deadline_},
                 Delivery::Hooks{
                     .resend_definitions = [this] { encoder_.ResendAllDefinitions(); },
                     // Tell the (possibly restarted) collector where a window stands.
-                    .connected = [this] { last_status_sent_.Clear(); },
+                    .connected = [this] { capture_.Reconnected(); },
                 }) {}
 
 EventPipeline::~EventPipeline() { Stop(std::chrono::milliseconds(0)); }
@@ -139,13 +138,6 @@ void EventPipeline::Run() {
   const auto period = std::chrono::milliseconds(config_.flush_period_ms);
   auto last_flush = Clock::now();
   auto last_cut = Clock::now();
-  if (!tracing_.now_ns) {
-    tracing_.now_ns = [] {
-      timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-    };
-  }
   while (!stopping_.load()) {
     ParseCompleted(period);
     const auto now = Clock::now();
@@ -155,7 +147,7 @@ void EventPipeline::Run() {
     }
     Listen(now);
     Route();
-    TendWindow(now);
+    capture_.Tend(now);
     if (outgoing_.size() >= config_.batch_events ||
         (now - last_cut >= period && !outgoing_.empty())) {
       CutBatch();
@@ -210,15 +202,8 @@ void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
 void EventPipeline::Drain(bool forced_flush) {
   flush_(forced_flush);
   ParseCompleted(std::chrono::milliseconds(0));
-  const bool in_window = window_.active();
-  if (in_window) {
-    // The process is ending inside a window: keep what was traced up to now.
-    window_.Stop(tracing_.now_ns());
-    Route();
-    window_.Finish();
-    tracing_.disable();
-    tracing_on_ = false;
-  }
+  // The process may be ending inside a window: what was traced up to now is kept.
+  const bool in_window = capture_.CloseForExit();
   Route();
   if (!outgoing_.empty()) CutBatch();
   // Nothing new to send, but batches spilled earlier (collector away or overloaded): keep trying
@@ -230,11 +215,7 @@ void EventPipeline::Drain(bool forced_flush) {
         "host delivers them (or `gpuspy spill --deliver`)",
         delivery_.spill_path().c_str());
   }
-  if (in_window) {  // after the last batch, as in TendWindow
-    v1::CaptureStatus status = WindowStatus();
-    status.set_message("the process is exiting");
-    SendStatus(status);
-  }
+  if (in_window) capture_.ReportExit();  // after the last batch, as in CaptureController::Tend
 }
 
 void EventPipeline::Route() {
@@ -244,12 +225,8 @@ void EventPipeline::Route() {
     } else {
       outgoing_.Append(pending_);
     }
-  } else if (window_.active()) {
-    window_.Feed(std::move(pending_), tracing_.now_ns(), &outgoing_);
-    stats_.events_outside_window.store(window_.events_outside());
-  } else if (!pending_.empty()) {
-    // Records CUPTI completed after a window's tracing was switched off.
-    stats_.events_outside_window.fetch_add(pending_.size());
+  } else {
+    capture_.Route(std::move(pending_), &outgoing_);
   }
   pending_.clear();
 }
@@ -259,7 +236,7 @@ void EventPipeline::Listen(Clock::time_point now) {
   delivery_.NoticeClosedStream();
   // Dormant processes register at once so an attach can find them; continuous ones connect
   // with their first batch.
-  if (!delivery_.connected() && (config_.mode == CaptureMode::kOnDemand || window_.active())) {
+  if (!delivery_.connected() && (config_.mode == CaptureMode::kOnDemand || capture_.window_active())) {
     if (!delivery_.EnsureConnected()) return;
   }
   if (!delivery_.connected()) return;
@@ -271,130 +248,16 @@ void EventPipeline::Listen(Clock::time_point now) {
     adoption_->Start();
     next_adoption_ = now + kAdoptionRescan;
   }
-  for (const v1::Command& c : delivery_.TakeCommands()) HandleCommand(c);
+  for (const v1::Command& c : delivery_.TakeCommands()) capture_.Handle(c);
   if (now - last_heartbeat_ >= std::chrono::milliseconds(config_.heartbeat_ms)) {
     last_heartbeat_ = now;
     v1::ClientMessage m;
-    m.mutable_heartbeat()->set_client_time_ns(tracing_.now_ns());
+    m.mutable_heartbeat()->set_client_time_ns(now_ns_());
     timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     m.mutable_heartbeat()->set_client_unix_ns(static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 +
                                               ts.tv_nsec);
     (void)delivery_.Send(m);
-  }
-}
-
-void EventPipeline::HandleCommand(const v1::Command& command) {
-  if (command.has_start_capture()) {
-    StartWindow(command.start_capture());
-  } else if (command.has_stop_capture()) {
-    const uint64_t id = command.stop_capture().capture_id();
-    if (window_.active() && (id == 0 || id == window_.request().capture_id)) {
-      Log(LogLevel::kInfo, "capture %llu: stopped by the collector",
-          static_cast<unsigned long long>(window_.request().capture_id));
-      window_.Stop(tracing_.now_ns());
-    }
-  }
-}
-
-void EventPipeline::StartWindow(const v1::StartCapture& start) {
-  v1::CaptureStatus refusal;
-  refusal.set_capture_id(start.capture_id());
-  refusal.set_state(v1::CAPTURE_STATE_FAILED);
-  if (config_.mode == CaptureMode::kAlways) {
-    refusal.set_message("continuous mode (GPUSPY_MODE=always): this process is traced already");
-    SendStatus(refusal);
-    return;
-  }
-  if (window_.active()) {
-    if (window_.request().capture_id == start.capture_id()) return;  // repeated after reconnect
-    refusal.set_message(absl::StrCat("capture ", window_.request().capture_id,
-                                     " is still running in this process"));
-    SendStatus(refusal);
-    return;
-  }
-  WindowRequest request;
-  request.capture_id = start.capture_id();
-  request.steps = start.steps();
-  request.duration_ns = start.duration_ns();
-  request.step_pattern = start.step_pattern().empty() ? "ProfilerStep#" : start.step_pattern();
-  request.start_timeout_ns =
-      start.start_timeout_ns() > 0 ? start.start_timeout_ns() : kDefaultStartTimeoutNs;
-  std::string warnings;
-  CaptureKinds kinds = config_.kinds;
-  if (start.kinds_size() > 0) ParseKinds(absl::StrJoin(start.kinds(), ","), &kinds, &warnings);
-  if (absl::Status st = window_.Arm(request, tracing_.now_ns()); !st.ok()) {
-    refusal.set_message(std::string(st.message()));
-    SendStatus(refusal);
-    return;
-  }
-  // Step boundaries are NVTX ranges: traced even when the kinds asked for leave NVTX out.
-  kinds.nvtx = true;
-  tracing_.enable(kinds);
-  tracing_on_ = true;
-  stats_.captures_started.fetch_add(1);
-  last_status_sent_.Clear();
-  Log(LogLevel::kInfo, "capture %llu: armed (%u steps, %lld ms)%s%s",
-      static_cast<unsigned long long>(request.capture_id), request.steps,
-      static_cast<long long>(request.duration_ns / 1'000'000), warnings.empty() ? "" : "; ",
-      warnings.c_str());
-}
-
-v1::CaptureStatus EventPipeline::WindowStatus() const {
-  v1::CaptureStatus s;
-  s.set_capture_id(window_.request().capture_id);
-  s.set_state(ToProto(window_.state()));
-  s.set_steps_captured(window_.steps_captured());
-  s.set_step_aligned(window_.step_aligned());
-  s.set_window_start_ns(window_.window_start_ns());
-  s.set_window_end_ns(window_.window_end_ns());
-  s.set_events_sent(window_.events_sent());
-  s.set_events_outside_window(window_.events_outside());
-  return s;
-}
-
-void EventPipeline::SendStatus(const v1::CaptureStatus& status) {
-  if (!delivery_.connected()) return;  // the next status after reconnecting says it all
-  v1::ClientMessage m;
-  *m.mutable_capture_status() = status;
-  (void)delivery_.Send(m);
-}
-
-void EventPipeline::TendWindow(Clock::time_point now) {
-  if (window_.request().capture_id == 0) return;  // never armed
-  if (window_.state() == WindowState::kDraining) {
-    if (drain_deadline_ == Clock::time_point{}) {
-      drain_deadline_ =
-          now + std::max(kMinDrain, 2 * std::chrono::milliseconds(config_.flush_period_ms));
-      flush_(true);
-    } else if (now >= drain_deadline_) {
-      // Last call for the window's GPU work, then tracing goes back off.
-      flush_(true);
-      ParseCompleted(std::chrono::milliseconds(0));
-      Route();
-      window_.Finish();
-      drain_deadline_ = {};
-      // Deliver the window's last events before saying DONE: whoever waits for DONE (gpuspy
-      // attach) reads the reports right after.
-      if (!outgoing_.empty()) CutBatch();
-      Log(LogLevel::kInfo, "capture %llu: done, %u steps, %llu events sent",
-          static_cast<unsigned long long>(window_.request().capture_id), window_.steps_captured(),
-          static_cast<unsigned long long>(window_.events_sent()));
-    }
-  }
-  if (tracing_on_ && !window_.active()) {
-    tracing_.disable();
-    tracing_on_ = false;
-  }
-  const v1::CaptureStatus status = WindowStatus();
-  const bool changed = status.state() != last_status_sent_.state() ||
-                       status.steps_captured() != last_status_sent_.steps_captured() ||
-                       status.window_start_ns() != last_status_sent_.window_start_ns();
-  if (changed || (window_.active() && now - last_status_ >= kStatusPeriod)) {
-    if (!window_.active() && last_status_sent_.state() == status.state()) return;
-    SendStatus(status);
-    if (delivery_.connected()) last_status_sent_ = status;
-    last_status_ = now;
   }
 }
 

@@ -1,5 +1,7 @@
-// The core's background work, on its own thread ("gpuspy-send"): completed CUPTI buffers ->
-// parsed events -> compact batches -> collector, spilling to disk while the collector is away.
+// The core's data pump, on its own thread ("gpuspy-send"): completed CUPTI buffers -> parsed
+// events -> compact batches -> collector (delivery.h), spilling to disk while the collector is
+// away; the connection kept up (heartbeats, commands taken). On-demand capture windows are the
+// capture controller's (capture_controller.h), which the pump feeds on the same thread.
 // The application's threads only ever hand over buffer pointers (CompletedBuffers::Push).
 #pragma once
 
@@ -17,7 +19,7 @@
 #include "codec/batch_encoder.h"
 #include "inject/core/buffer_pool.h"
 #include "inject/core/call_site_queue.h"
-#include "inject/core/capture_window.h"
+#include "inject/core/capture_controller.h"
 #include "inject/core/core_config.h"
 #include "inject/core/delivery.h"
 #include "inject/core/host_sampler.h"
@@ -46,19 +48,12 @@ class CompletedBuffers {
   bool woken_ = false;
 };
 
-// How the pipeline switches CUPTI tracing for on-demand windows (CuptiCapture in production).
-struct TracingControl {
-  std::function<void(const CaptureKinds&)> enable = [](const CaptureKinds&) {};
-  std::function<void()> disable = [] {};
-  // The CUPTI clock (cuptiGetTimestamp): what event timestamps are in.
-  std::function<int64_t()> now_ns;
-};
-
 class EventPipeline {
  public:
   // `make_parser` gives the capture layer's record parser (CUPTI stays behind it); `flush` asks
   // CUPTI to complete its buffers (cuptiActivityFlushAll); `dropped_records` returns CUPTI's
-  // cumulative drop count. Both are called on the pipeline thread.
+  // cumulative drop count. Both are called on the pipeline thread. `tracing` goes to the capture
+  // controller; without its clock, event times are taken to be CLOCK_REALTIME.
   EventPipeline(const CoreConfig& config, const MakeRecordParser& make_parser,
                 v1::ProcessIdentity identity,
                 std::unique_ptr<BatchSink> sink, BufferPool* pool, CompletedBuffers* completed,
@@ -93,14 +88,9 @@ class EventPipeline {
   void ParseCompleted(std::chrono::milliseconds wait);
   // Parsed events -> what may be sent (all of them in continuous mode; the window's in dormant).
   void Route();
-  // Dormant/continuous control plane: stay registered, heartbeat, take commands.
+  // Stay registered (dormant processes, open windows), heartbeat, hand commands to the capture
+  // controller.
   void Listen(std::chrono::steady_clock::time_point now);
-  void HandleCommand(const v1::Command& command);
-  void StartWindow(const v1::StartCapture& start);
-  // Window bookkeeping each loop: drain deadline, tracing off when done, status to the collector.
-  void TendWindow(std::chrono::steady_clock::time_point now);
-  void SendStatus(const v1::CaptureStatus& status);
-  v1::CaptureStatus WindowStatus() const;
   void CutBatch();
   LossCounters Loss() const;
 
@@ -110,19 +100,14 @@ class EventPipeline {
   CompletedBuffers* completed_;
   std::function<void(bool)> flush_;
   std::function<uint64_t()> dropped_records_;
-  TracingControl tracing_;
+  std::function<int64_t()> now_ns_;  // the clock of event times (TracingControl::now_ns)
 
   StringTable strings_;
   std::unique_ptr<RecordParser> parser_;
   BatchEncoder encoder_;
   EventColumns pending_;   // parsed, not yet routed
   EventColumns outgoing_;  // to be cut into batches
-  CaptureWindow window_{&strings_};
-  bool tracing_on_ = false;  // switched on for a window
-  std::chrono::steady_clock::time_point drain_deadline_{};
   std::chrono::steady_clock::time_point last_heartbeat_{};
-  std::chrono::steady_clock::time_point last_status_{};
-  v1::CaptureStatus last_status_sent_;
   uint64_t next_sequence_ = 1;
   std::unique_ptr<BackgroundAdoption> adoption_;
   std::unique_ptr<CallSiteJoiner> call_sites_;
@@ -132,6 +117,7 @@ class EventPipeline {
   size_t devices_reported_ = 0;
 
   PipelineStats stats_;
+  CaptureController capture_;  // after strings_ and stats_, which it points at
   std::atomic<bool> stopping_{false};
   std::chrono::steady_clock::time_point exit_deadline_{};
   Delivery delivery_;  // after what it points at: identity_, stats_, stopping_, exit_deadline_

@@ -1,5 +1,7 @@
-// The core's background pipeline with a fake sink: delivery, spilling while the collector is
-// away, replay in order, bounded spill, refused batches, bounded exit.
+// The core's data pump with a fake sink: delivery, spilling while the collector is away, replay
+// in order, bounded spill, refused batches, bounded exit; a dormant process registering and
+// handing the collector's commands to its capture controller (whose rules have their own test,
+// capture_controller_test.cc).
 #include "inject/core/event_pipeline.h"
 
 #include "inject/core/activity_parser.h"
@@ -273,25 +275,6 @@ TEST_F(EventPipelineTest, DormantProcessRegistersHeartbeatsAndTracesOnlyWhenAtta
   pipeline_->Stop(std::chrono::milliseconds(1000));
   std::lock_guard lock(collector_.mu);
   EXPECT_TRUE(collector_.sequences.empty()) << "stopped while armed: nothing to send";
-}
-
-TEST_F(EventPipelineTest, ContinuousProcessRefusesAnAttachWindow) {
-  MakePipeline();
-  Produce(10);  // continuous processes connect with their first batch
-  ASSERT_TRUE(Eventually([&] {
-    std::lock_guard lock(collector_.mu);
-    return !collector_.sequences.empty();
-  }));
-  v1::Command start;
-  start.mutable_start_capture()->set_capture_id(7);
-  start.mutable_start_capture()->set_steps(5);
-  Push(start);
-  ASSERT_TRUE(Eventually([&] {
-    auto s = collector_.Statuses();
-    return !s.empty() && s.back().state() == v1::CAPTURE_STATE_FAILED;
-  }));
-  EXPECT_NE(collector_.Statuses().back().message().find("continuous"), std::string::npos);
-  pipeline_->Stop(std::chrono::milliseconds(1000));
 }
 
 TEST_F(EventPipelineTest, UntimedRecordsAndAbandonedBuffersAreCountedNotSent) {

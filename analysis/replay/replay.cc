@@ -109,9 +109,16 @@ class Replayer {
     if (!op.carried()) return {OpEnd(k, j), op.end_ns + Shift(k)};
     const int last = last_launched_[op.stream];
     if (k > 0 && last >= 0) return {OpEnd(k - 1, last), g_.ops[last].end_ns + Shift(k - 1)};
-    return {-1, op.end_ns + Shift(k)};
+    // Nothing of the step's own runs on that stream: the carried work keeps its place relative
+    // to the copy's start.
+    return {OpEnd(k, j), op.end_ns + Shift(k)};
   }
   int64_t ValueOf(const Ref& r) const { return r.node < 0 ? r.recorded : time_[r.node]; }
+
+  bool MainHasCalls() const {
+    return g_.main_thread >= 0 && !g_.threads[g_.main_thread].calls.empty();
+  }
+  int LastMainCall() const { return static_cast<int>(g_.threads[g_.main_thread].calls.size()) - 1; }
 
   bool Unblocked(int t, int c) const { return e_.call_cost.contains({t, c}); }
 
@@ -171,7 +178,12 @@ class Replayer {
         kind_[OpStart(k, i)] = {Kind::kOpStart, k, i, 0};
         kind_[OpEnd(k, i)] = {Kind::kOpEnd, k, i, 0};
         Edge(OpStart(k, i), OpEnd(k, i));
-        if (op.carried()) continue;
+        if (op.carried()) {
+          // Carried work keeps its place relative to where the copy starts (the main thread's end
+          // of the copy before).
+          if (k > 0 && MainHasCalls()) Edge(CallEnd(k - 1, g_.main_thread, LastMainCall()), OpStart(k, i));
+          continue;
+        }
         Edge(CallStart(k, op.thread, op.call), OpStart(k, i));
         if (Ref r; PrevRef(k, i, &r) && r.node >= 0) Edge(r.node, OpStart(k, i));
         if (const int d = Dependency(i); d >= 0) {
@@ -246,7 +258,10 @@ class Replayer {
   int64_t OpStartTime(int k, int i) const {
     const GpuOp& op = g_.ops[i];
     const int64_t start_rec = op.start_ns + Shift(k);
-    if (op.carried()) return start_rec;
+    if (op.carried()) {
+      if (k == 0 || !MainHasCalls()) return start_rec;
+      return op.start_ns + (ThreadEnd(k - 1, g_.main_thread) - g_.window.start_ns);
+    }
     struct Constraint {
       int64_t recorded;
       int64_t replayed;

@@ -1,6 +1,6 @@
 // alloc_churn's and cuda_api_bound's fixes: the calls cost what a cached allocation costs (the
 // caching allocator reuses its blocks; the driver's per-step work moves out of the loop), and
-// frees no longer synchronize the device.
+// frees no longer synchronize the device. The driver fix leaves allocator calls to alloc_churn.
 #include "analysis/api_classifier.h"
 #include "analysis/idle_attribution.h"
 #include "analysis/replay/edits/edits.h"
@@ -39,6 +39,8 @@ std::optional<Fix> DriverCallFix(const StepContext& ctx, const StepGraph& g) {
   Fix fix;
   fix.description = "the driver's work in these calls moved out of the step";
   for (const DriverCall& d : ctx.idle.driver_calls) {
+    // Allocation is alloc_churn's fix (one cost, one finding: merge_findings.cc).
+    if (IsDeviceAllocatorApi(ctx.strings.Get(d.api->name))) continue;
     auto it = g.call_of.find(d.api);
     if (it == g.call_of.end()) continue;
     const HostCall& call = g.threads[it->second.first].calls[it->second.second];

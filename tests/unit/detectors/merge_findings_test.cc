@@ -52,8 +52,10 @@ TEST(MergeFindings, DriverWorkBeyondTheAllocatorStaysCudaApiBoundWithTheRestOnly
     if (f.detector() == "alloc_churn") churn = f.lost_ns();
     if (f.detector() == "cuda_api_bound") driver = f.lost_ns();
   }
-  EXPECT_EQ(churn, 1'800 * us);
-  EXPECT_EQ(driver, 1'000 * us);  // the module load only: 2.8 ms in CUDA calls less the allocator's
+  // What each fix saves (the replay): the allocator's 1.8 ms less what cached allocations still
+  // cost, and the module load only: 2.8 ms in CUDA calls less the allocator's.
+  EXPECT_NEAR(churn, 1'800 * us, 50 * us);
+  EXPECT_NEAR(driver, 1'000 * us, 50 * us);
 }
 
 }  // namespace

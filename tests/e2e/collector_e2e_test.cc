@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuspy/v1/services.grpc.pb.h"
+#include "model/units.h"
 #include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
@@ -208,7 +209,12 @@ TEST_F(CollectorE2E, TheTextTheJsonAndTheFindingAgreeOnAStepsNumbers) {
                 b.idle_host_other_ns() + b.idle_cuda_call_ns(), b.gpu_idle_ns());
   ASSERT_EQ(r.primary_bottleneck(), "sync_stall");
   ASSERT_GT(r.findings_size(), 0);
-  EXPECT_EQ(r.findings(0).lost_ns(), b.idle_sync_blocked_ns()) << "the finding's loss is the sync idle";
+  // The finding's loss is what its fix saves (the replay); the idle it describes is the
+  // breakdown's.
+  ASSERT_TRUE(r.findings(0).has_what_if());
+  EXPECT_EQ(r.findings(0).lost_ns(), r.findings(0).what_if().gain_ns());
+  EXPECT_GT(r.findings(0).lost_ns(), 0);
+  EXPECT_LE(r.findings(0).lost_ns(), b.wall_ns());
 
   RunResult text = testing::Run({GPUSPY_BIN, "--collector", daemon_.address(), "report", "--job",
                                  "agree", "--step", "3"});
@@ -225,14 +231,18 @@ TEST_F(CollectorE2E, TheTextTheJsonAndTheFindingAgreeOnAStepsNumbers) {
   EXPECT_NE(text.out.find(line), std::string::npos) << line << "\n" << text.out;
   EXPECT_NE(text.out.find("(~" + ms(r.findings(0).lost_ns()) + " ms lost)"), std::string::npos) << text.out;
 
-  // The finding's evidence is data: the same number as the finding, in a unit, and as text.
+  // The what-if line, as the text says it.
+  EXPECT_NE(text.out.find("what if: would take " + FormatMs(r.findings(0).what_if().step_ns())),
+            std::string::npos) << text.out;
+
+  // The finding's evidence is data: the breakdown's sync idle, in a unit, and as text.
   const v1::Evidence* idle = nullptr;
   for (const v1::Evidence& e : r.findings(0).evidence()) {
     if (e.key() == "gpu_idle_from_syncs") idle = &e;
   }
   ASSERT_NE(idle, nullptr);
   EXPECT_EQ(idle->unit(), "ns");
-  EXPECT_EQ(static_cast<int64_t>(idle->quantity()), r.findings(0).lost_ns());
+  EXPECT_EQ(static_cast<int64_t>(idle->quantity()), b.idle_sync_blocked_ns());
   EXPECT_NE(text.out.find(idle->value()), std::string::npos) << idle->value() << "\n" << text.out;
 
   // --json=flat: the same answer with its integers as numbers.

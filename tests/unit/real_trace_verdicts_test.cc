@@ -9,6 +9,7 @@
 #include "analysis/process_analysis.h"
 #include "analysis/step_series.h"
 #include "importers/kineto/kineto_reader.h"
+#include "tests/support/trace_test_name.h"
 
 namespace gpuspy {
 namespace {
@@ -52,14 +53,7 @@ INSTANTIATE_TEST_SUITE_P(
                  {{0, "insufficient_data"}, {30, "cuda_api_bound"}, {31, "cuda_api_bound"},
                   {37, "insufficient_data"}, {38, "insufficient_data"}, {41, "cuda_api_bound"},
                   {42, "cuda_api_bound"}, {43, "cuda_api_bound"}}}),
-    [](const auto& info) {
-      std::string name = info.param.file;
-      name = name.substr(0, name.find('.'));
-      for (char& c : name) {
-        if (c == '-') c = '_';
-      }
-      return name;
-    });
+    [](const auto& info) { return testing::TraceTestName(info.param.file); });
 
 }  // namespace
 }  // namespace gpuspy

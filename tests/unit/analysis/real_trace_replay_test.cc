@@ -13,6 +13,7 @@
 #include "analysis/step_series.h"
 #include "analysis/step_source.h"
 #include "importers/kineto/kineto_reader.h"
+#include "tests/support/trace_test_name.h"
 
 namespace gpuspy {
 namespace {
@@ -60,14 +61,7 @@ INSTANTIATE_TEST_SUITE_P(SharedTraces, RealTraceReplay,
                                            "sampled_rank-1.json.gz", "event_sync_a100.json.gz",
                                            "resnet50_2021_autograd_nw4.json.gz", "alexnet_a100.json.gz",
                                            "triton_a100.json.gz"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           name = name.substr(0, name.find('.'));
-                           for (char& c : name) {
-                             if (c == '-') c = '_';
-                           }
-                           return name;
-                         });
+                         [](const auto& info) { return testing::TraceTestName(info.param); });
 
 }  // namespace
 }  // namespace gpuspy

@@ -29,8 +29,29 @@ class Replayer {
     per_copy_ = 2 * (n + static_cast<int>(g.ops.size()));
     nodes_ = per_copy_ * copies_;
     time_.assign(nodes_, 0);
-    pending_.assign(nodes_, 0);
-    dependents_.assign(nodes_, {});
+    // The edit, dense: looked up for every node of every copy.
+    call_cost_.assign(calls_, -1);
+    for (const auto& [call, cost] : e.call_cost) {
+      if (call.first >= 0 && call.first < static_cast<int>(g.threads.size()) && call.second >= 0 &&
+          call.second < static_cast<int>(g.threads[call.first].calls.size())) {
+        call_cost_[call_base_[call.first] + call.second] = cost;
+      }
+    }
+    op_duration_.resize(g.ops.size());
+    detached_.assign(g.ops.size(), 0);
+    for (size_t i = 0; i < g.ops.size(); ++i) op_duration_[i] = g.ops[i].duration_ns();
+    for (const auto& [op, ns] : e.op_duration) {
+      if (op >= 0 && op < static_cast<int>(g.ops.size())) op_duration_[op] = ns;
+    }
+    for (int op : e.detached_ops) {
+      if (op >= 0 && op < static_cast<int>(g.ops.size())) detached_[op] = 1;
+    }
+    gaps_.resize(calls_);
+    for (size_t t = 0; t < g.threads.size(); ++t) {
+      for (size_t c = 0; c < g.threads[t].calls.size(); ++c) {
+        gaps_[call_base_[t] + c] = GapOf(static_cast<int>(t), static_cast<int>(c));
+      }
+    }
     effective_prev_.assign(g.ops.size(), -1);
     for (size_t i = 0; i < g.ops.size(); ++i) {
       // Work moved to a side stream leaves its stream: the next op waits for the one before it.
@@ -48,26 +69,13 @@ class Replayer {
   }
 
   ReplayResult Run() {
-    Link();
-    std::deque<int> ready;
-    for (int v = 0; v < nodes_; ++v) {
-      if (pending_[v] == 0) ready.push_back(v);
-    }
-    int done = 0;
-    while (!ready.empty()) {
-      const int v = ready.front();
-      ready.pop_front();
-      time_[v] = Compute(v);
-      ++done;
-      for (int d : dependents_[v]) {
-        if (--pending_[d] == 0) ready.push_back(d);
-      }
-    }
     ReplayResult r;
-    if (done != nodes_) {
+    const std::vector<int>* order = Order();
+    if (order == nullptr) {
       r.error = "the recorded order is not causal (a dependency cycle in the step's graph)";
       return r;
     }
+    for (int v : *order) time_[v] = Compute(v);
     r.ok = true;
     if (copies_ == 1) {
       r.host_end_ns = ThreadEnd(0, g_.main_thread);
@@ -87,6 +95,35 @@ class Replayer {
   }
 
  private:
+  // The evaluation order: Kahn's over the unedited graph's dependencies, once per graph and
+  // number of copies (StepGraph::replay_order); null on a cycle.
+  const std::vector<int>* Order() {
+    Kinds();
+    if (auto it = g_.replay_order.find(copies_); it != g_.replay_order.end()) {
+      return it->second.size() == static_cast<size_t>(nodes_) ? &it->second : nullptr;
+    }
+    static const StepEdit kUnedited;
+    Replayer unedited(g_, kUnedited, copies_);
+    unedited.Kinds();
+    unedited.Link();
+    std::vector<int> order;
+    order.reserve(nodes_);
+    std::deque<int> ready;
+    for (int v = 0; v < nodes_; ++v) {
+      if (unedited.pending_[v] == 0) ready.push_back(v);
+    }
+    while (!ready.empty()) {
+      const int v = ready.front();
+      ready.pop_front();
+      order.push_back(v);
+      for (int d : unedited.dependents_[v]) {
+        if (--unedited.pending_[d] == 0) ready.push_back(d);
+      }
+    }
+    std::vector<int>& cached = g_.replay_order[copies_] = std::move(order);
+    return cached.size() == static_cast<size_t>(nodes_) ? &cached : nullptr;
+  }
+
   int CallStart(int k, int t, int c) const { return k * per_copy_ + 2 * (call_base_[t] + c); }
   int CallEnd(int k, int t, int c) const { return CallStart(k, t, c) + 1; }
   int OpStart(int k, int i) const { return k * per_copy_ + 2 * (calls_ + i); }
@@ -120,18 +157,19 @@ class Replayer {
   }
   int LastMainCall() const { return static_cast<int>(g_.threads[g_.main_thread].calls.size()) - 1; }
 
-  bool Unblocked(int t, int c) const { return e_.call_cost.contains({t, c}); }
+  bool Unblocked(int t, int c) const { return call_cost_[call_base_[t] + c] >= 0; }
+  bool Detached(int i) const { return detached_[i] != 0; }
 
   // What a blocking call waits for in copy k (-1: nothing: unedited cost, or unblocked).
   int WaitTarget(int t, int c) const {
     const int w = g_.threads[t].calls[c].waits_for;
-    if (w < 0 || Unblocked(t, c) || e_.detached_ops.contains(w)) return -1;
+    if (w < 0 || Unblocked(t, c) || Detached(w)) return -1;
     return w;
   }
 
   int Dependency(int i) const {
     const int d = g_.ops[i].dependency;
-    if (d < 0 || e_.detached_ops.contains(d) || e_.detached_ops.contains(i)) return -1;
+    if (d < 0 || Detached(d) || Detached(i)) return -1;
     return d;
   }
 
@@ -144,23 +182,39 @@ class Replayer {
     }
     // The first work on its stream queues behind the previous copy's last.
     const int last = last_launched_[g_.ops[i].stream];
-    if (k > 0 && last >= 0 && !e_.detached_ops.contains(i)) {
+    if (k > 0 && last >= 0 && !Detached(i)) {
       *out = {OpEnd(k - 1, last), g_.ops[last].end_ns + Shift(k - 1)};
       return true;
     }
     return false;
   }
 
-  void Link() {
+  void Kinds() {
     kind_.assign(nodes_, {});
+    for (int k = 0; k < copies_; ++k) {
+      for (size_t t = 0; t < g_.threads.size(); ++t) {
+        const int ti = static_cast<int>(t);
+        for (int ci = 0; ci < static_cast<int>(g_.threads[t].calls.size()); ++ci) {
+          kind_[CallStart(k, ti, ci)] = {Kind::kCallStart, k, ti, ci};
+          kind_[CallEnd(k, ti, ci)] = {Kind::kCallEnd, k, ti, ci};
+        }
+      }
+      for (int i = 0; i < static_cast<int>(g_.ops.size()); ++i) {
+        kind_[OpStart(k, i)] = {Kind::kOpStart, k, i, 0};
+        kind_[OpEnd(k, i)] = {Kind::kOpEnd, k, i, 0};
+      }
+    }
+  }
+
+  void Link() {
+    pending_.assign(nodes_, 0);
+    dependents_.assign(nodes_, {});
     for (int k = 0; k < copies_; ++k) {
       for (size_t t = 0; t < g_.threads.size(); ++t) {
         const auto& calls = g_.threads[t].calls;
         const int ti = static_cast<int>(t);
         for (size_t c = 0; c < calls.size(); ++c) {
           const int ci = static_cast<int>(c);
-          kind_[CallStart(k, ti, ci)] = {Kind::kCallStart, k, ti, ci};
-          kind_[CallEnd(k, ti, ci)] = {Kind::kCallEnd, k, ti, ci};
           if (c > 0) {
             Edge(CallEnd(k, ti, ci - 1), CallStart(k, ti, ci));
           } else if (k > 0) {
@@ -175,8 +229,6 @@ class Replayer {
       }
       for (int i = 0; i < static_cast<int>(g_.ops.size()); ++i) {
         const GpuOp& op = g_.ops[i];
-        kind_[OpStart(k, i)] = {Kind::kOpStart, k, i, 0};
-        kind_[OpEnd(k, i)] = {Kind::kOpEnd, k, i, 0};
         Edge(OpStart(k, i), OpEnd(k, i));
         if (op.carried()) {
           // Carried work keeps its place relative to where the copy starts (the main thread's end
@@ -193,7 +245,9 @@ class Replayer {
     }
   }
 
-  int64_t Gap(int t, int c) const {
+  int64_t Gap(int t, int c) const { return gaps_[call_base_[t] + c]; }
+
+  int64_t GapOf(int t, int c) const {
     const HostThread& th = g_.threads[t];
     const int64_t from = c == 0 ? g_.window.start_ns : th.calls[c - 1].end_ns;
     const int64_t to = th.calls[c].start_ns;
@@ -228,9 +282,7 @@ class Replayer {
       case Kind::kCallEnd: {
         const HostCall& call = g_.threads[n.a].calls[n.b];
         const int64_t start = time_[CallStart(n.k, n.a, n.b)];
-        if (auto it = e_.call_cost.find({n.a, n.b}); it != e_.call_cost.end()) {
-          return start + it->second;
-        }
+        if (const int64_t cost = call_cost_[call_base_[n.a] + n.b]; cost >= 0) return start + cost;
         const int w = WaitTarget(n.a, n.b);
         if (w < 0) {
           const bool was_waiting = call.waits_for >= 0;  // its wait went with a detached op
@@ -244,9 +296,7 @@ class Replayer {
       case Kind::kOpStart:
         return OpStartTime(n.k, n.a);
       case Kind::kOpEnd: {
-        auto it = e_.op_duration.find(n.a);
-        return time_[OpStart(n.k, n.a)] +
-               (it != e_.op_duration.end() ? it->second : g_.ops[n.a].duration_ns());
+        return time_[OpStart(n.k, n.a)] + op_duration_[n.a];
       }
     }
     return 0;
@@ -331,6 +381,11 @@ class Replayer {
   std::vector<Node> kind_;
   std::vector<int> effective_prev_;
   std::vector<int> last_launched_;  // per stream: the last launched op in stream order
+  // The edit, dense (StepEdit's maps, looked up once).
+  std::vector<int64_t> call_cost_;    // per flattened call; -1: as recorded
+  std::vector<int64_t> op_duration_;  // per op
+  std::vector<char> detached_;        // per op
+  std::vector<int64_t> gaps_;         // per flattened call: the host work before it, edited
 };
 
 }  // namespace

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,10 @@ struct StepGraph {
   // Each call in the window -> its top-level call ({thread, call}); a nested call maps to the
   // call that contains it.
   absl::flat_hash_map<const ApiEvent*, std::pair<int, int>> call_of;
+  // The order replay.cc evaluates the nodes of `copies` copies in, found once on the unedited
+  // graph and reused by every edit (edits only remove dependencies, or replace one by an earlier
+  // node's, so the order stays valid). A cache: filled by Replay, not part of the model.
+  mutable std::map<int, std::vector<int>> replay_order;
   uint64_t host_calls() const;
   uint64_t launched_ops() const;
 };

@@ -82,6 +82,7 @@ void ApplyWhatIfs(const StepContext& ctx, std::vector<v1::Finding>* findings, v1
   out->set_available(true);
   out->set_model(copies > 1 ? "steady" : "window");
   StepEdit all;
+  int fixes = 0;
   int64_t best_single_ns = base.step_ns;
   for (v1::Finding& f : *findings) {
     const std::optional<Fix> fix = FixFor(f.detector(), ctx, g);
@@ -97,11 +98,13 @@ void ApplyWhatIfs(const StepContext& ctx, std::vector<v1::Finding>* findings, v1
       if (r.ok) SetWhatIf(partial, base, r, f.add_partial_fixes());
     }
     all.Merge(fix->edit);
+    ++fixes;
   }
-  const ReplayResult together = all.empty() ? base : Replay(g, all, copies);
+  // One fix: all fixes together is that one (no second replay).
+  const ReplayResult together = all.empty() || fixes == 1 ? base : Replay(g, all, copies);
   // Every fix at once saves at least what the best one saves alone (the replay keeps recorded
   // slack per constraint, so composed edits can bind differently by a few microseconds).
-  const int64_t all_ns = std::min(together.ok ? together.step_ns : base.step_ns, best_single_ns);
+  const int64_t all_ns = std::min(together.ok && fixes > 1 ? together.step_ns : base.step_ns, best_single_ns);
   out->set_all_fixes_ns(all_ns);
   out->set_all_fixes_gain_ns(std::max<int64_t>(0, base.step_ns - all_ns));
   out->set_all_fixes_gain_fraction(Share(out->all_fixes_gain_ns(), base.step_ns));

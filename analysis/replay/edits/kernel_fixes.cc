@@ -1,6 +1,7 @@
 // The fixes that change GPU work: fp32_gemm's (tensor cores), unfused_elementwise's (each chain
 // of memory-bound kernels one memory pass) and unfused_attention's (the passes between the
 // attention GEMMs go). The launches a fusion removes go too, with the host's per-op cost.
+#include "absl/container/flat_hash_map.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/replay/edits/edits.h"
 
@@ -10,9 +11,18 @@ namespace {
 // At most this many memory-bound kernels between an attention GEMM and the softmax, and between
 // the softmax and the next GEMM (as unfused_attention.cc finds the pattern).
 constexpr size_t kMaxKernelsBetween = 3;
+// Bound on the per-thread memo of kernel classes (distinct kernel names are a few thousand).
+constexpr size_t kMaxMemoizedNames = 65'536;
 
+// One classification per kernel name (the classifier runs regular expressions).
 KernelClass ClassOf(const StepContext& ctx, const GpuOp& op) {
-  return ClassifyKernel(ctx.strings.Get(op.kernel->name));
+  thread_local absl::flat_hash_map<std::string, KernelClass> memo;
+  const std::string_view name = ctx.strings.Get(op.kernel->name);
+  if (auto it = memo.find(absl::string_view(name.data(), name.size())); it != memo.end()) {
+    return it->second;
+  }
+  if (memo.size() > kMaxMemoizedNames) memo.clear();
+  return memo.emplace(std::string(name), ClassifyKernel(name)).first->second;
 }
 
 bool IsUnfusedMemoryPass(const StepContext& ctx, const GpuOp& op) {

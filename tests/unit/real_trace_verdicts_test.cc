@@ -9,6 +9,7 @@
 #include "analysis/process_analysis.h"
 #include "analysis/step_series.h"
 #include "importers/kineto/kineto_reader.h"
+#include "tests/support/analyzed_trace.h"
 #include "tests/support/trace_test_name.h"
 
 namespace gpuspy {
@@ -24,12 +25,10 @@ class RealTraceVerdicts : public ::testing::TestWithParam<Labelled> {};
 TEST_P(RealTraceVerdicts, PrimaryBottleneckIsTheHandLabel) {
   const std::string path = std::string(SOURCE_DIR) + "/../shared/traces/" + GetParam().file;
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
-  absl::StatusOr<importers::KinetoTrace> trace = importers::ReadKinetoTrace(path);
-  ASSERT_TRUE(trace.ok()) << trace.status();
   // As `gpuspy analyze` finds them: NVTX steps, else period-detected steps, else time windows.
-  std::vector<analysis::StepAnalysis> steps = analysis::AnalyzeProcessSteps(
-      analysis::CutIntoImportBatches(trace->events), trace->strings, /*process_id=*/1);
-  analysis::AnalyzeStepSeries(&steps);
+  absl::StatusOr<std::vector<analysis::StepAnalysis>> analysed = testing::AnalyzeTraceFile(path);
+  ASSERT_TRUE(analysed.ok()) << analysed.status();
+  const std::vector<analysis::StepAnalysis>& steps = *analysed;
   std::vector<std::pair<int64_t, std::string>> got;
   for (const auto& s : steps) got.push_back({s.report.step().number(), s.report.primary_bottleneck()});
   EXPECT_EQ(got, GetParam().steps);

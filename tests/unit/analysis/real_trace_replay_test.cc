@@ -13,6 +13,7 @@
 #include "analysis/step_series.h"
 #include "analysis/step_source.h"
 #include "importers/kineto/kineto_reader.h"
+#include "tests/support/analyzed_trace.h"
 #include "tests/support/trace_test_name.h"
 
 namespace gpuspy {
@@ -23,11 +24,10 @@ class RealTraceReplay : public ::testing::TestWithParam<const char*> {};
 TEST_P(RealTraceReplay, UneditedReplayReproducesEverySteadyStep) {
   const std::string path = std::string(SOURCE_DIR) + "/../shared/traces/" + GetParam();
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
-  absl::StatusOr<importers::KinetoTrace> trace = importers::ReadKinetoTrace(path);
-  ASSERT_TRUE(trace.ok()) << trace.status();
-  std::vector<analysis::StepAnalysis> steps = analysis::AnalyzeProcessSteps(
-      analysis::CutIntoImportBatches(trace->events), trace->strings, /*process_id=*/1);
-  analysis::AnalyzeStepSeries(&steps);
+  // As `gpuspy analyze` finds them: NVTX steps, else period-detected steps, else time windows.
+  absl::StatusOr<std::vector<analysis::StepAnalysis>> analysed = testing::AnalyzeTraceFile(path);
+  ASSERT_TRUE(analysed.ok()) << analysed.status();
+  const std::vector<analysis::StepAnalysis>& steps = *analysed;
   int replayed = 0;
   for (const analysis::StepAnalysis& s : steps) {
     const v1::StepReport& r = s.report;

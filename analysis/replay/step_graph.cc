@@ -24,7 +24,7 @@ bool Overlaps(int64_t start, int64_t end, Interval w) {
 
 // The calls of the window by thread, top-level only; a nested call (a driver call inside a
 // runtime call) maps to the call that contains it.
-void AddHostCalls(const EventColumns& ev, const StringTable& strings, Interval w, StepGraph* g,
+void AddHostCalls(const EventColumns& ev, Interval w, StepGraph* g,
                   absl::flat_hash_map<uint64_t, CallRef>* by_correlation,
                   absl::flat_hash_map<const ApiEvent*, CallRef>* by_api) {
   std::map<uint32_t, std::vector<const ApiEvent*>> by_thread;
@@ -83,7 +83,6 @@ void AddHostCalls(const EventColumns& ev, const StringTable& strings, Interval w
       g->main_thread = static_cast<int>(i);
     }
   }
-  (void)strings;
 }
 
 int StreamIndex(StepGraph* g, const StreamKey& key) {
@@ -318,7 +317,7 @@ StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings,
   g.window = window;
   absl::flat_hash_map<uint64_t, CallRef> by_correlation;
   absl::flat_hash_map<const ApiEvent*, CallRef> by_api;
-  AddHostCalls(events, strings, window, &g, &by_correlation, &by_api);
+  AddHostCalls(events, window, &g, &by_correlation, &by_api);
   AddGpuOps(events, window, by_correlation, &g);
   LinkOps(&g);
   LinkBlockingCalls(events, strings, by_api, &g);

@@ -1,7 +1,7 @@
 // The fixes that change GPU work: fp32_gemm's (tensor cores), unfused_elementwise's (each chain
 // of memory-bound kernels one memory pass) and unfused_attention's (the passes between the
 // attention GEMMs go). The launches a fusion removes go too, with the host's per-op cost.
-#include "absl/container/flat_hash_map.h"
+#include "analysis/kernel_classes.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/replay/edits/edits.h"
 
@@ -11,34 +11,27 @@ namespace {
 // At most this many memory-bound kernels between an attention GEMM and the softmax, and between
 // the softmax and the next GEMM (as unfused_attention.cc finds the pattern).
 constexpr size_t kMaxKernelsBetween = 3;
-// Bound on the per-thread memo of kernel classes (distinct kernel names are a few thousand).
-constexpr size_t kMaxMemoizedNames = 65'536;
 
 // One classification per kernel name (the classifier runs regular expressions).
-KernelClass ClassOf(const StepContext& ctx, const GpuOp& op) {
-  thread_local absl::flat_hash_map<std::string, KernelClass> memo;
-  const std::string_view name = ctx.strings.Get(op.kernel->name);
-  if (auto it = memo.find(absl::string_view(name.data(), name.size())); it != memo.end()) {
-    return it->second;
-  }
-  if (memo.size() > kMaxMemoizedNames) memo.clear();
-  return memo.emplace(std::string(name), ClassifyKernel(name)).first->second;
+KernelClass ClassOf(const StepContext& ctx, KernelClasses& classes, const GpuOp& op) {
+  return classes.Of(ctx.strings, op.kernel->name);
 }
 
-bool IsUnfusedMemoryPass(const StepContext& ctx, const GpuOp& op) {
-  return ClassOf(ctx, op) == KernelClass::kMemoryBound &&
+bool IsUnfusedMemoryPass(const StepContext& ctx, KernelClasses& classes, const GpuOp& op) {
+  return ClassOf(ctx, classes, op) == KernelClass::kMemoryBound &&
          !IsAlreadyFusedKernel(ctx.strings.Get(op.kernel->name));
 }
 
 }  // namespace
 
 std::optional<Fix> TensorCoreFix(const StepContext& ctx, const StepGraph& g) {
+  KernelClasses classes;
   Fix fix;
   fix.description = "FP32 GEMMs on tensor cores (TF32 or AMP), " +
                     std::to_string(static_cast<int>(kTensorCoreSpeedup)) + "x faster";
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const GpuOp& op = g.ops[i];
-    if (op.carried() || op.kernel == nullptr || ClassOf(ctx, op) != KernelClass::kSimtFp32Gemm) continue;
+    if (op.carried() || op.kernel == nullptr || ClassOf(ctx, classes, op) != KernelClass::kSimtFp32Gemm) continue;
     fix.edit.op_duration[static_cast<int>(i)] =
         static_cast<int64_t>(static_cast<double>(op.duration_ns()) / kTensorCoreSpeedup);
   }
@@ -47,17 +40,18 @@ std::optional<Fix> TensorCoreFix(const StepContext& ctx, const StepGraph& g) {
 }
 
 std::optional<Fix> ElementwiseFusionFix(const StepContext& ctx, const StepGraph& g) {
+  KernelClasses classes;
   Fix fix;
   fix.description = "each chain of memory-bound kernels fused into one memory pass (torch.compile)";
   for (const std::vector<int>& stream : KernelsByStream(g)) {
     for (size_t i = 0; i < stream.size();) {
-      if (!IsUnfusedMemoryPass(ctx, g.ops[stream[i]])) {
+      if (!IsUnfusedMemoryPass(ctx, classes, g.ops[stream[i]])) {
         ++i;
         continue;
       }
       std::vector<int> chain;
       int64_t chain_ns = 0;
-      for (; i < stream.size() && IsUnfusedMemoryPass(ctx, g.ops[stream[i]]); ++i) {
+      for (; i < stream.size() && IsUnfusedMemoryPass(ctx, classes, g.ops[stream[i]]); ++i) {
         chain.push_back(stream[i]);
         chain_ns += g.ops[stream[i]].duration_ns();
       }
@@ -72,12 +66,13 @@ std::optional<Fix> ElementwiseFusionFix(const StepContext& ctx, const StepGraph&
 }
 
 std::optional<Fix> AttentionFusionFix(const StepContext& ctx, const StepGraph& g) {
+  KernelClasses classes;
   Fix fix;
   fix.description = "fused attention (scaled_dot_product_attention / FlashAttention): the "
                     "passes over the scores between the GEMMs go";
   for (const std::vector<int>& stream : KernelsByStream(g)) {
     std::vector<KernelClass> cls;
-    for (int op : stream) cls.push_back(ClassOf(ctx, g.ops[op]));
+    for (int op : stream) cls.push_back(ClassOf(ctx, classes, g.ops[op]));
     for (size_t s = 0; s < stream.size(); ++s) {
       if (cls[s] != KernelClass::kMemoryBound ||
           !IsSoftmaxKernel(ctx.strings.Get(g.ops[stream[s]].kernel->name))) {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "collector/http/query_params.h"
 #include "collector/http/request_framing.h"
-#include "collector/http/step_timeline.h"
+#include "collector/http/timeline_json.h"
 #include "collector/http/trace_export.h"
 #include "collector/http/web_ui.h"
 #include "collector/metrics/collector_metrics.h"
@@ -185,7 +185,13 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(QueryEngine* engine, con
     }
     absl::StatusOr<TimelineQuery> q = ParseTimelineQuery(params);
     if (!q.ok()) return Error(res, 400, std::string(q.status().message()));
-    Json(res, StepTimeline(engine, req.matches[1], q->process_id, q->step));
+    v1::GetStepTimelineRequest r;
+    r.set_job_id(req.matches[1]);
+    r.set_process_id(q->process_id);
+    r.set_step(q->step);
+    absl::StatusOr<v1::GetStepTimelineResponse> timeline = engine->GetStepTimeline(r);
+    if (!timeline.ok()) return Error(res, HttpCode(timeline.status()), std::string(timeline.status().message()));
+    Json(res, TimelineJson(timeline->timeline()));
   }));
   s.Get(R"(/api/jobs/([^/]+)/trace)", WithQuery([engine](const httplib::Request& req, const QueryParams& params,
                                    httplib::Response& res) {

@@ -1,5 +1,5 @@
 // The web timeline's answer for one large step (GET /api/jobs/{job}/timeline): the columns-level
-// read (StepTimeline) against the former path, which expanded every event of the step into a
+// read (Query.GetStepTimeline, rendered as the HTTP API renders it) against the former path, which expanded every event of the step into a
 // v1::Event (GetEvents) and interned it back into columns before attributing idle time.
 // Usage: timeline_bench [events_per_step=100000] [repeats=10]
 #include <algorithm>
@@ -11,8 +11,7 @@
 
 #include "codec/batch_encoder.h"
 #include "codec/expanded_events.h"
-#include "analysis/idle_attribution.h"
-#include "collector/http/step_timeline.h"
+#include "analysis/step_timeline.h"
 #include "collector/http/timeline_json.h"
 #include "collector/ingest/batch_ingestor.h"
 #include "tests/support/query_engine_parts.h"
@@ -21,7 +20,7 @@
 namespace gpuspy::collector {
 namespace {
 
-// The path StepTimeline took before the columns-level read, kept here as the baseline. Since
+// The path the timeline took before the columns-level read, kept here as the baseline. Since
 // GetEvents pages (issue 22) it reads a step's first page only (100,000 events / 3 MiB at most).
 std::string FormerStepTimeline(QueryEngine* engine, const std::string& job, uint64_t process,
                                const v1::Step& step) {
@@ -38,8 +37,7 @@ std::string FormerStepTimeline(QueryEngine* engine, const std::string& job, uint
     for (const v1::Event& e : p.events()) FromExpandedEvent(e, &strings, &columns);
   }
   const analysis::Interval window{step.start_ns(), step.end_ns()};
-  return TimelineJson(columns, strings, window, analysis::AttributeIdle(columns, strings, window),
-                      events->truncated());
+  return TimelineJson(analysis::BuildStepTimeline(columns, strings, window, events->truncated()));
 }
 
 double MedianMs(std::vector<double> v) {
@@ -103,6 +101,10 @@ int Run(int events_per_step, int repeats) {
     return 1;
   }
   const v1::Step step = steps->steps(1);
+  v1::GetStepTimelineRequest request;
+  request.set_job_id("timeline");
+  request.set_process_id(process);
+  request.set_step(step.number());
 
   std::vector<double> former_ms, columns_ms;
   std::string former, columns;
@@ -111,7 +113,7 @@ int Run(int events_per_step, int repeats) {
     auto a = Clock::now();
     former = FormerStepTimeline(engine.get(), "timeline", process, step);
     auto b = Clock::now();
-    columns = *StepTimeline(engine.get(), "timeline", process, step.number());
+    columns = TimelineJson(engine->GetStepTimeline(request)->timeline());
     auto c = Clock::now();
     former_ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
     columns_ms.push_back(std::chrono::duration<double, std::milli>(c - b).count());
@@ -120,7 +122,7 @@ int Run(int events_per_step, int repeats) {
               static_cast<long long>(step.number()), events_per_step, columns.size(),
               former == columns ? "yes" : "NO");
   std::printf("former (GetEvents + FromExpandedEvent): median %.1f ms\n", MedianMs(former_ms));
-  std::printf("columns-level read (StepTimeline):      median %.1f ms\n", MedianMs(columns_ms));
+  std::printf("columns-level read (GetStepTimeline):   median %.1f ms\n", MedianMs(columns_ms));
   return former == columns ? 0 : 2;
 }
 

@@ -86,6 +86,13 @@ grpc::Status AuthorizedQuery::DiffRuns(grpc::ServerContext* context, const v1::D
   return inner_->DiffRuns(context, request, response);
 }
 
+grpc::Status AuthorizedQuery::GetStepTimeline(grpc::ServerContext* context,
+                                              const v1::GetStepTimelineRequest* request,
+                                              v1::GetStepTimelineResponse* response) {
+  if (grpc::Status st = ForJob(*context, request->job_id()); !st.ok()) return st;
+  return inner_->GetStepTimeline(context, request, response);
+}
+
 grpc::Status AuthorizedQuery::FindImports(grpc::ServerContext* context,
                                           const v1::FindImportsRequest* request,
                                           v1::FindImportsResponse* response) {

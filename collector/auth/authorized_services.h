@@ -29,6 +29,8 @@ class AuthorizedQuery final : public v1::Query::Service {
   // Both jobs must be the caller's to see.
   grpc::Status DiffRuns(grpc::ServerContext* context, const v1::DiffRunsRequest* request,
                         v1::DiffRunsResponse* response) override;
+  grpc::Status GetStepTimeline(grpc::ServerContext* context, const v1::GetStepTimelineRequest* request,
+                               v1::GetStepTimelineResponse* response) override;
   // Matches in jobs the caller may not see are left out, as ListJobs leaves those jobs out.
   grpc::Status FindImports(grpc::ServerContext* context, const v1::FindImportsRequest* request,
                            v1::FindImportsResponse* response) override;

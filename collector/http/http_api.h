@@ -1,23 +1,8 @@
 // The collector's HTTP/JSON API (for the web viewer and scripts): the Query service's answers as
-// JSON, plus the trace export, and the web viewer itself (web_ui.h). Handlers only parse
-// parameters, call QueryEngine (or one helper), map statuses.
-//
-//   GET /                                                  the web viewer
-//   GET /static/<path>                                     its scripts and styles
-//   GET /api/jobs
-//   GET /api/stats
-//   GET /api/jobs/{job}/steps[?process=P]
-//   GET /api/jobs/{job}/report[?step=N | ?last=K | ?all=1][&process=P]
-//   GET /api/jobs/{job}/summary
-//   GET /api/jobs/{job}/events[?from=NS&to=NS&limit=N&process=P&cursor=C]   one page
-//   GET /api/jobs/{job}/trace[?steps=A-B&process=P]      Chrome/Perfetto trace JSON
-//   GET /api/jobs/{job}/timeline?process=P&step=N        one step for the viewer's timeline
-//   GET /metrics                                           Prometheus exposition (metrics/)
-//   DELETE /api/jobs/{job}[?force=1]                       delete a job (force: while live)
-//   POST /api/jobs/{job}/rename?to=NEW                     rename a job
-//
-// Bad parameters answer 400 with a message, unknown jobs 404, refusals 403, a live job or a
-// taken name 409.
+// JSON, plus the trace export, and the web viewer itself (web_ui.h). The routes are a table
+// (api_routes.h, where they are listed), registered in one loop; their handlers only parse
+// parameters, call QueryEngine (or one helper), render the answer and map its status
+// (http_reply.h).
 #pragma once
 
 #include <functional>

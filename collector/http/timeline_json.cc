@@ -1,216 +1,52 @@
 #include "collector/http/timeline_json.h"
 
-#include <iterator>
-#include <map>
 #include <nlohmann/json.hpp>
-
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
-#include "model/units.h"
+#include <vector>
 
 namespace gpuspy::collector {
 namespace {
 
-// Order matters: the viewer indexes its colours and labels by these positions.
-enum Kind { kKernel, kMemcpy, kMemset, kSync, kApi, kNvtx, kMark, kOverhead, kGraph };
-constexpr const char* kKindNames[] = {"kernel", "memcpy", "memset",   "sync", "api",
-                                      "nvtx",   "mark",   "overhead", "graph"};
-
-// absl here predates std::string_view interop in StrCat.
-absl::string_view Str(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-const char* CopyKindName(CopyKind k) {
-  switch (k) {
-    case CopyKind::kHtoD: return "HtoD";
-    case CopyKind::kDtoH: return "DtoH";
-    case CopyKind::kDtoD: return "DtoD";
-    case CopyKind::kHtoH: return "HtoH";
-    case CopyKind::kPtoP: return "PtoP";
-    default: return "copy";
-  }
+template <typename T>
+nlohmann::json Column(const google::protobuf::RepeatedField<T>& values) {
+  return std::vector<T>(values.begin(), values.end());
 }
 
-const char* MemoryKindName(MemoryKind k) {
-  switch (k) {
-    case MemoryKind::kPageable: return "pageable";
-    case MemoryKind::kPinned: return "pinned";
-    case MemoryKind::kDevice: return "device";
-    case MemoryKind::kManaged: return "managed";
-    case MemoryKind::kArray: return "array";
-    default: return "unknown";
+nlohmann::json Lane(const v1::TimelineLane& lane) {
+  if (lane.has_stream()) {
+    return {{"kind", "stream"},
+            {"device", lane.stream().device()},
+            {"stream", lane.stream().stream()},
+            {"label", lane.label()}};
   }
+  return {{"kind", "thread"}, {"thread_id", lane.thread_id()}, {"label", lane.label()}};
 }
-
-const char* SyncKindName(SyncKind k) {
-  switch (k) {
-    case SyncKind::kEvent: return "event synchronize";
-    case SyncKind::kStreamWaitEvent: return "stream wait event (GPU side)";
-    case SyncKind::kStream: return "stream synchronize";
-    case SyncKind::kContext: return "device synchronize";
-    default: return "synchronize";
-  }
-}
-
-class Builder {
- public:
-  explicit Builder(analysis::Interval window) : origin_(window.start_ns) {
-    strings_.push_back("");
-    index_[""] = 0;
-    for (const char* k : kKindNames) kinds_.push_back(k);
-  }
-
-  int String(std::string_view s) {
-    auto [it, fresh] = index_.try_emplace(std::string(s), static_cast<int>(strings_.size()));
-    if (fresh) strings_.push_back(it->first);
-    return it->second;
-  }
-
-  int ThreadLane(uint32_t tid) {
-    auto [it, fresh] = thread_lanes_.try_emplace(tid, 0);
-    if (fresh) {
-      it->second = static_cast<int>(lanes_.size());
-      lanes_.push_back({{"kind", "thread"}, {"thread_id", tid}, {"label", absl::StrCat("thread ", tid)}});
-    }
-    return it->second;
-  }
-
-  int StreamLane(const StreamKey& s) {
-    auto [it, fresh] = stream_lanes_.try_emplace(s, 0);
-    if (fresh) {
-      it->second = static_cast<int>(lanes_.size());
-      lanes_.push_back({{"kind", "stream"},
-                        {"device", s.device_id},
-                        {"stream", s.stream_id},
-                        {"label", absl::StrCat("GPU ", s.device_id, " stream ", s.stream_id)}});
-    }
-    return it->second;
-  }
-
-  void Add(int lane, Kind kind, int64_t start_ns, int64_t end_ns, std::string_view name,
-           std::string_view info, uint64_t corr, uint32_t depth) {
-    lane_.push_back(lane);
-    kind_.push_back(kind);
-    start_.push_back(start_ns - origin_);
-    end_.push_back(end_ns - origin_);
-    name_.push_back(String(name));
-    info_.push_back(String(info));
-    corr_.push_back(corr);
-    depth_.push_back(depth);
-  }
-
-  int64_t Rel(int64_t ns) const { return ns - origin_; }
-
-  nlohmann::json Finish() {
-    nlohmann::json j;
-    j["strings"] = std::move(strings_);
-    j["kinds"] = std::move(kinds_);
-    j["events"] = {{"lane", std::move(lane_)}, {"kind", std::move(kind_)},
-                   {"start", std::move(start_)}, {"end", std::move(end_)},
-                   {"name", std::move(name_)}, {"info", std::move(info_)},
-                   {"corr", std::move(corr_)}, {"depth", std::move(depth_)}};
-    j["lanes"] = std::move(lanes_);
-    return j;
-  }
-
- private:
-  int64_t origin_;
-  std::vector<std::string> strings_;
-  absl::flat_hash_map<std::string, int> index_;
-  std::vector<std::string> kinds_;
-  nlohmann::json lanes_ = nlohmann::json::array();
-  // Lanes are numbered in first-seen order, not by id: stable from step to step of a training
-  // loop, and the launching thread comes first.
-  std::map<uint32_t, int> thread_lanes_;
-  std::map<StreamKey, int> stream_lanes_;
-  std::vector<int> lane_, kind_, name_, info_;
-  std::vector<int64_t> start_, end_;
-  std::vector<uint64_t> corr_;
-  std::vector<uint32_t> depth_;
-};
 
 }  // namespace
 
-std::string TimelineJson(const EventColumns& ev, const StringTable& strings,
-                         analysis::Interval window, const analysis::IdleAttribution& idle, bool truncated) {
-  Builder b(window);
-  // Host lanes first (the thread that launches is the one people read first), then streams.
-  for (const auto& a : ev.apis) {
-    std::string info = a.domain == ApiDomain::kDriver ? "driver API" : "runtime API";
-    if (a.call_site != 0) absl::StrAppend(&info, " at ", Str(strings.Get(a.call_site)));
-    b.Add(b.ThreadLane(a.thread_id), kApi, a.start_ns, a.end_ns, strings.Get(a.name), info,
-          a.correlation_id, 0);
-  }
-  for (const auto& r : ev.nvtx_ranges) {
-    b.Add(b.ThreadLane(r.thread_id), kNvtx, r.start_ns, r.end_ns, strings.Get(r.message),
-          absl::StrCat("NVTX range, domain ", r.domain ? Str(strings.Get(r.domain)) : "default"), 0,
-          r.depth);
-  }
-  const StringRef host_sample = strings.Find(kHostSampleDomain);
-  for (const auto& m : ev.nvtx_marks) {
-    // A host sample's info ends " at <site>", as a call's does: the viewer finds a finding's
-    // hot line among them (timeline.js callsAt).
-    b.Add(b.ThreadLane(m.thread_id), kMark, m.timestamp_ns, m.timestamp_ns, strings.Get(m.message),
-          host_sample != 0 && m.domain == host_sample
-              ? absl::StrCat("host sample: the Python line this thread ran while the GPU waited, at ",
-                             Str(strings.Get(m.message)))
-              : std::string("NVTX mark"),
-          0, 0);
-  }
-  for (const auto& o : ev.overheads) {
-    b.Add(b.ThreadLane(o.thread_id), kOverhead, o.start_ns, o.end_ns,
-          absl::StrCat("CUPTI overhead: ", Str(strings.Get(o.kind))), "time the profiler itself took", 0, 0);
-  }
-  for (const auto& k : ev.kernels) {
-    const LaunchShape& s = k.shape;
-    std::string info = absl::StrCat("grid (", s.grid_x, ",", s.grid_y, ",", s.grid_z, ") block (",
-                                    s.block_x, ",", s.block_y, ",", s.block_z, "), ",
-                                    s.registers_per_thread, " regs, ",
-                                    s.static_shared_bytes + s.dynamic_shared_bytes, " B shared");
-    if (k.graph_id != 0) absl::StrAppend(&info, ", CUDA graph ", k.graph_id);
-    b.Add(b.StreamLane(k.stream), kKernel, k.start_ns, k.end_ns, strings.Get(k.name), info,
-          k.correlation_id, 0);
-  }
-  for (const auto& g : ev.graph_launches) {
-    b.Add(b.StreamLane(g.stream), kGraph, g.start_ns, g.end_ns, absl::StrCat("CUDA graph ", g.graph_id),
-          "whole-graph record", g.correlation_id, 0);
-  }
-  for (const auto& m : ev.memcpys) {
-    b.Add(b.StreamLane(m.stream), kMemcpy, m.start_ns, m.end_ns,
-          absl::StrCat("Memcpy ", CopyKindName(m.copy_kind)),
-          absl::StrCat(FormatBytes(m.bytes), " ", MemoryKindName(m.src_kind), " -> ",
-                       MemoryKindName(m.dst_kind), m.async ? ", async" : ", synchronous"),
-          m.correlation_id, 0);
-  }
-  for (const auto& m : ev.memsets) {
-    b.Add(b.StreamLane(m.stream), kMemset, m.start_ns, m.end_ns, "Memset",
-          absl::StrCat(FormatBytes(m.bytes), " ", MemoryKindName(m.memory_kind), ", value ", m.value),
-          m.correlation_id, 0);
-  }
-  for (const auto& y : ev.syncs) {
-    b.Add(b.StreamLane(y.stream), kSync, y.start_ns, y.end_ns, "Synchronization",
-          SyncKindName(y.sync_kind), y.correlation_id, 0);
-  }
-
-  nlohmann::json idle_rows = nlohmann::json::array();
-  const analysis::IntervalSet* causes[] = {&idle.sync_blocked, &idle.launch_bound, &idle.input,
-                                            &idle.host_other, &idle.cuda_call};
-  for (int c = 0; c < static_cast<int>(std::size(causes)); ++c) {
-    for (const auto& i : causes[c]->intervals()) idle_rows.push_back({b.Rel(i.start_ns), b.Rel(i.end_ns), c});
-  }
+std::string TimelineJson(const v1::StepTimeline& t) {
+  nlohmann::json j;
+  j["strings"] = std::vector<std::string>(t.strings().begin(), t.strings().end());
+  j["kinds"] = std::vector<std::string>(t.kinds().begin(), t.kinds().end());
+  const v1::TimelineEvents& ev = t.events();
+  j["events"] = {{"lane", Column(ev.lane())},         {"kind", Column(ev.kind())},
+                 {"start", Column(ev.start_ns())},    {"end", Column(ev.end_ns())},
+                 {"name", Column(ev.name())},         {"info", Column(ev.info())},
+                 {"corr", Column(ev.correlation_id())}, {"depth", Column(ev.depth())}};
+  nlohmann::json lanes = nlohmann::json::array();
+  for (const v1::TimelineLane& lane : t.lanes()) lanes.push_back(Lane(lane));
+  j["lanes"] = std::move(lanes);
+  j["origin_ns"] = std::to_string(t.origin_ns());
+  j["wall_ns"] = t.wall_ns();
+  nlohmann::json idle = nlohmann::json::array();
+  for (const v1::TimelineIdleSpan& s : t.idle()) idle.push_back({s.start_ns(), s.end_ns(), s.cause()});
+  j["idle"] = std::move(idle);
+  j["idle_causes"] = std::vector<std::string>(t.idle_causes().begin(), t.idle_causes().end());
   nlohmann::json blocking = nlohmann::json::array();
-  for (const auto& c : idle.blocking_calls) {
-    // Without an API record (API tracing off) the blocked thread is unknown: lane -1 = all host lanes.
-    const int lane = c.api != nullptr ? b.ThreadLane(c.api->thread_id) : -1;
-    blocking.push_back({b.Rel(c.span.start_ns), b.Rel(c.span.end_ns), lane});
+  for (const v1::TimelineBlockingSpan& s : t.blocking()) {
+    blocking.push_back({s.start_ns(), s.end_ns(), s.lane()});
   }
-
-  nlohmann::json j = b.Finish();
-  j["origin_ns"] = std::to_string(window.start_ns);
-  j["wall_ns"] = window.length();
-  j["idle"] = std::move(idle_rows);
-  j["idle_causes"] = {"sync_blocked", "launch_bound", "input", "host_other", "cuda_call"};
   j["blocking"] = std::move(blocking);
-  j["truncated"] = truncated;
+  j["truncated"] = t.truncated();
   // Kernel names come from the application: never let one bad byte fail the whole answer.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -1,4 +1,6 @@
-// One step's events in the compact, columnar JSON the web viewer's canvas timeline draws.
+// A step's timeline (v1::StepTimeline, built by analysis/step_timeline.h) in the compact,
+// columnar JSON the web viewer's canvas timeline draws. Renders only: every value comes from the
+// message.
 //
 // Per-event JSON objects cost ~250 B each; a step can hold 100k events, so events are columns of
 // small integers instead: times in ns relative to the step start (exact in a JS double, unlike
@@ -17,11 +19,10 @@
 
 #include <string>
 
-#include "analysis/idle_attribution.h"
+#include "gpuspy/v1/timeline.pb.h"
 
 namespace gpuspy::collector {
 
-std::string TimelineJson(const EventColumns& events, const StringTable& strings,
-                         analysis::Interval window, const analysis::IdleAttribution& idle, bool truncated);
+std::string TimelineJson(const v1::StepTimeline& timeline);
 
 }  // namespace gpuspy::collector

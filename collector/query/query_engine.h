@@ -54,10 +54,10 @@ class QueryEngine {
   absl::StatusOr<v1::GetJobSummaryResponse> GetJobSummary(const v1::GetJobSummaryRequest& request);
   // One page of events (event_pages.h): at most 100,000 and ~3 MiB, with a cursor to the next.
   absl::StatusOr<v1::GetEventsResponse> GetEvents(const v1::GetEventsRequest& request);
-  // A window's events (the earliest `limit` by start time), before expansion into messages, all
-  // in memory: for the HTTP timeline, which reads one step's columns (expanding a 100k-event
-  // step into v1::Events only to read them back cost most of the timeline's time).
-  absl::StatusOr<SelectedEvents> ReadEvents(const v1::GetEventsRequest& request);
+  // One step of one process laid out for the web viewer's timeline, with its idle time by cause
+  // (step_timeline_query.cc). InvalidArgument without a process; NotFound for an unknown job,
+  // process or step.
+  absl::StatusOr<v1::GetStepTimelineResponse> GetStepTimeline(const v1::GetStepTimelineRequest& request);
   v1::GetStatsResponse GetStats();
   // One side of `gpuspy diff` (run_profile_query.cc).
   absl::StatusOr<v1::GetRunProfileResponse> GetRunProfile(const v1::GetRunProfileRequest& request);
@@ -98,6 +98,10 @@ class QueryEngine {
   absl::StatusOr<std::vector<ProcessRecord>> ProcessesOf(const std::string& job_id,
                                                          uint64_t process_id);
   void FillProcessInfo(const ProcessRecord& record, v1::ProcessInfo* out) const;
+  // A window's events (the earliest `limit` by start time), before expansion into messages, all
+  // in memory: for GetStepTimeline, which reads one step's columns (expanding a 100k-event step
+  // into v1::Events only to read them back cost most of the timeline's time).
+  absl::StatusOr<SelectedEvents> ReadEvents(const v1::GetEventsRequest& request);
   // The process's steps (analysis::FindSteps over its stored batches): its NVTX steps when it
   // has any, else steps detected from the kernel sequence's period, else fixed windows. Detected
   // steps are cached until new batches arrive.

@@ -48,6 +48,12 @@ grpc::Status QueryService::DiffRuns(grpc::ServerContext*, const v1::DiffRunsRequ
   return Reply(engine_->DiffRuns(*request), response);
 }
 
+grpc::Status QueryService::GetStepTimeline(grpc::ServerContext*,
+                                           const v1::GetStepTimelineRequest* request,
+                                           v1::GetStepTimelineResponse* response) {
+  return Reply(engine_->GetStepTimeline(*request), response);
+}
+
 grpc::Status QueryService::FindImports(grpc::ServerContext*, const v1::FindImportsRequest* request,
                                        v1::FindImportsResponse* response) {
   return Reply(engine_->admin()->FindImports(*request), response);

@@ -26,6 +26,8 @@ class QueryService final : public v1::Query::Service {
                              v1::GetRunProfileResponse* response) override;
   grpc::Status DiffRuns(grpc::ServerContext*, const v1::DiffRunsRequest* request,
                         v1::DiffRunsResponse* response) override;
+  grpc::Status GetStepTimeline(grpc::ServerContext*, const v1::GetStepTimelineRequest* request,
+                               v1::GetStepTimelineResponse* response) override;
   grpc::Status FindImports(grpc::ServerContext*, const v1::FindImportsRequest* request,
                            v1::FindImportsResponse* response) override;
   grpc::Status DeleteJob(grpc::ServerContext*, const v1::DeleteJobRequest* request,

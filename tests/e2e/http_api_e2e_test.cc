@@ -1,8 +1,12 @@
 // gpuspyd's HTTP/JSON API against a real daemon: the same answers as the Query service, 400 on bad
-// parameters, 404 on unknown jobs, and the trace export.
+// parameters, 404 on unknown jobs, the trace export, and the step timeline (Query.GetStepTimeline
+// rendered).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <grpcpp/grpcpp.h>
+
+#include "gpuspy/v1/services.grpc.pb.h"
 #include "httplib.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
@@ -210,6 +214,55 @@ TEST_F(HttpApiE2E, TraceOfAStepRangeIsAChromeTrace) {
   EXPECT_EQ(steps, 4);  // steps 2 and 3 of both ranks
   EXPECT_GT(kernels, 0);
   EXPECT_EQ(trace->body.find("\"ProfilerStep#0\""), std::string::npos);
+}
+
+// The timeline the viewer draws is Query.GetStepTimeline's answer rendered: the same lanes,
+// events, strings and idle spans over gRPC as in the HTTP JSON, and the same refusals.
+TEST_F(HttpApiE2E, TheTimelineIsGetStepTimelineRendered) {
+  auto steps = Get("/api/jobs/web/steps");
+  ASSERT_TRUE(steps);
+  const nlohmann::json step = nlohmann::json::parse(steps->body)["steps"][2];
+  const std::string process = step["process_id"].get<std::string>();
+  const std::string number = step.value("number", std::string("0"));
+  auto http = Get("/api/jobs/web/timeline?process=" + process + "&step=" + number);
+  ASSERT_TRUE(http);
+  ASSERT_EQ(http->status, 200) << http->body;
+  const nlohmann::json j = nlohmann::json::parse(http->body);
+
+  auto stub = v1::Query::NewStub(grpc::CreateChannel(daemon_.address(), grpc::InsecureChannelCredentials()));
+  v1::GetStepTimelineRequest request;
+  request.set_job_id("web");
+  request.set_process_id(std::stoull(process));
+  request.set_step(std::stoll(number));
+  v1::GetStepTimelineResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub->GetStepTimeline(&context, request, &response).ok());
+  const v1::StepTimeline& t = response.timeline();
+  EXPECT_EQ(j["origin_ns"], std::to_string(t.origin_ns()));
+  EXPECT_EQ(j["wall_ns"], t.wall_ns());
+  EXPECT_EQ(j["truncated"], t.truncated());
+  ASSERT_GT(t.events().lane_size(), 0);
+  EXPECT_EQ(j["events"]["lane"].size(), static_cast<size_t>(t.events().lane_size()));
+  EXPECT_EQ(j["events"]["start"].get<std::vector<int64_t>>(),
+            std::vector<int64_t>(t.events().start_ns().begin(), t.events().start_ns().end()));
+  EXPECT_EQ(j["strings"].get<std::vector<std::string>>(),
+            std::vector<std::string>(t.strings().begin(), t.strings().end()));
+  ASSERT_EQ(j["lanes"].size(), static_cast<size_t>(t.lanes_size()));
+  for (int i = 0; i < t.lanes_size(); ++i) EXPECT_EQ(j["lanes"][i]["label"], t.lanes(i).label());
+  ASSERT_EQ(j["idle"].size(), static_cast<size_t>(t.idle_size()));
+  for (int i = 0; i < t.idle_size(); ++i) {
+    EXPECT_EQ(j["idle"][i], nlohmann::json({t.idle(i).start_ns(), t.idle(i).end_ns(), t.idle(i).cause()}));
+  }
+
+  request.set_step(1'000'000);
+  grpc::ClientContext unknown_step;
+  EXPECT_EQ(stub->GetStepTimeline(&unknown_step, request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Get("/api/jobs/web/timeline?process=" + process + "&step=1000000")->status, 404);
+  request.set_process_id(0);  // step numbers are per process
+  grpc::ClientContext no_process;
+  EXPECT_EQ(stub->GetStepTimeline(&no_process, request, &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Get("/api/jobs/web/timeline?step=" + number)->status, 400);
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 
 #include "codec/batch_encoder.h"
 #include "collector/http/query_params.h"
-#include "collector/http/step_timeline.h"
 #include "collector/http/trace_export.h"
 #include "httplib.h"
 #include "spdlog/spdlog.h"
@@ -117,7 +116,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (auto q = collector::ParseTimelineQuery(params); q.ok()) {
     Check(q->process_id > 0 && q->step >= 0, "timeline without process or step");
-    CheckAnswer(collector::StepTimeline(&engine, job, q->process_id, q->step).status());
+    v1::GetStepTimelineRequest r;
+    r.set_job_id(job);
+    r.set_process_id(q->process_id);
+    r.set_step(q->step);
+    CheckAnswer(engine.GetStepTimeline(r).status());
   }
   if (auto q = collector::ParseTraceQuery(params); q.ok()) {
     Check(q->first_step <= q->last_step, "trace step range reversed");

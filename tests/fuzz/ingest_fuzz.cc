@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "collector/http/step_timeline.h"
+#include "collector/http/timeline_json.h"
 #include "collector/http/trace_export.h"
 #include "spdlog/spdlog.h"
 #include "tests/fuzz/fuzz_collector.h"
@@ -74,7 +74,13 @@ void QueryJob(FuzzCollector& c, const std::string& job) {
   gpuspy::collector::TraceQuery trace;
   if (steps.ok() && steps->steps_size() > 0) {
     const v1::Step& first = steps->steps(0);
-    CheckExpected(gpuspy::collector::StepTimeline(&engine, job, first.process_id(), first.number()).status());
+    v1::GetStepTimelineRequest timeline;
+    timeline.set_job_id(job);
+    timeline.set_process_id(first.process_id());
+    timeline.set_step(first.number());
+    absl::StatusOr<v1::GetStepTimelineResponse> laid_out = engine.GetStepTimeline(timeline);
+    CheckExpected(laid_out.status());
+    if (laid_out.ok()) (void)gpuspy::collector::TimelineJson(laid_out->timeline());
     trace.has_steps = true;
     trace.first_step = trace.last_step = first.number();
     trace.steps_text = std::to_string(first.number());

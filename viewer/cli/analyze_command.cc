@@ -6,18 +6,20 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <google/protobuf/util/json_util.h>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "codec/expanded_events.h"
 #include "analysis/diff/run_diff.h"
 #include "analysis/diff/run_profile.h"
 #include "analysis/job_analysis.h"
+#include "codec/expanded_events.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "exporters/html_report/html_report_writer.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/offline_job.h"
 #include "viewer/cli/report_view.h"
@@ -146,6 +148,37 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
     PrintStepReports(labels, reports);
   }
   return failed ? 1 : 0;
+}
+
+void AddOfflineOptions(CLI::App* command, AnalyzeOptions* an) {
+  command->add_flag("--keep-going", an->keep_going,
+                    "Go on with the files that read when others do not (analyse or import them; "
+                    "the skipped ones are named on stderr; still exits 1)");
+  command->add_option("--export", an->export_to, "Also write the events: --export perfetto out.json[.gz]")
+      ->expected(2);
+  command->add_option("--html", an->html, "Also write a self-contained static report page");
+  command->add_option("--threads", an->threads, "Files read at once (default: one per core)");
+  command->add_flag("--timings", an->timings, "Per-stage MB/s of each file on stderr");
+}
+
+void AddStepPatternOption(CLI::App* command, std::string* step_pattern) {
+  command->add_option("--step-pattern", *step_pattern,
+                      "RE2 regex over NVTX range names that delimits steps (group 1 = the step number; "
+                      "default: ProfilerStep#(\\d+))");
+}
+
+RegisteredCommand RegisterAnalyzeCommand(CLI::App& app, const GlobalOptions& g) {
+  auto an = std::make_shared<AnalyzeOptions>();
+  auto* analyze = app.add_subcommand(
+      "analyze", "Analyse PyTorch profiler traces here, no gpuspyd: per-step reports, job summary, "
+                 "cross-rank findings; several files = ranks of one job");
+  analyze->add_option("files", an->files, "Trace files (*.pt.trace.json[.gz])")
+      ->required()->check(CLI::ExistingFile);
+  analyze->add_option("--job", an->job, "Job id (default: the first file's name)");
+  AddOfflineOptions(analyze, an.get());
+  AddStepPatternOption(analyze, &an->step_pattern);
+  analyze->footer("Example: gpuspy analyze run/rank*.pt.trace.json.gz --html report.html");
+  return {analyze, [&g, an] { return Analyze(g, *an); }};
 }
 
 }  // namespace gpuspy::cli

@@ -9,6 +9,10 @@
 
 #include "viewer/cli/commands.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace gpuspy::cli {
 
 struct AnalyzeOptions {
@@ -23,5 +27,10 @@ struct AnalyzeOptions {
 };
 
 int Analyze(const GlobalOptions& g, const AnalyzeOptions& o);
+
+// The options `analyze` and `import --offline` share: --keep-going, --export, --html, --threads,
+// --timings; and --step-pattern (import's goes to ImportOptions).
+void AddOfflineOptions(CLI::App* command, AnalyzeOptions* an);
+void AddStepPatternOption(CLI::App* command, std::string* step_pattern);
 
 }  // namespace gpuspy::cli

@@ -1,10 +1,12 @@
 #include "viewer/cli/attach_command.h"
 
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include <google/protobuf/util/json_util.h>
@@ -13,7 +15,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "viewer/cli/attach_pid_command.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/json_output.h"
+#include "viewer/cli/process_id_option.h"
 #include "viewer/cli/query_client.h"
 #include "viewer/cli/report_view.h"
 
@@ -277,6 +282,80 @@ int Detach(const GlobalOptions& g, const std::string& job) {
   std::cout << "capture " << resp.capture_id() << ": " << resp.processes_stopped()
             << " process(es) told to stop; what they captured so far is kept\n";
   return 0;
+}
+
+RegisteredCommand RegisterAttachCommand(CLI::App& app, const GlobalOptions& g) {
+  struct Options {
+    AttachOptions at;
+    ProcessSelector to;
+  };
+  auto o = std::make_shared<Options>();
+  AttachOptions& at = o->at;
+  auto* attach = app.add_subcommand(
+      "attach", "Capture N steps (or a duration) of a live job, then print their reports: a job "
+                "whose processes run dormant (GPUSPY_MODE=ondemand), or running processes "
+                "started without gpuspy (--pid, --match, --cgroup)");
+  attach->add_option("--job", at.job,
+                     "Job id (with --pid/--match/--cgroup: the name to give their job)");
+  attach->add_option("--pid", o->to.pids,
+                     "Load gpuspy into this running process first (ptrace; its owner or root)")
+      ->check(ProcessIdValidator());
+  attach->add_option("--match", o->to.match,
+                     "... into every running CUDA process whose command line matches this regex");
+  attach->add_option("--cgroup", o->to.cgroup,
+                     "... into the CUDA processes of this cgroup directory (a SLURM job, a pod)")
+      ->check(CLI::ExistingDirectory);
+  attach->add_option("--rank", at.rank, "Only this rank");
+  attach->add_option("--host", at.host, "Only processes on this host");
+  attach->add_option("--steps", at.steps, "Capture this many steps")
+                       ->check(CLI::PositiveNumber);
+  attach->add_option("--duration", at.duration, "Capture for this long (30s, 2m)");
+  attach->add_option("--kinds", at.kinds, "Only these kinds (kernel,memcpy,memset,sync,memory,runtime,driver,nvtx,overhead)")
+      ->delimiter(',');
+  auto* start_timeout = attach->add_option("--start-timeout", at.start_timeout,
+                                           "Wait this long for an NVTX step boundary, then start anyway")
+                            ->capture_default_str();
+  attach->add_flag("--detach", at.detach, "Return once the processes are armed");
+  attach->add_option("--wait", at.wait, "Give up waiting for the capture after this long");
+  attach->footer("Examples: gpuspy attach --job 1234 --steps 20\n"
+                 "          gpuspy attach --pid 4242 --steps 10");
+  return {attach, [&g, o, start_timeout] {
+            if (!o->to.empty()) {
+              // A program gpuspy joins late has its NVTX unhooked (README): waiting for an NVTX
+              // range would usually only delay the first event; a program whose NVTX is hooked
+              // and whose steps are shorter than this still gets an aligned window.
+              if (start_timeout->count() == 0) o->at.start_timeout = "200ms";
+              return AttachToProcesses(g, o->at, o->to);
+            }
+            if (o->at.job.empty()) {
+              std::fprintf(stderr, "gpuspy attach: say which job (--job) or which processes (--pid, "
+                                   "--match, --cgroup)\n");
+              return 2;
+            }
+            return Attach(g, o->at);
+          }};
+}
+
+RegisteredCommand RegisterDetachCommand(CLI::App& app, const GlobalOptions& g) {
+  struct Options {
+    std::string job;
+    pid_t pid = 0;
+  };
+  auto o = std::make_shared<Options>();
+  auto* detach = app.add_subcommand(
+      "detach", "Stop a running capture early (what was captured is kept); with --pid, also end "
+                "gpuspy's session in a process it was attached to");
+  auto* job = detach->add_option("--job", o->job, "Job id");
+  detach->add_option("--pid", o->pid, "A process gpuspy was attached to with --pid")
+      ->check(ProcessIdValidator())->excludes(job);
+  return {detach, [&g, o] {
+            if (o->pid > 0) return DetachFromProcess(g, o->pid);
+            if (o->job.empty()) {
+              std::fprintf(stderr, "gpuspy detach: say which job (--job) or which process (--pid)\n");
+              return 2;
+            }
+            return Detach(g, o->job);
+          }};
 }
 
 }  // namespace gpuspy::cli

@@ -1,12 +1,15 @@
 #include "viewer/cli/cli_docs.h"
 
 #include <algorithm>
+#include <iostream>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "viewer/cli/command_registry.h"
 
 namespace gpuspy::cli {
 namespace {
@@ -195,6 +198,27 @@ std::string ManPage(const CLI::App& app, const std::string& version) {
                   ".TP\n.B GPUSPY_TOKEN, GPUSPY_TOKEN_FILE\nThe token gpuspyd requires.\n"
                   ".SH SEE ALSO\ngpuspyd(8); the README of the gpuspy sources.\n");
   return m;
+}
+
+RegisteredCommand RegisterCompletionCommand(CLI::App& app) {
+  auto shell = std::make_shared<std::string>();
+  auto* completion = app.add_subcommand(
+      "completion", "Print a shell completion script (bash or zsh) made from these definitions");
+  completion->add_option("shell", *shell, "bash or zsh")->required()->check(CLI::IsMember({"bash", "zsh"}));
+  completion->footer("Example: source <(gpuspy completion bash)");
+  return {completion, [&app, shell] {
+            std::cout << (*shell == "zsh" ? ZshCompletion(app) : BashCompletion(app));
+            return 0;
+          }};
+}
+
+RegisteredCommand RegisterManCommand(CLI::App& app, const std::string& version) {
+  auto* man = app.add_subcommand("man", "Print gpuspy(1), the man page made from these definitions");
+  man->footer("Example: gpuspy man > gpuspy.1 && man -l gpuspy.1");
+  return {man, [&app, version] {
+            std::cout << ManPage(app, version);
+            return 0;
+          }};
 }
 
 }  // namespace gpuspy::cli

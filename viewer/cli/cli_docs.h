@@ -1,5 +1,6 @@
-// Shell completion scripts and a man page generated from the CLI11 definitions in main.cc, so
-// they can never disagree with what `gpuspy` accepts: `gpuspy completion bash|zsh`, `gpuspy man`.
+// Shell completion scripts and a man page generated from the CLI11 definitions (each command's
+// Register<Name>Command, command_registry.h), so they can never disagree with what `gpuspy`
+// accepts: `gpuspy completion bash|zsh`, `gpuspy man`.
 #pragma once
 
 #include <string>

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/diff/run_diff.h"
 #include "analysis/diff/run_profile.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/diff_view.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/offline_job.h"
@@ -125,6 +126,20 @@ int Diff(const GlobalOptions& g, const DiffOptions& o) {
     profiles.push_back(*std::move(profile));
   }
   return Show(g, analysis::DiffRuns(profiles[0], profiles[1]));
+}
+
+RegisteredCommand RegisterDiffCommand(CLI::App& app, const GlobalOptions& g) {
+  auto df = std::make_shared<DiffOptions>();
+  auto* diff = app.add_subcommand(
+      "diff", "Why B is slower (or faster) than A: step time, where it goes, and the changes that "
+              "add up to the difference");
+  diff->add_option("a", df->a, "Run A: trace file(s) (a file or a directory) or a job id, "
+                               "optionally @RANK and :STEPS (N, A-B, A-, -B)")->required();
+  diff->add_option("b", df->b, "Run B, as A")->required();
+  diff->add_option("--threads", df->threads, "Trace files read at once (default: one per core)");
+  diff->footer("Examples: gpuspy diff last_week/ today/    gpuspy diff bert@0 bert@7\n"
+               "          gpuspy diff bert:100-200 bert:900-1000    gpuspy diff base.json.gz pr.json.gz");
+  return {diff, [&g, df] { return Diff(g, *df); }};
 }
 
 }  // namespace gpuspy::cli

@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <string>
 
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
+#include "viewer/cli/rank_option.h"
 
 namespace gpuspy::cli {
 namespace {
@@ -132,6 +135,28 @@ int Events(const GlobalOptions& g, const EventsOptions& e) {
     req.set_cursor(resp.next_cursor());
   }
   return 0;
+}
+
+RegisteredCommand RegisterEventsCommand(CLI::App& app, const GlobalOptions& g) {
+  struct Options {
+    EventsOptions e;
+    int32_t rank = -1;
+  };
+  auto o = std::make_shared<Options>();
+  EventsOptions& e = o->e;
+  auto* events = app.add_subcommand("events", "Raw events of a time window");
+  events->add_option("--job", e.job, "Job id")->required();
+  auto* process = events->add_option("--process", e.process, "Only this process id");
+  events->add_option("--rank", o->rank, "Only the process that ran as this rank")
+      ->check(CLI::NonNegativeNumber)->excludes(process);
+  events->add_option("--from", e.from_ns, "Window start (ns, CUPTI clock)");
+  events->add_option("--to", e.to_ns, "Window end (ns)");
+  events->add_option("--limit", e.limit, "At most this many events (0 = every event, read page by page)")
+      ->capture_default_str();
+  return {events, [&g, o] {
+            if (!ResolveRank(g, o->e.job, o->rank, &o->e.process)) return 1;
+            return Events(g, o->e);
+          }};
 }
 
 }  // namespace gpuspy::cli

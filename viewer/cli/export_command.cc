@@ -3,11 +3,14 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <memory>
 
+#include "analysis/diff/run_selector.h"
 #include "exporters/chrome_trace/chrome_trace_stream.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/query_client.h"
-#include "analysis/diff/run_selector.h"
+#include "viewer/cli/rank_option.h"
 
 namespace gpuspy::cli {
 
@@ -79,6 +82,26 @@ int Export(const GlobalOptions& g, const ExportOptions& o) {
   std::cout << "wrote " << o.output << ": " << stats.trace_events << " trace events from "
             << out.size() << " process(es); open it in https://ui.perfetto.dev or chrome://tracing\n";
   return 0;
+}
+
+RegisteredCommand RegisterExportCommand(CLI::App& app, const GlobalOptions& g) {
+  struct Options {
+    ExportOptions x;
+    int32_t rank = -1;
+  };
+  auto o = std::make_shared<Options>();
+  ExportOptions& x = o->x;
+  auto* exp = app.add_subcommand("export", "Write a job (or some steps) as a Perfetto/Chrome trace");
+  exp->add_option("--job", x.job, "Job id")->required();
+  exp->add_option("--steps", x.steps, "Step N or range A-B (default: everything)");
+  auto* process = exp->add_option("--process", x.process, "Only this process id");
+  exp->add_option("--rank", o->rank, "Only the process that ran as this rank")
+      ->check(CLI::NonNegativeNumber)->excludes(process);
+  exp->add_option("-o,--output", x.output, "Output file (.json or .json.gz)")->required();
+  return {exp, [&g, o] {
+            if (!ResolveRank(g, o->x.job, o->rank, &o->x.process)) return 1;
+            return Export(g, o->x);
+          }};
 }
 
 }  // namespace gpuspy::cli

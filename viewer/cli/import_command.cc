@@ -6,13 +6,16 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "client/transport/event_upload.h"
 #include "analysis/step_segmenter.h"
+#include "client/transport/event_upload.h"
 #include "importers/kineto/kineto_reader.h"
 #include "importers/kineto/skip_reasons.h"
+#include "viewer/cli/analyze_command.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/file_sha256.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
@@ -280,6 +283,38 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     std::cout << "\nimported as job '" << job << "': gpuspy report --job " << job << "\n";
   }
   return failed.empty() ? 0 : 1;
+}
+
+RegisteredCommand RegisterImportCommand(CLI::App& app, const GlobalOptions& g) {
+  struct Options {
+    ImportOptions im;
+    AnalyzeOptions an;  // --offline, and the options it shares with `gpuspy analyze`
+    bool offline = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* import = app.add_subcommand(
+      "import", "Import PyTorch profiler traces (*.pt.trace.json[.gz]); several files = ranks of one job");
+  import->add_option("files", o->im.files, "Trace files")->required()->check(CLI::ExistingFile);
+  import->add_option("--job", o->im.job, "Job id (default: the first file's name)");
+  import->add_flag("--offline", o->offline, "Analyse here instead (gpuspy analyze)");
+  import->add_flag("--replace", o->im.replace,
+                   "Files imported before (same content) replace their earlier copy instead of "
+                   "being skipped");
+  AddOfflineOptions(import, &o->an);
+  AddStepPatternOption(import, &o->im.step_pattern);
+  import->footer("A file whose content the collector holds already is skipped (\"already imported as "
+                 "job J\"). If any file does not read, nothing is imported (exit 1); --keep-going "
+                 "imports the others, names the skipped ones on stderr and still exits 1.");
+  return {import, [&g, o] {
+            if (o->offline) {
+              o->an.files = o->im.files;
+              o->an.job = o->im.job;
+              o->an.step_pattern = o->im.step_pattern;
+              return Analyze(g, o->an);
+            }
+            o->im.keep_going = o->an.keep_going;  // one --keep-going flag, shared with --offline
+            return Import(g, o->im);
+          }};
 }
 
 }  // namespace gpuspy::cli

@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
@@ -121,6 +123,43 @@ int Jobs(const GlobalOptions& g, const std::string& job, bool per_process) {
               << j.step_pattern() << "' (gpuspy jobs set-step-pattern " << j.job_id() << " '' for the default)\n";
   }
   return 0;
+}
+
+RegisteredCommand RegisterJobsCommand(CLI::App& app, const GlobalOptions& g) {
+  struct Options {
+    bool processes = false;
+    std::string job;
+    std::string delete_job, rename_job, rename_to, pattern_job, pattern_re;
+    bool delete_force = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* jobs = app.add_subcommand("jobs", "List jobs with their processes, ranks, hosts and state");
+  jobs->add_flag("--processes", o->processes,
+                 "One line per process: rank, host, GPUs, state, heartbeat, clock skew");
+  jobs->add_option("--job", o->job, "Only this job (implies --processes)");
+  auto* jobs_delete = jobs->add_subcommand(
+      "delete", "Delete a job: its events, steps and processes (its owner or an admin)");
+  jobs_delete->add_option("job", o->delete_job, "Job id")->required();
+  jobs_delete->add_flag("--force", o->delete_force, "Delete it even while processes of the job are connected");
+  jobs_delete->footer("Example: gpuspy jobs delete bert-old");
+  auto* jobs_rename = jobs->add_subcommand(
+      "rename", "Rename a job (its owner or an admin; the new name must be free)");
+  jobs_rename->add_option("job", o->rename_job, "Job id")->required();
+  jobs_rename->add_option("new_job", o->rename_to, "New job id")->required();
+  jobs_rename->footer("Example: gpuspy jobs rename 123456 bert-lr3e-4");
+  auto* jobs_pattern = jobs->add_subcommand(
+      "set-step-pattern", "Set the RE2 regex over NVTX range names that delimits a job's steps "
+                          "(group 1 = the step number), in place of gpuspyd's --step-pattern; its "
+                          "stored steps are found again at once ('' = gpuspyd's again; its owner or an admin)");
+  jobs_pattern->add_option("job", o->pattern_job, "Job id")->required();
+  jobs_pattern->add_option("pattern", o->pattern_re, "RE2 regex matched against the whole range name")->required();
+  jobs_pattern->footer("Example: gpuspy jobs set-step-pattern bert 'train_step_(\\d+)'");
+  return {jobs, [&g, o, jobs_delete, jobs_rename, jobs_pattern] {
+            if (*jobs_delete) return DeleteJob(g, o->delete_job, o->delete_force);
+            if (*jobs_rename) return RenameJob(g, o->rename_job, o->rename_to);
+            if (*jobs_pattern) return SetStepPattern(g, o->pattern_job, o->pattern_re);
+            return Jobs(g, o->job, o->processes || !o->job.empty());
+          }};
 }
 
 }  // namespace gpuspy::cli

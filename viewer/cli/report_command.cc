@@ -2,10 +2,12 @@
 
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
 #include "viewer/cli/rank_option.h"
@@ -94,6 +96,24 @@ int Report(const GlobalOptions& g, const ReportOptions& r) {
     PrintRankSteps(shown, r.rank, std::cout);
   });
   return 0;
+}
+
+RegisteredCommand RegisterReportCommand(CLI::App& app, const GlobalOptions& g) {
+  auto r = std::make_shared<ReportOptions>();
+  auto* report = app.add_subcommand(
+      "report", "Per-step report: where the time went, the bottleneck, evidence and a fix");
+  report->add_option("--job", r->job, "Job id")->required();
+  auto* step_opt = report->add_option("--step", r->step, "One step number");
+  auto* last_opt = report->add_option("--last", r->last, "The last K steps (default 10)");
+  auto* all_opt = report->add_flag("--all", r->all, "Every step");
+  step_opt->excludes(last_opt)->excludes(all_opt);
+  last_opt->excludes(all_opt);
+  auto* process_opt = report->add_option("--process", r->process, "Only this process id");
+  report->add_option("--rank", r->rank, "Only the process that ran as this rank")
+      ->check(CLI::NonNegativeNumber)->excludes(process_opt);
+  report->add_flag("--ranks", r->ranks,
+                   "Ranks x steps matrix of verdicts (multi-rank jobs); the straggler marked *");
+  return {report, [&g, r] { return Report(g, *r); }};
 }
 
 }  // namespace gpuspy::cli

@@ -1,6 +1,7 @@
 // `gpuspy run`: runs the command under gpuspy (LD_PRELOAD of the shim), after checking that the
 // collector answers, and says at the end where the report is.
 #include "viewer/cli/commands.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/installed_library.h"
 #include "viewer/cli/query_client.h"
 
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -123,6 +125,15 @@ int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::s
                job.empty() ? "`gpuspy jobs` names its job, then `gpuspy report --job J`"
                            : ("`gpuspy report --job " + job + "`").c_str());
   return code;
+}
+
+RegisteredCommand RegisterRunCommand(CLI::App& app, const GlobalOptions& g,
+                                     const std::vector<std::string>* command) {
+  auto job = std::make_shared<std::string>();
+  auto* run = app.add_subcommand("run", "Run a command with gpuspy injected (no code changes)");
+  run->add_option("--job", *job, "Job id to report (default: from SLURM/torchrun/env)");
+  run->footer("Example: gpuspy run --job bert -- python train.py --lr 3e-4");
+  return {run, [&g, job, command] { return Run(g, *job, *command); }};
 }
 
 }  // namespace gpuspy::cli

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "client/spill/grpc_batch_sink.h"
 #include "client/spill/spill_adoption.h"
 #include "client/spill/spill_file.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
@@ -118,6 +120,17 @@ int Spill(const GlobalOptions& g, const SpillOptions& s) {
     }
   }
   return r.files_left == 0 ? 0 : 1;
+}
+
+RegisteredCommand RegisterSpillCommand(CLI::App& app, const GlobalOptions& g) {
+  auto sp = std::make_shared<SpillOptions>();
+  auto* spill = app.add_subcommand(
+      "spill", "Spill files of this user's processes; --deliver sends what ended ones left behind");
+  spill->add_option("--spill-dir", sp->dir, "Spill directory (default $GPUSPY_SPILL_DIR, else "
+                                            "/tmp/gpuspy-<uid>/spill)");
+  spill->add_flag("--deliver", sp->deliver,
+                  "Deliver the files of ended processes to the collector, under their identity");
+  return {spill, [&g, sp] { return Spill(g, *sp); }};
 }
 
 }  // namespace gpuspy::cli

@@ -7,6 +7,7 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
 #include "viewer/cli/table.h"
@@ -51,6 +52,11 @@ int Stats(const GlobalOptions& g) {
   AddStatsRows(resp.stats(), "", t);
   t.Print(std::cout);
   return 0;
+}
+
+RegisteredCommand RegisterStatsCommand(CLI::App& app, const GlobalOptions& g) {
+  auto* stats = app.add_subcommand("stats", "The collector's own counters");
+  return {stats, [&g] { return Stats(g); }};
 }
 
 }  // namespace gpuspy::cli

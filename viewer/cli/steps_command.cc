@@ -2,12 +2,15 @@
 #include "viewer/cli/commands.h"
 
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "analysis/step_source.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
+#include "viewer/cli/rank_option.h"
 #include "viewer/cli/report_view.h"
 #include "viewer/cli/table.h"
 
@@ -45,6 +48,24 @@ int Steps(const GlobalOptions& g, const std::string& job, uint64_t process) {
   }
   t.Print(std::cout);
   return 0;
+}
+
+RegisteredCommand RegisterStepsCommand(CLI::App& app, const GlobalOptions& g) {
+  struct Options {
+    std::string job;
+    uint64_t process = 0;
+    int32_t rank = -1;
+  };
+  auto o = std::make_shared<Options>();
+  auto* steps = app.add_subcommand("steps", "List the steps found for a job");
+  steps->add_option("--job", o->job, "Job id")->required();
+  auto* process = steps->add_option("--process", o->process, "Only this process id");
+  steps->add_option("--rank", o->rank, "Only the process that ran as this rank")
+      ->check(CLI::NonNegativeNumber)->excludes(process);
+  return {steps, [&g, o] {
+            if (!ResolveRank(g, o->job, o->rank, &o->process)) return 1;
+            return Steps(g, o->job, o->process);
+          }};
 }
 
 }  // namespace gpuspy::cli

@@ -2,9 +2,11 @@
 #include "viewer/cli/commands.h"
 
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "viewer/cli/command_registry.h"
 #include "viewer/cli/composition_view.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
@@ -81,6 +83,13 @@ void PrintSummary(const v1::JobSummary& s) {
     }
     t.Print(std::cout);
   }
+}
+
+RegisteredCommand RegisterSummaryCommand(CLI::App& app, const GlobalOptions& g) {
+  auto job = std::make_shared<std::string>();
+  auto* summary = app.add_subcommand("summary", "Steady-state summary of a job");
+  summary->add_option("--job", *job, "Job id")->required();
+  return {summary, [&g, job] { return Summary(g, *job); }};
 }
 
 }  // namespace gpuspy::cli

@@ -17,6 +17,7 @@ namespace {
 // How a rule's markers (lower-case substrings) must appear in the lower-cased name.
 enum class Match {
   kPrefix,                       // the name starts with a marker
+  kTensileInputType,             // a Tensile GEMM whose input data type starts with a marker
   kAny,                          // the name contains a marker
   kAnyInMathKernel,              // ... and is a GEMM/conv kernel
   kAnyInMathKernelWithoutTcType  // ... and is a GEMM/conv kernel naming no reduced-precision type
@@ -45,21 +46,36 @@ constexpr absl::string_view kAttention[] = {
 // cuBLAS/CUTLASS kernels that say outright their math is FP32 FMA on CUDA cores, even inside an
 // "xmma" family name ("sm80_xmma_gemm_f32f32_..._ffma_...", "cutlass_simt_sgemm_...").
 constexpr absl::string_view kExplicitSimt[] = {"ffma", "_simt_"};
+// AMD's rocBLAS and hipBLASLt GEMMs are Tensile kernels named by a fixed grammar:
+// "Cijk_Ailk_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64_MI16x16x1_…" — the output and input
+// index orders, then the data types (input, output, compute: "BBS" bf16 in, bf16 out, FP32
+// compute; "HHS" half; "F8F8S"/"F8HS" FP8; "I8I" int8; "SB"/"SS" FP32; "DB" double), then
+// tuning parameters ("MT" macro tile, "MI" the matrix-core instruction, absent on VALU kernels).
+// Reduced-precision inputs run on the matrix cores (MFMA, AMD's tensor cores). FP32 inputs are
+// FP32 math even where an FP32 MFMA runs them: at a fraction of the bf16 rate, the case
+// `fp32_gemm` exists for.
+constexpr absl::string_view kTensileReducedInputs[] = {"h", "b", "f8", "i8", "4xi8", "x"};
+constexpr absl::string_view kTensileFp32Inputs[] = {"s", "d", "c", "z"};
 // Substrings library kernel names carry when the math runs on tensor cores. Volta's HMMA
 // kernels are "h884"/"s884" (8x8x4 MMA: half or float accumulate).
-// cuBLAS 12's Hopper GEMMs are "nvjet_…" kernels.
+// cuBLAS 12's Hopper GEMMs are "nvjet_…" kernels. On AMD GPUs the matrix cores are MFMA
+// ("mfma"); Composable Kernel and MIOpen name their MFMA kernels "xdl"/"xdlops"
+// ("kernel_gemm_xdl_cshuffle_v3", "gridwise_convolution_implicit_gemm_v4r4_xdlops").
 constexpr absl::string_view kTensorCoreMarkers[] = {
-    "hmma", "wgmma", "gmma",   "tensorop", "xmma", "s1688",
-    "s16816", "h1688", "h16816", "i8816", "h884", "s884", "nvjet"};
+    "hmma", "wgmma", "gmma",   "tensorop", "xmma", "s1688", "s16816", "h1688",
+    "h16816", "i8816", "h884", "s884",     "nvjet", "mfma", "xdlops", "_xdl_"};
 // Reduced-precision types only imply tensor cores inside GEMM/conv kernels (an elementwise
 // "cast_bf16" kernel does not use them).
 // CUTLASS 3 GEMMs (`cutlass::device_kernel<…GemmUniversal…>`, grouped and FP8 GEMMs) name
 // their element types (cutlass::bfloat16_t, half_t, float_e4m3_t) and their architecture (Sm90:
 // wgmma) in template arguments.
-constexpr absl::string_view kTensorCoreTypes[] = {"bf16", "f16", "tf32", "bfloat16", "half",
+constexpr absl::string_view kTensorCoreTypes[] = {"bf16", "f16", "fp16", "tf32", "bfloat16", "half",
                                                   "e4m3", "e5m2", "fp8", "int8", "sm90", "sm100"};
 // FP32 GEMM/conv on CUDA cores (SIMT) when no tensor-core marker is present.
 constexpr absl::string_view kSimtFp32[] = {"sgemm", "scudnn", "gemmsn", "gemv2t"};
+// MIOpen's FP32 convolutions say their type in the name ("igemm_fwd_gtcx_nchw_fp32_…",
+// "naive_conv_fwd_nchw_float_double_float", "miopenSp3AsmConv_v21_1_3_gfx9_fp32_stride1").
+constexpr absl::string_view kFp32TypeWords[] = {"fp32", "_float"};
 // Memory-bound kernels: each reads and writes its tensors once and does little math, so its
 // time is memory bandwidth; a chain of them is what fusion removes. ATen's TensorIterator
 // kernels ({vectorized_,unrolled_,}elementwise_kernel), norms (ATen, cuDNN bn_fw/bn_bw, apex),
@@ -81,13 +97,16 @@ constexpr Rule kRules[] = {
     {KernelClass::kTriton, Match::kPrefix, kTritonPrefix},
     {KernelClass::kFusedAttention, Match::kAny, kAttention},
     {KernelClass::kSimtFp32Gemm, Match::kAnyInMathKernelWithoutTcType, kExplicitSimt},
+    {KernelClass::kTensorCoreMath, Match::kTensileInputType, kTensileReducedInputs},
+    {KernelClass::kSimtFp32Gemm, Match::kTensileInputType, kTensileFp32Inputs},
     {KernelClass::kTensorCoreMath, Match::kAny, kTensorCoreMarkers},
     {KernelClass::kTensorCoreMath, Match::kAnyInMathKernel, kTensorCoreTypes},
     {KernelClass::kSimtFp32Gemm, Match::kAny, kSimtFp32},
+    {KernelClass::kSimtFp32Gemm, Match::kAnyInMathKernelWithoutTcType, kFp32TypeWords},
     {KernelClass::kMemoryBound, Match::kAny, kMemoryBound},
 };
 
-constexpr absl::string_view kMathKernels[] = {"gemm", "conv", "matmul"};
+constexpr absl::string_view kMathKernels[] = {"gemm", "conv", "matmul", "cijk_"};
 constexpr absl::string_view kSoftmax[] = {"softmax"};
 
 bool ContainsAny(absl::string_view text, absl::Span<const absl::string_view> needles) {
@@ -107,6 +126,20 @@ bool IsMathKernel(absl::string_view lower) {
   return false;
 }
 
+// The input data type of a Tensile GEMM ("bbs" of "cijk_ailk_bljk_bbs_bh_…"), or "" when the
+// name is no Tensile kernel. hipBLASLt's hand-tuned kernels carry a prefix ("custom_cijk_…").
+absl::string_view TensileTypes(absl::string_view lower) {
+  const size_t at = lower.find("cijk_");
+  if (at == absl::string_view::npos || (at > 0 && lower[at - 1] != '_')) return "";
+  absl::string_view rest = lower.substr(at);
+  for (int field = 0; field < 3; ++field) {  // past "cijk", "a…" and "b…"
+    const size_t sep = rest.find('_');
+    if (sep == absl::string_view::npos) return "";
+    rest.remove_prefix(sep + 1);
+  }
+  return rest.substr(0, rest.find('_'));
+}
+
 bool Matches(const Rule& r, absl::string_view lower) {
   switch (r.match) {
     case Match::kPrefix:
@@ -114,6 +147,13 @@ bool Matches(const Rule& r, absl::string_view lower) {
         if (absl::StartsWith(lower, m)) return true;
       }
       return false;
+    case Match::kTensileInputType: {
+      const absl::string_view types = TensileTypes(lower);
+      for (absl::string_view m : r.markers) {
+        if (!types.empty() && absl::StartsWith(types, m)) return true;
+      }
+      return false;
+    }
     case Match::kAny:
       return ContainsAny(lower, r.markers);
     case Match::kAnyInMathKernel:

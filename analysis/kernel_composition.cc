@@ -4,20 +4,17 @@
 #include <map>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
 
 namespace gpuspy::analysis {
 
 std::vector<ClassifiedKernel> ClassifiedKernels(const EventColumns& events,
-                                                const StringTable& strings, const Interval& w) {
+                                                const StringTable& strings, const Interval& w,
+                                                KernelClasses& classes) {
   std::vector<ClassifiedKernel> out;
-  absl::flat_hash_map<StringRef, KernelClass> cache;  // a step repeats few names many times
   for (const KernelEvent& k : events.kernels) {
     if (k.start_ns >= w.end_ns || k.end_ns <= w.start_ns) continue;
-    auto [it, fresh] = cache.try_emplace(k.name, KernelClass::kOther);
-    if (fresh) it->second = ClassifyKernel(strings.Get(k.name));
     out.push_back({std::max(k.start_ns, w.start_ns), std::min(k.end_ns, w.end_ns), k.name,
-                   it->second});
+                   classes.Of(strings, k.name)});
   }
   std::stable_sort(out.begin(), out.end(), [](const ClassifiedKernel& a, const ClassifiedKernel& b) {
     return a.start_ns < b.start_ns;

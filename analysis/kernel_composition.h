@@ -9,6 +9,7 @@
 
 #include "absl/types/span.h"
 #include "analysis/intervals.h"
+#include "analysis/kernel_classes.h"
 #include "analysis/kernel_classifier.h"
 #include "gpuspy/v1/report.pb.h"
 #include "model/events.h"
@@ -24,9 +25,12 @@ struct ClassifiedKernel {
   int64_t duration_ns() const { return end_ns - start_ns; }
 };
 
-// Kernels overlapping the window, clipped to it, sorted by start (launch order on one stream).
+// Kernels overlapping the window, clipped to it, sorted by start (launch order on one stream),
+// classified by `classes` (the process's: each name once for all of its steps). The step report
+// builds this list once per step and every detector reads it (StepContext.kernels).
 std::vector<ClassifiedKernel> ClassifiedKernels(const EventColumns& events,
-                                                const StringTable& strings, const Interval& window);
+                                                const StringTable& strings, const Interval& window,
+                                                KernelClasses& classes);
 
 // Summed kernel time and count per class, most time first; only classes that ran. The sum (not
 // a union) so shares add up to 100 % of kernel time even when streams overlap.

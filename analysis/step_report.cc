@@ -22,7 +22,7 @@ namespace gpuspy::analysis {
 namespace {
 
 void AddTopKernels(const EventColumns& ev, const StringTable& strings, const Interval& w,
-                   v1::StepReport* report) {
+                   KernelClasses& classes, v1::StepReport* report) {
   struct Acc {
     uint64_t count = 0;
     int64_t total_ns = 0;
@@ -50,7 +50,7 @@ void AddTopKernels(const EventColumns& ev, const StringTable& strings, const Int
     ks->set_count(acc->count);
     ks->set_total_ns(acc->total_ns);
     ks->set_median_ns(stats::Median(acc->durations));
-    ks->set_tensor_cores(UsesTensorCores(strings.Get(name)));
+    ks->set_tensor_cores(classes.Of(strings, name) == KernelClass::kTensorCoreMath);
   }
 }
 
@@ -69,8 +69,9 @@ int64_t ExposedTailNs(const IntervalSet& exposed) {
 }
 
 void RunDetectors(const EventColumns& ev, const StringTable& strings, const StepWindow& step,
-                  const IdleAttribution& idle, v1::StepReport* report) {
-  const StepContext ctx{ev, strings, step, report->breakdown(), idle};
+                  const IdleAttribution& idle, KernelClasses& classes,
+                  const std::vector<ClassifiedKernel>& kernels, v1::StepReport* report) {
+  const StepContext ctx{ev, strings, step, report->breakdown(), idle, classes, kernels};
   std::vector<v1::Finding> findings;
   for (StepDetector detect : AllStepDetectors()) {
     if (std::optional<v1::Finding> f = detect(ctx)) findings.push_back(std::move(*f));
@@ -117,6 +118,12 @@ std::vector<std::string> DistinctKernelNames(const EventColumns& ev, const Strin
 
 v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& strings,
                                const StepWindow& step, uint64_t process_id) {
+  KernelClasses classes;
+  return BuildStepReport(ev, strings, step, process_id, classes);
+}
+
+v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& strings,
+                               const StepWindow& step, uint64_t process_id, KernelClasses& classes) {
   v1::StepReport report;
   auto* s = report.mutable_step();
   s->set_process_id(process_id);
@@ -137,14 +144,11 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   uint64_t events_in_window = 0;
 
   std::vector<Interval> communication, compute;
-  absl::flat_hash_map<StringRef, bool> is_comm;
   for (const KernelEvent& k : ev.kernels) {
     if (!InWindow(k.start_ns, k.end_ns, w)) continue;
     ++events_in_window;
     kernels.push_back({k.start_ns, k.end_ns});
-    auto [it, fresh] = is_comm.try_emplace(k.name, false);
-    if (fresh) it->second = ClassifyKernel(strings.Get(k.name)) == KernelClass::kCommunication;
-    (it->second ? communication : compute).push_back({k.start_ns, k.end_ns});
+    (classes.IsCommunication(strings, k.name) ? communication : compute).push_back({k.start_ns, k.end_ns});
     kernel_durations.push_back(k.end_ns - k.start_ns);
   }
   for (const MemcpyEvent& m : ev.memcpys) {
@@ -248,11 +252,13 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
   b->set_idle_host_other_ns(idle.host_other.TotalLength());
   b->set_idle_cuda_call_ns(idle.cuda_call.TotalLength());
 
-  AddTopKernels(ev, strings, w, &report);
-  for (v1::KernelClassTime& c : KernelComposition(ClassifiedKernels(ev, strings, w))) {
+  AddTopKernels(ev, strings, w, classes, &report);
+  // The step's kernels, classified once: the composition and every detector read this list.
+  const std::vector<ClassifiedKernel> classified = ClassifiedKernels(ev, strings, w, classes);
+  for (v1::KernelClassTime& c : KernelComposition(classified)) {
     *report.add_kernel_classes() = std::move(c);
   }
-  RunDetectors(ev, strings, step, idle, &report);
+  RunDetectors(ev, strings, step, idle, classes, classified, &report);
   return report;
 }
 

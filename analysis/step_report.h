@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/kernel_classes.h"
 #include "analysis/step_segmenter.h"
 #include "gpuspy/v1/report.pb.h"
 #include "model/events.h"
@@ -26,5 +27,9 @@ std::vector<std::string> DistinctKernelNames(const EventColumns& events, const S
 
 v1::StepReport BuildStepReport(const EventColumns& events, const StringTable& strings,
                                const StepWindow& step, uint64_t process_id);
+// The same, classifying kernels with the process's `classes` (one ClassifyKernel per name for all
+// of its steps; AnalyzeStep passes the one AnalyzeSteps keeps).
+v1::StepReport BuildStepReport(const EventColumns& events, const StringTable& strings,
+                               const StepWindow& step, uint64_t process_id, KernelClasses& classes);
 
 }  // namespace gpuspy::analysis

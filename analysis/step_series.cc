@@ -26,9 +26,11 @@ int64_t MedianWall(const std::vector<StepAnalysis>& steps) {
 StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
                          const StepWindow& step, uint64_t process_id, KernelClasses* classes) {
   StepAnalysis a;
-  a.report = BuildStepReport(events, strings, step, process_id);
+  KernelClasses own_classes;  // a caller without a process-wide one: classified for this step
+  KernelClasses& kc = classes != nullptr ? *classes : own_classes;
+  a.report = BuildStepReport(events, strings, step, process_id, kc);
   a.kernel_names = DistinctKernelNames(events, strings, step);
-  a.collectives = std::make_shared<const StepCollectives>(ExtractStepCollectives(events, strings, step, classes));
+  a.collectives = std::make_shared<const StepCollectives>(ExtractStepCollectives(events, strings, step, &kc));
   a.memory.step = MeasureWindowMemory(events, strings, step.start_ns, step.end_ns);
   return a;
 }

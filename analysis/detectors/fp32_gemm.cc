@@ -24,7 +24,7 @@ std::optional<v1::Finding> DetectFp32Gemm(const StepContext& ctx) {
     if (!ctx.InWindow(k.start_ns, k.end_ns)) continue;
     const int64_t d = k.end_ns - k.start_ns;
     kernel_ns += d;
-    switch (ClassifyKernel(ctx.strings.Get(k.name))) {
+    switch (ctx.classes.Of(ctx.strings, k.name)) {
       case KernelClass::kSimtFp32Gemm:
         simt_ns += d;
         simt_by_name[k.name] += d;

@@ -46,7 +46,7 @@ std::optional<v1::Finding> DetectGpuBound(const StepContext& ctx) {
     return std::nullopt;
   }
   const std::vector<v1::KernelClassTime> classes =
-      KernelComposition(ClassifiedKernels(ctx.events, ctx.strings, ctx.window()));
+      KernelComposition(ctx.kernels);
   v1::Finding f;
   f.set_detector("gpu_bound");
   f.set_title("GPU-bound: the GPU computes " + FormatPercent(ctx.ShareOfWall(b.compute_busy_ns())) +

@@ -10,6 +10,8 @@
 #include "analysis/evidence.h"
 #include "analysis/idle_attribution.h"
 #include "analysis/intervals.h"
+#include "analysis/kernel_classes.h"
+#include "analysis/kernel_composition.h"
 #include "analysis/step_segmenter.h"
 #include "gpuspy/v1/report.pb.h"
 #include "model/events.h"
@@ -25,6 +27,11 @@ struct StepContext {
   const v1::StepBreakdown& breakdown;
   // The intervals behind breakdown.idle_* (which gap had which cause).
   const IdleAttribution& idle;
+  // The process's kernel classes (one ClassifyKernel per name for all of its steps), and the
+  // step's kernels classified once with them (ClassifiedKernels): what every detector and edit
+  // that asks what a kernel is reads, instead of classifying the step again.
+  KernelClasses& classes;
+  const std::vector<ClassifiedKernel>& kernels;
 
   Interval window() const { return {step.start_ns, step.end_ns}; }
   // Spans must overlap the window; point events (start == end) must lie inside it. A span that

@@ -24,6 +24,19 @@ constexpr int64_t kMinCausedWaitNs = 200'000;
 constexpr double kSlowKernelRatio = 1.10;
 constexpr int kListedRanks = 8;
 
+// What making this rank keep pace saves the job's step: the others stop waiting for it, but the
+// step then runs at the next slowest rank's pace, and that rank waited for this one the least.
+// So the prediction is the smallest wait of any peer, not the largest (a peer that did not wait
+// at all is as slow, and fixing this rank alone saves nothing).
+int64_t JobGainIfFixed(const std::vector<PeerStep>& peers) {
+  int64_t gain = -1;
+  for (const PeerStep& p : peers) {
+    const int64_t wait = std::max<int64_t>(p.waited_for_me_ns, 0);
+    gain = gain < 0 ? wait : std::min(gain, wait);
+  }
+  return std::max<int64_t>(gain, 0);
+}
+
 int64_t HostIdle(const v1::StepBreakdown& b) {
   return b.idle_host_other_ns() + b.idle_input_ns() + b.idle_launch_bound_ns() + b.idle_cuda_call_ns();
 }
@@ -124,12 +137,24 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
   f.set_detector("straggler");
   f.set_title("straggler: " + std::to_string(waiting) + " rank" + (waiting > 1 ? "s" : "") +
               " wait up to " + FormatMs(caused) + " for this rank; " + why);
-  f.set_lost_ns(caused);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(caused))));
+  const int64_t gain = JobGainIfFixed(ctx.peers);
+  f.set_lost_ns(gain);
+  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(gain))));
+  // A cross-rank prediction, not a replay of this rank's events: the steps of the others shortened
+  // by their waits for this rank, the job's step set by the slowest of what is left.
+  const int64_t wall = ctx.breakdown().wall_ns();
+  if (wall > 0) {
+    v1::WhatIf* w = f.mutable_what_if();
+    w->set_fix("this rank keeping pace: the job's step then runs at the next slowest rank's pace");
+    w->set_step_ns(wall - std::min(gain, wall));
+    w->set_gain_ns(std::min(gain, wall));
+    w->set_gain_fraction(static_cast<double>(w->gain_ns()) / static_cast<double>(wall));
+  }
   AddEvidence(&f, "cause", cause);
   AddEvidence(&f, "why", why);
   AddEvidence(&f, "ranks_waiting", Count(waiting));
   AddEvidence(&f, "max_wait_caused", Ns(caused));
+  AddEvidence(&f, "job_gain_if_fixed", Ns(gain));
   AddEvidence(&f, "compute_vs_median", SignedNs(d_compute));
   AddEvidence(&f, "host_idle_vs_median", SignedNs(d_host));
   if (slowdown > 0) AddEvidence(&f, "kernel_time_ratio", Ratio(slowdown));

@@ -36,7 +36,7 @@ int FindGemm(const std::vector<ClassifiedKernel>& k, int from, int step) {
 
 std::optional<v1::Finding> DetectUnfusedAttention(const StepContext& ctx) {
   std::vector<ClassifiedKernel> kernels;
-  for (const ClassifiedKernel& k : ClassifiedKernels(ctx.events, ctx.strings, ctx.window())) {
+  for (const ClassifiedKernel& k : ctx.kernels) {
     // A step that already runs fused attention is not unfused (a softmax elsewhere is).
     if (k.cls == KernelClass::kFusedAttention) return std::nullopt;
     // Collectives run on their own stream; they do not split a pattern on the compute stream.

@@ -39,7 +39,7 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
   if (b.wall_ns() <= 0 || ctx.ShareOfWall(b.compute_busy_ns()) < kMinComputeBusyShare) {
     return std::nullopt;
   }
-  std::vector<ClassifiedKernel> kernels = ClassifiedKernels(ctx.events, ctx.strings, ctx.window());
+  std::vector<ClassifiedKernel> kernels = ctx.kernels;  // a copy: fused kernels are relabelled below
   // An already-fused kernel (a foreach/fused optimizer step) is memory-bound, but fusing it
   // again saves nothing: it counts as other work and ends a chain.
   for (ClassifiedKernel& k : kernels) {

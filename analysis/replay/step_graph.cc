@@ -193,7 +193,7 @@ void LinkOps(StepGraph* g) {
 
 // What each blocking call waited for: of the work launched before it (on its stream, for a
 // stream sync), the piece whose end released it.
-void LinkBlockingCalls(const EventColumns& ev, const StringTable& strings,
+void LinkBlockingCalls(const EventColumns& ev, const std::vector<BlockingCall>& blocking_calls,
                        const absl::flat_hash_map<const ApiEvent*, CallRef>& by_api, StepGraph* g) {
   absl::flat_hash_map<uint64_t, const SyncEvent*> sync_by_correlation;
   for (const SyncEvent& y : ev.syncs) sync_by_correlation.try_emplace(y.correlation_id, &y);
@@ -201,7 +201,7 @@ void LinkBlockingCalls(const EventColumns& ev, const StringTable& strings,
   for (size_t i = 0; i < by_end.size(); ++i) by_end[i] = static_cast<int>(i);
   std::sort(by_end.begin(), by_end.end(),
             [&](int a, int b) { return g->ops[a].end_ns < g->ops[b].end_ns; });
-  for (const BlockingCall& b : FindBlockingCalls(ev, strings, g->window)) {
+  for (const BlockingCall& b : blocking_calls) {
     if (b.api == nullptr) continue;
     auto ref = by_api.find(b.api);
     if (ref == by_api.end()) continue;
@@ -313,6 +313,11 @@ uint64_t StepGraph::launched_ops() const {
 }
 
 StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings, Interval window) {
+  return BuildStepGraph(events, strings, window, FindBlockingCalls(events, strings, window));
+}
+
+StepGraph BuildStepGraph(const EventColumns& events, const StringTable& /*strings*/, Interval window,
+                         const std::vector<BlockingCall>& blocking_calls) {
   StepGraph g;
   g.window = window;
   absl::flat_hash_map<uint64_t, CallRef> by_correlation;
@@ -320,7 +325,7 @@ StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings,
   AddHostCalls(events, window, &g, &by_correlation, &by_api);
   AddGpuOps(events, window, by_correlation, &g);
   LinkOps(&g);
-  LinkBlockingCalls(events, strings, by_api, &g);
+  LinkBlockingCalls(events, blocking_calls, by_api, &g);
   LinkHandoffs(events, &g);
   g.call_of.reserve(by_api.size());
   for (const auto& [api, ref] : by_api) g.call_of.emplace(api, std::make_pair(ref.thread, ref.call));

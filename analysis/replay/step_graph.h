@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/blocking_calls.h"
 #include "analysis/intervals.h"
 #include "model/events.h"
 #include "model/string_table.h"
@@ -119,5 +120,9 @@ inline constexpr int64_t kMinHandoffGapNs = 50'000;
 inline constexpr int64_t kBlockingReturnSlackNs = 200'000;
 
 StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings, Interval window);
+// The same with the window's blocking calls already found (FindBlockingCalls over `window`: the
+// step report's IdleAttribution.blocking_calls), instead of finding them a second time.
+StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings, Interval window,
+                         const std::vector<BlockingCall>& blocking_calls);
 
 }  // namespace gpuspy::analysis::replay

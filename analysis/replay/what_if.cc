@@ -62,7 +62,7 @@ void ApplyWhatIfs(const StepContext& ctx, std::vector<v1::Finding>* findings, v1
     out->set_unavailable_reason("a step found by its kernels' period has no host boundary to replay from");
     return;
   }
-  const StepGraph g = BuildStepGraph(ctx.events, ctx.strings, ctx.window());
+  const StepGraph g = BuildStepGraph(ctx.events, ctx.strings, ctx.window(), ctx.idle.blocking_calls);
   out->set_host_calls(g.host_calls());
   out->set_gpu_ops(g.launched_ops());
   out->set_carried_events(g.carried_events);

@@ -1,8 +1,10 @@
 #include "importers/kineto/trace_rank.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <limits>
-#include <map>
+#include <tuple>
 
 namespace gpuspy::importers {
 
@@ -29,14 +31,72 @@ int32_t ImpliedRank(const std::string& path, size_t position) {
   return RankInFileName(path).value_or(static_cast<int32_t>(position));
 }
 
-std::optional<std::string> SameRankTwice(const std::vector<RankedFile>& files) {
-  std::map<int32_t, const RankedFile*> first;
+namespace {
+
+constexpr char kWayOut[] =
+    "the files of one job are its ranks, one each (two separate runs are two jobs: give each its "
+    "own --job)";
+
+std::string Hours(int64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f h", static_cast<double>(ns) / 3.6e12);
+  return text;
+}
+
+// Why `a` and `b`, neither of which states its rank, are no two ranks of one run; nullopt if they
+// can be.
+std::optional<std::string> TwoRuns(const RankedFile& a, const RankedFile& b) {
+  if (a.pid != 0 && a.pid == b.pid) {
+    return a.path + " and " + b.path + " say no rank and are the same process (pid " +
+           std::to_string(a.pid) + ") twice, not two ranks: " + kWayOut;
+  }
+  const bool recorded = a.last_ns > a.first_ns && b.last_ns > b.first_ns;
+  const int64_t gap = std::max(a.first_ns, b.first_ns) - std::min(a.last_ns, b.last_ns);
+  if (recorded && gap > kUnrelatedRunGapNs) {
+    return a.path + " and " + b.path + " say no rank and were recorded " + Hours(gap) +
+           " apart, not two ranks of one run: " + kWayOut;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+RankedFile RankOf(const std::string& path, size_t position, const KinetoTrace& trace) {
+  RankedFile r;
+  r.path = path;
+  r.rank = trace.identity.rank();
+  if (r.rank < 0) {
+    const std::optional<int32_t> named = RankInFileName(path);
+    r.rank_stated = named.has_value();
+    r.rank = named.value_or(static_cast<int32_t>(position));
+  }
+  r.pid = trace.identity.pid();
+  std::tie(r.first_ns, r.last_ns) = trace.events.TimeRange();
+  return r;
+}
+
+std::optional<std::string> NotOneJobWith(const std::vector<RankedFile>& earlier,
+                                         const RankedFile& f) {
+  for (const RankedFile& e : earlier) {
+    if (e.rank == f.rank) {
+      return e.path + " and " + f.path + " are both rank " + std::to_string(f.rank) + ": " + kWayOut;
+    }
+  }
+  // Files that state their ranks are taken at their word; positions are only a guess.
+  if (f.rank_stated) return std::nullopt;
+  for (const RankedFile& e : earlier) {
+    if (e.rank_stated) continue;
+    if (std::optional<std::string> why = TwoRuns(e, f)) return why;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> NotOneJob(const std::vector<RankedFile>& files) {
+  std::vector<RankedFile> earlier;
+  earlier.reserve(files.size());
   for (const RankedFile& f : files) {
-    auto [it, fresh] = first.emplace(f.rank, &f);
-    if (fresh) continue;
-    return it->second->path + " and " + f.path + " are both rank " + std::to_string(f.rank) +
-           ": the files of one job are its ranks, one each (two separate runs are two jobs: give "
-           "each its own --job)";
+    if (std::optional<std::string> why = NotOneJobWith(earlier, f)) return why;
+    earlier.push_back(f);
   }
   return std::nullopt;
 }

@@ -174,5 +174,49 @@ TEST(AnalyzeE2E, TwoFilesOfTheSameRankAreRefusedNotMergedIntoOneJob) {
   EXPECT_NE(imported.err.find("nothing imported"), std::string::npos) << imported.err;
 }
 
+
+// A minimal Kineto trace of one process (`pid`) that says no rank: one launch and its kernel at
+// `ts_us` (absolute microseconds, as PyTorch writes them).
+std::string UnrankedTrace(const std::string& path, int pid, int64_t ts_us) {
+  const std::string ts = std::to_string(ts_us), kts = std::to_string(ts_us + 10);
+  std::ofstream(path) << R"({"traceEvents": [
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": )" << pid
+                      << R"(, "tid": 1, "ts": )" << ts << R"(, "dur": 5, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" << kts
+                      << R"(, "dur": 20, "args": {"correlation": 1, "stream": 7, "device": 0}}]})";
+  return path;
+}
+
+// Files that say no rank are numbered by position, which only holds for ranks of one run: one
+// process traced twice, or two runs hours apart, are refused (analyze the file, import all).
+TEST(AnalyzeE2E, UnrankedFilesOfTwoRunsAreRefusedNotNumbered) {
+  testing::TempDir dir;
+  constexpr int64_t kT0 = 1700000000000000;  // 2023, in microseconds
+  const std::string a = UnrankedTrace(dir.path() + "/a.json", 4242, kT0);
+  const std::string same_pid = UnrankedTrace(dir.path() + "/b.json", 4242, kT0 + 100);
+  const std::string later = UnrankedTrace(dir.path() + "/c.json", 4343, kT0 + 2LL * 3600 * 1000000);
+  const std::string peer = UnrankedTrace(dir.path() + "/d.json", 4343, kT0 + 50);
+  struct Refusal {
+    std::string second;
+    std::string why;
+  };
+  for (const Refusal& r : {Refusal{same_pid, "say no rank and are the same process (pid 4242) twice"},
+                           Refusal{later, "say no rank and were recorded 2.0 h apart"}}) {
+    testing::RunResult analyzed = testing::Run({GPUSPY_BIN, "analyze", a, r.second});
+    EXPECT_EQ(analyzed.exit_code, 1);
+    EXPECT_EQ(analyzed.err.find("gpuspy analyze: " + a + " and " + r.second + " " + r.why), 0u)
+        << analyzed.err;
+    testing::RunResult imported =
+        testing::Run({GPUSPY_BIN, "--collector", "127.0.0.1:1", "import", a, r.second});
+    EXPECT_EQ(imported.exit_code, 2);
+    EXPECT_NE(imported.err.find(r.why), std::string::npos) << imported.err;
+    EXPECT_NE(imported.err.find("nothing imported"), std::string::npos) << imported.err;
+  }
+  // Near miss: another process over the same time is rank 1 of the same job.
+  testing::RunResult together = testing::Run({GPUSPY_BIN, "--json", "analyze", a, peer});
+  EXPECT_EQ(together.exit_code, 0) << together.err;
+  EXPECT_EQ(nlohmann::json::parse(together.out)["summary"]["summary"]["process_count"], "2");
+}
+
 }  // namespace
 }  // namespace gpuspy

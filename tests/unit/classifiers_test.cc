@@ -337,6 +337,34 @@ TEST(KernelClassifier, CutlassFp8AndDeepEpKernelsGetTheirClass) {
   EXPECT_EQ(ClassifyKernel("cutlass_simt_sgemm_128x128_8x2_nn_align1"), KernelClass::kSimtFp32Gemm);
 }
 
+// Kernels of public ROCm training profiles (MI250/MI300): rocBLAS/hipBLASLt Tensile GEMMs by the
+// data types their names state, Composable Kernel and MIOpen by "xdl"/"mfma" and their type words.
+TEST(KernelClassifier, AmdKernelsGetTheirClass) {
+  for (const char* name :
+       {"Cijk_Ailk_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x32x128_MI16x16x1_SN_LDSB1_AFC0_GRVWA8_ISA950",
+        "Cijk_Alik_Bljk_HHS_BH_MT64x256x32_MI16x16x16x1_SN_1LDSB0_GRVW8_WG32_4_1",
+        "Cijk_Ailk_Bljk_F8F8S_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_CMS_SN_LDS",
+        "Custom_Cijk_Ailk_Bljk_BBS_BH_Bias_SAV_UserArgs_MT128x128x64_MI16x16x1_UserArgs_shortname1_gfx950",
+        "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::half_t>>(...)",
+        "gridwise_convolution_implicit_gemm_v4r4_xdlops_nchw_kcyx_nkhw",
+        "igemm_fwd_gtcx_nhwc_fp16_bx0_ex1_bt128x128x32_wt32x32x8_ws1x1_wr2x2_ta1x8x2x1_1x4x1x64"}) {
+    EXPECT_EQ(ClassifyKernel(name), KernelClass::kTensorCoreMath) << name;
+  }
+  // FP32 inputs: FP32 math, also where an FP32 MFMA runs it ("MI32x32x2").
+  for (const char* name :
+       {"Cijk_Ailk_Bljk_SB_MT64x64x8_SE_K1", "Cijk_Ailk_Bjlk_SS_BH_MT128x128x16_MI32x32x2x1_SN_GRVW4",
+        "igemm_fwd_gtcx_nchw_fp32_bx0_ex1_bt64x64x16_wt32x32x2", "naive_conv_fwd_nchw_float_double_float",
+        "miopenSp3AsmConv_v21_1_3_gfx9_fp32_stride1"}) {
+    EXPECT_EQ(ClassifyKernel(name), KernelClass::kSimtFp32Gemm) << name;
+  }
+  // Near misses: "cijk_" inside another word is no Tensile kernel; a bf16 Tensile name cut before
+  // its types is not judged by a type it does not show; float copies are no FP32 convolution.
+  EXPECT_EQ(ClassifyKernel("mycijk_helper"), KernelClass::kOther);
+  EXPECT_EQ(ClassifyKernel("Cijk_Ailk"), KernelClass::kOther);
+  EXPECT_EQ(ClassifyKernel("void at::native::copy_kernel_float_to_half"), KernelClass::kMemoryBound);
+  EXPECT_EQ(ClassifyKernel("rccl_AllReduce_RING_LL_Sum_bf16"), KernelClass::kCommunication);
+}
+
 // Kineto on ROCm records the HIP runtime, which mirrors CUDA's one to one: the same rules.
 TEST(ApiClassifier, HipCallsAreTheirCudaTwins) {
   for (const char* name : {"hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",

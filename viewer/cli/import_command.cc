@@ -183,10 +183,10 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
   std::vector<importers::RankedFile> ranked;
   std::set<std::string> contents;  // the same bytes twice are imported once (below), not two ranks
   for (const ReadTrace& r : traces) {
-    if (contents.insert(r.sha256).second) ranked.push_back({r.path, IdentityOf(r, job).rank()});
+    if (contents.insert(r.sha256).second) ranked.push_back(importers::RankOf(r.path, r.index, r.trace));
   }
-  if (std::optional<std::string> twice = importers::SameRankTwice(ranked)) {
-    std::fprintf(stderr, "gpuspy import: %s; nothing imported\n", twice->c_str());
+  if (std::optional<std::string> why = importers::NotOneJob(ranked)) {
+    std::fprintf(stderr, "gpuspy import: %s; nothing imported\n", why->c_str());
     return 2;
   }
 

@@ -67,19 +67,20 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
   if (progress) std::fprintf(stderr, "\n");
 
   // As `gpuspy import`: a trace without distributedInfo has the rank its file name says, else
-  // that of its position; two files of the same rank are no job (the second is refused).
+  // that of its position; a file that cannot be one more rank of this job (the same rank twice,
+  // or no rank and another run's process or time) is refused.
   std::vector<importers::RankedFile> ranked;
   for (size_t i = 0; i < n; ++i) {
     OfflineFile& f = out.files[i];
     if (!f.trace) continue;
-    v1::ProcessIdentity& id = f.trace->identity;
-    if (id.rank() < 0) id.set_rank(importers::ImpliedRank(f.path, i));
-    ranked.push_back({f.path, id.rank()});
-    if (std::optional<std::string> twice = importers::SameRankTwice(ranked)) {
-      f.status = absl::InvalidArgumentError(*twice);
+    importers::RankedFile r = importers::RankOf(f.path, i, *f.trace);
+    if (std::optional<std::string> why = importers::NotOneJobWith(ranked, r)) {
+      f.status = absl::InvalidArgumentError(*why);
       f.trace.reset();
-      ranked.pop_back();
+      continue;
     }
+    f.trace->identity.set_rank(r.rank);
+    ranked.push_back(std::move(r));
   }
   for (size_t i = 0; i < n; ++i) {
     OfflineFile& f = out.files[i];

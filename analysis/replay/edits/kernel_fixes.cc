@@ -12,26 +12,25 @@ namespace {
 // the softmax and the next GEMM (as unfused_attention.cc finds the pattern).
 constexpr size_t kMaxKernelsBetween = 3;
 
-// One classification per kernel name (the classifier runs regular expressions).
-KernelClass ClassOf(const StepContext& ctx, KernelClasses& classes, const GpuOp& op) {
-  return classes.Of(ctx.strings, op.kernel->name);
+// The process's classification of the op's kernel (StepContext.classes: one per name).
+KernelClass ClassOf(const StepContext& ctx, const GpuOp& op) {
+  return ctx.classes.Of(ctx.strings, op.kernel->name);
 }
 
-bool IsUnfusedMemoryPass(const StepContext& ctx, KernelClasses& classes, const GpuOp& op) {
-  return ClassOf(ctx, classes, op) == KernelClass::kMemoryBound &&
+bool IsUnfusedMemoryPass(const StepContext& ctx, const GpuOp& op) {
+  return ClassOf(ctx, op) == KernelClass::kMemoryBound &&
          !IsAlreadyFusedKernel(ctx.strings.Get(op.kernel->name));
 }
 
 }  // namespace
 
 std::optional<Fix> TensorCoreFix(const StepContext& ctx, const StepGraph& g) {
-  KernelClasses classes;
   Fix fix;
   fix.description = "FP32 GEMMs on tensor cores (TF32 or AMP), " +
                     std::to_string(static_cast<int>(kTensorCoreSpeedup)) + "x faster";
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const GpuOp& op = g.ops[i];
-    if (op.carried() || op.kernel == nullptr || ClassOf(ctx, classes, op) != KernelClass::kSimtFp32Gemm) continue;
+    if (op.carried() || op.kernel == nullptr || ClassOf(ctx, op) != KernelClass::kSimtFp32Gemm) continue;
     fix.edit.op_duration[static_cast<int>(i)] =
         static_cast<int64_t>(static_cast<double>(op.duration_ns()) / kTensorCoreSpeedup);
   }
@@ -40,18 +39,17 @@ std::optional<Fix> TensorCoreFix(const StepContext& ctx, const StepGraph& g) {
 }
 
 std::optional<Fix> ElementwiseFusionFix(const StepContext& ctx, const StepGraph& g) {
-  KernelClasses classes;
   Fix fix;
   fix.description = "each chain of memory-bound kernels fused into one memory pass (torch.compile)";
   for (const std::vector<int>& stream : KernelsByStream(g)) {
     for (size_t i = 0; i < stream.size();) {
-      if (!IsUnfusedMemoryPass(ctx, classes, g.ops[stream[i]])) {
+      if (!IsUnfusedMemoryPass(ctx, g.ops[stream[i]])) {
         ++i;
         continue;
       }
       std::vector<int> chain;
       int64_t chain_ns = 0;
-      for (; i < stream.size() && IsUnfusedMemoryPass(ctx, classes, g.ops[stream[i]]); ++i) {
+      for (; i < stream.size() && IsUnfusedMemoryPass(ctx, g.ops[stream[i]]); ++i) {
         chain.push_back(stream[i]);
         chain_ns += g.ops[stream[i]].duration_ns();
       }
@@ -66,13 +64,12 @@ std::optional<Fix> ElementwiseFusionFix(const StepContext& ctx, const StepGraph&
 }
 
 std::optional<Fix> AttentionFusionFix(const StepContext& ctx, const StepGraph& g) {
-  KernelClasses classes;
   Fix fix;
   fix.description = "fused attention (scaled_dot_product_attention / FlashAttention): the "
                     "passes over the scores between the GEMMs go";
   for (const std::vector<int>& stream : KernelsByStream(g)) {
     std::vector<KernelClass> cls;
-    for (int op : stream) cls.push_back(ClassOf(ctx, classes, g.ops[op]));
+    for (int op : stream) cls.push_back(ClassOf(ctx, g.ops[op]));
     for (size_t s = 0; s < stream.size(); ++s) {
       if (cls[s] != KernelClass::kMemoryBound ||
           !IsSoftmaxKernel(ctx.strings.Get(g.ops[stream[s]].kernel->name))) {

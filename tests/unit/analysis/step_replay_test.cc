@@ -29,6 +29,8 @@ struct Step {
   v1::StepReport report;
   IdleAttribution idle;
   StepWindow step;
+  mutable KernelClasses classes;
+  std::vector<ClassifiedKernel> kernels;
 
   explicit Step(const std::function<void(Timeline&)>& body, uint64_t seed = 7) {
     Timeline t(&strings, seed, 1, 1.0, 1.0);
@@ -40,8 +42,9 @@ struct Step {
     step = {1, window.start_ns, window.end_ns, "nvtx:test"};
     report = BuildStepReport(events, strings, step, 1);
     idle = AttributeIdle(events, strings, window);
+    kernels = ClassifiedKernels(events, strings, window, classes);
   }
-  StepContext Context() const { return {events, strings, step, report.breakdown(), idle}; }
+  StepContext Context() const { return {events, strings, step, report.breakdown(), idle, classes, kernels}; }
   int64_t wall() const { return window.length(); }
   // What `fix` saves in the replay (0 when it edits nothing).
   int64_t Gain(std::optional<Fix> (*fix)(const StepContext&, const StepGraph&)) const {
@@ -407,7 +410,9 @@ TEST(Replay, TheSteadyModelLetsAnEditChangeWhatTheStepInherits) {
   const StepWindow step{2, w.start_ns, w.end_ns, "nvtx:test"};
   const v1::StepReport report = BuildStepReport(ev, strings, step, 1);
   const IdleAttribution idle = AttributeIdle(ev, strings, w);
-  const StepContext ctx{ev, strings, step, report.breakdown(), idle};
+  KernelClasses classes;
+  const std::vector<ClassifiedKernel> kernels = ClassifiedKernels(ev, strings, w, classes);
+  const StepContext ctx{ev, strings, step, report.breakdown(), idle, classes, kernels};
   const std::optional<Fix> fix = TensorCoreFix(ctx, g);
   ASSERT_TRUE(fix.has_value());
   EXPECT_LT(window.step_ns - Replay(g, fix->edit, 1).step_ns, 1 * kMs);  // frozen: hidden

@@ -111,7 +111,8 @@ class DetectorStep {
     report_ = BuildStepReport(ev_, strings_, w, 1);
     window_ = w;
     idle_ = AttributeIdle(ev_, strings_, {w.start_ns, w.end_ns});
-    const StepContext ctx{ev_, strings_, window_, report_.breakdown(), idle_};
+    kernels_ = ClassifiedKernels(ev_, strings_, {w.start_ns, w.end_ns}, classes_);
+    const StepContext ctx{ev_, strings_, window_, report_.breakdown(), idle_, classes_, kernels_};
     return detect(ctx);
   }
   const v1::StepReport& report() const { return report_; }
@@ -123,6 +124,8 @@ class DetectorStep {
   int64_t cursor_ = 0;
   StepWindow window_;
   v1::StepReport report_;
+  KernelClasses classes_;
+  std::vector<ClassifiedKernel> kernels_;
   IdleAttribution idle_;
 };
 

@@ -73,5 +73,35 @@ TEST(Straggler, NearMissPeersWaitedJustUnderFivePercent) {
   EXPECT_FALSE(Check(&DetectStraggler, Late(80 * ms, 1 * ms, 0), peers.steps).has_value());
 }
 
+
+// Fixing the straggler saves the job what the least-waiting peer waited: that peer is the next
+// slowest rank, whose pace the step then runs at. The prediction is stated as a what-if.
+TEST(Straggler, TheJobGainsWhatTheNextSlowestRankWaited) {
+  Peers peers = FastPeers(20 * ms);
+  peers.steps[1].waited_for_me_ns = 8 * ms;
+  peers.steps[2].waited_for_me_ns = 15 * ms;
+  const auto f = Check(&DetectStraggler, Late(80 * ms, 1 * ms, 0), peers.steps);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->lost_ns(), 8 * ms);
+  EXPECT_EQ(Evidence(*f, "max_wait_caused"), "20.0 ms");
+  EXPECT_EQ(Evidence(*f, "job_gain_if_fixed"), "8.0 ms");
+  ASSERT_TRUE(f->has_what_if());
+  EXPECT_EQ(f->what_if().step_ns(), 92 * ms);
+  EXPECT_EQ(f->what_if().gain_ns(), 8 * ms);
+  EXPECT_DOUBLE_EQ(f->what_if().gain_fraction(), 0.08);
+}
+
+// Near miss of a gain: another rank as slow as this one (it did not wait) bounds what fixing this
+// rank alone saves at nothing, though two ranks wait for it.
+TEST(Straggler, AnEquallySlowPeerLeavesNothingToGainAlone) {
+  Peers peers = FastPeers(20 * ms);
+  peers.steps[2].waited_for_me_ns = 0;
+  const auto f = Check(&DetectStraggler, Late(80 * ms, 1 * ms, 0), peers.steps);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(Evidence(*f, "ranks_waiting"), "2");
+  EXPECT_EQ(f->lost_ns(), 0);
+  EXPECT_EQ(f->what_if().gain_ns(), 0);
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

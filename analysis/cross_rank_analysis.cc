@@ -212,7 +212,17 @@ void RunCommDetectors(const std::vector<Slot>& slots, const std::vector<int32_t>
       auto it = waits[j].find(rank_of[i]);
       peers.push_back({rank_of[j], &slots[j].step->report, it == waits[j].end() ? 0 : it->second});
     }
-    const CommStepContext ctx{report, peers};
+    // What the rank this one waited for keeping pace saves: the least any rank (this one too)
+    // waited for it, as that rank's straggler finding predicts.
+    std::optional<int64_t> late_gain;
+    const int32_t late = report.comm().waited_for_rank();
+    for (size_t j = 0; late >= 0 && j < slots.size(); ++j) {
+      if (rank_of[j] == late) continue;
+      auto it = waits[j].find(late);
+      const int64_t wait = it == waits[j].end() ? 0 : std::max<int64_t>(it->second, 0);
+      late_gain = late_gain ? std::min(*late_gain, wait) : wait;
+    }
+    const CommStepContext ctx{report, peers, late_gain};
     std::vector<v1::Finding> found;
     for (CommDetector detect : AllCommDetectors()) {
       if (std::optional<v1::Finding> f = detect(ctx)) found.push_back(std::move(*f));
@@ -223,6 +233,7 @@ void RunCommDetectors(const std::vector<Slot>& slots, const std::vector<int32_t>
     for (auto& f : *report.mutable_findings()) found.push_back(std::move(f));
     report.clear_findings();
     MergeStragglerCause(&found);
+    DiscountGainsBehindAWait(report.comm().exposed_wait_ns(), &found);
     for (auto& f : found) *report.add_findings() = std::move(f);
   }
   NameTheLateRanksCause(slots, rank_of);

@@ -20,6 +20,10 @@ struct PeerStep {
 struct CommStepContext {
   const v1::StepReport& report;
   const std::vector<PeerStep>& peers;
+  // What the rank this one waited for (comm.waited_for_rank) keeping pace would save the job's
+  // step: the least any rank waited for it (straggler.cc's prediction, the same figure on every
+  // rank); unset when that rank was not captured.
+  std::optional<int64_t> late_rank_fix_gain_ns = std::nullopt;
 
   const v1::StepBreakdown& breakdown() const { return report.breakdown(); }
   const v1::CommSummary& comm() const { return report.comm(); }

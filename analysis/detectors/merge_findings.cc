@@ -7,11 +7,18 @@
 //   caching allocator reuse memory) removes it; cuda_api_bound keeps the rest of its time, and
 //   goes when the rest is below its own bar.
 //
-//   straggler / input_stall: a rank late for the others because its input pipeline is slow
-//   (straggler's cause "input") has one cost, its input stall, seen by the whole job. It is the
-//   straggler finding, with the larger of the two figures; the input stall's evidence moves to
-//   it.
+//   straggler / input_stall, sync_stall: a rank late for the others because its input pipeline
+//   is slow (straggler's cause "input"), or because its host blocks in synchronizations (cause
+//   "sync"), has one cost, that stall, seen by the whole job. It is the straggler finding, with
+//   the larger of the two figures; the stall's evidence moves to it.
+//
+//   straggler_wait / the rank's own findings: a rank that waited in collectives for a late rank
+//   gains nothing from its own fixes until they outrun that wait: the collective ends when the
+//   late rank arrives, so the first part of any speed-up before it becomes more waiting. The
+//   replay (analysis/replay/) sees one rank and cannot know that; after the cross-rank pass each
+//   of the rank's own gains is what is left beyond its exposed wait.
 #include <algorithm>
+#include <string>
 
 #include "analysis/detectors/detectors.h"
 #include "analysis/evidence.h"
@@ -24,6 +31,13 @@ v1::Finding* Find(std::vector<v1::Finding>* findings, const char* detector) {
   auto it = std::find_if(findings->begin(), findings->end(),
                          [&](const v1::Finding& f) { return f.detector() == detector; });
   return it == findings->end() ? nullptr : &*it;
+}
+
+// The cross-rank detectors' findings (comm_context.h): what they say is about the collectives
+// themselves, not a speed-up of this rank's own work.
+bool IsCommDetector(const std::string& detector) {
+  return detector == "straggler" || detector == "straggler_wait" || detector == "exposed_comm" ||
+         detector == "comm_storm";
 }
 
 }  // namespace
@@ -47,16 +61,41 @@ void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* 
 
 void MergeStragglerCause(std::vector<v1::Finding>* findings) {
   v1::Finding* straggler = Find(findings, "straggler");
-  v1::Finding* input = Find(findings, "input_stall");
-  if (straggler == nullptr || input == nullptr) return;
-  const bool input_cause = std::any_of(straggler->evidence().begin(), straggler->evidence().end(),
-                                       [](const v1::Evidence& e) { return e.key() == "cause" && e.value() == "input"; });
-  if (!input_cause) return;
-  straggler->set_lost_ns(std::max(straggler->lost_ns(), input->lost_ns()));
-  if (SeverityRank(input->severity()) > SeverityRank(straggler->severity())) straggler->set_severity(input->severity());
-  AddEvidence(straggler, "input_stall", input->title());
-  for (const v1::Evidence& e : input->evidence()) *straggler->add_evidence() = e;
-  findings->erase(findings->begin() + (input - findings->data()));
+  if (straggler == nullptr) return;
+  std::string cause;
+  for (const v1::Evidence& e : straggler->evidence()) {
+    if (e.key() == "cause") cause = e.value();
+  }
+  const char* stall_detector = cause == "input" ? "input_stall" : cause == "sync" ? "sync_stall" : nullptr;
+  if (stall_detector == nullptr) return;
+  v1::Finding* stall = Find(findings, stall_detector);
+  if (stall == nullptr) return;
+  if (stall->lost_ns() > straggler->lost_ns()) {
+    straggler->set_lost_ns(stall->lost_ns());
+    if (stall->has_what_if()) *straggler->mutable_what_if() = stall->what_if();
+  }
+  if (SeverityRank(stall->severity()) > SeverityRank(straggler->severity())) straggler->set_severity(stall->severity());
+  AddEvidence(straggler, stall_detector, stall->title());
+  for (const v1::Evidence& e : stall->evidence()) *straggler->add_evidence() = e;
+  findings->erase(findings->begin() + (stall - findings->data()));
+}
+
+void DiscountGainsBehindAWait(int64_t exposed_wait_ns, std::vector<v1::Finding>* findings) {
+  if (exposed_wait_ns <= 0 || Find(findings, "straggler_wait") == nullptr) return;
+  for (v1::Finding& f : *findings) {
+    if (IsCommDetector(f.detector()) || f.lost_ns() <= 0) continue;
+    const int64_t left = std::max<int64_t>(0, f.lost_ns() - exposed_wait_ns);
+    AddEvidence(&f, "absorbed_by_wait", Ns(f.lost_ns() - left),
+                " of its gain becomes more waiting in collectives for the late rank");
+    f.set_lost_ns(left);
+    if (f.has_what_if()) {
+      v1::WhatIf* w = f.mutable_what_if();
+      const int64_t before = w->step_ns() + w->gain_ns();
+      w->set_gain_ns(std::min(w->gain_ns(), left));
+      w->set_step_ns(before - w->gain_ns());
+      w->set_gain_fraction(before > 0 ? static_cast<double>(w->gain_ns()) / static_cast<double>(before) : 0.0);
+    }
+  }
 }
 
 }  // namespace gpuspy::analysis

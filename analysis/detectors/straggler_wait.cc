@@ -2,6 +2,7 @@
 // last rank to arrive. Its GPU looks busy (an NCCL kernel is running) but does no useful work,
 // and its step time is the straggler's: a synchronous collective equalises step times, so only
 // the waits show who is late.
+#include <algorithm>
 #include <string>
 
 #include "analysis/comm/collective_op.h"
@@ -25,18 +26,23 @@ std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
   const v1::CommSummary& c = ctx.comm();
   // What the wait costs is the part no compute overlaps (a DDP bucket waiting while backward
   // still runs on another stream loses nothing until compute runs out).
-  const int64_t lost = c.exposed_wait_ns();
-  if (lost < kMinWaitNs || ctx.ShareOfWall(lost) < kMinWaitShare) return std::nullopt;
+  const int64_t exposed = c.exposed_wait_ns();
+  if (exposed < kMinWaitNs || ctx.ShareOfWall(exposed) < kMinWaitShare) return std::nullopt;
+  // What this rank gains is what the job gains when the late rank keeps pace: the step then runs
+  // at the next slowest rank's pace, so a rank that waited longer than that keeps waiting for it.
+  // One cost, one figure: the straggler's own finding predicts the same.
+  const int64_t lost = ctx.late_rank_fix_gain_ns ? std::min(exposed, *ctx.late_rank_fix_gain_ns) : exposed;
   v1::Finding f;
   f.set_detector("straggler_wait");
-  f.set_title("waited " + FormatMs(lost) + " (" + FormatPercent(ctx.ShareOfWall(lost)) +
+  f.set_title("waited " + FormatMs(exposed) + " (" + FormatPercent(ctx.ShareOfWall(exposed)) +
               " of the step) inside collectives for " + WhoFor(c.waited_for_rank()) +
               " with nothing else to run");
   f.set_lost_ns(lost);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   AddEvidence(&f, "waited_for", WhoFor(c.waited_for_rank()));
   AddEvidence(&f, "comm_wait", Ns(c.wait_ns()));
-  AddEvidence(&f, "comm_wait_exposed", Ns(lost));
+  AddEvidence(&f, "comm_wait_exposed", Ns(exposed));
+  if (ctx.late_rank_fix_gain_ns) AddEvidence(&f, "job_gain_if_fixed", Ns(lost));
   AddEvidence(&f, "comm_transfer", Ns(c.transfer_ns()));
   AddEvidence(&f, "collectives", Count(c.collective_count()));
   int listed = 0;
@@ -49,6 +55,15 @@ std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
                 Ns(w.wait_ns()),
                 " of " + FormatMs(w.duration_ns()) + ", last to arrive: " + WhoFor(w.last_rank()) +
                     " (" + w.kernel() + ")");
+  }
+  if (ctx.late_rank_fix_gain_ns && ctx.breakdown().wall_ns() > 0) {
+    const int64_t wall = ctx.breakdown().wall_ns();
+    v1::WhatIf* w = f.mutable_what_if();
+    w->set_fix(WhoFor(c.waited_for_rank()) +
+               " keeping pace: the job's step then runs at the next slowest rank's pace");
+    w->set_step_ns(wall - std::min(lost, wall));
+    w->set_gain_ns(std::min(lost, wall));
+    w->set_gain_fraction(static_cast<double>(w->gain_ns()) / static_cast<double>(wall));
   }
   if (c.waited_for_rank() >= 0) {
     f.set_fix_hint("this rank is not the problem: its GPU idles inside the collective until rank " +

@@ -58,5 +58,55 @@ TEST(MergeFindings, DriverWorkBeyondTheAllocatorStaysCudaApiBoundWithTheRestOnly
   EXPECT_NEAR(driver, 1'000 * us, 50 * us);
 }
 
+
+v1::Finding Finding(const std::string& detector, int64_t lost_ns, int64_t wall_ns) {
+  v1::Finding f;
+  f.set_detector(detector);
+  f.set_lost_ns(lost_ns);
+  f.set_severity("warning");
+  v1::WhatIf* w = f.mutable_what_if();
+  w->set_gain_ns(lost_ns);
+  w->set_step_ns(wall_ns - lost_ns);
+  w->set_gain_fraction(static_cast<double>(lost_ns) / wall_ns);
+  return f;
+}
+
+// A straggler late because of its syncs and the sync stall are one cost: one finding, the larger
+// figure (and its what-if) on the straggler, the stall's evidence with it.
+TEST(MergeFindings, AStragglerLateForItsSyncsAbsorbsItsSyncStall) {
+  std::vector<v1::Finding> found{Finding("straggler", 40 * us, 100 * us),
+                                 Finding("sync_stall", 43 * us, 100 * us)};
+  AddEvidence(&found[0], "cause", "sync");
+  MergeStragglerCause(&found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].detector(), "straggler");
+  EXPECT_EQ(found[0].lost_ns(), 43 * us);
+  EXPECT_EQ(found[0].what_if().gain_ns(), 43 * us);
+  // Near miss: a straggler late for its compute keeps the sync stall apart.
+  std::vector<v1::Finding> apart{Finding("straggler", 40 * us, 100 * us),
+                                 Finding("sync_stall", 43 * us, 100 * us)};
+  AddEvidence(&apart[0], "cause", "more_compute");
+  MergeStragglerCause(&apart);
+  EXPECT_EQ(apart.size(), 2u);
+}
+
+// A rank that waited 40 µs for a late rank: its own 43 µs speed-up saves 3 µs (the rest becomes
+// more waiting); the wait's own finding is untouched.
+TEST(MergeFindings, AWaitingRanksOwnGainsAreWhatOutrunsItsWait) {
+  std::vector<v1::Finding> found{Finding("straggler_wait", 40 * us, 100 * us),
+                                 Finding("sync_stall", 43 * us, 100 * us),
+                                 Finding("launch_storm", 10 * us, 100 * us)};
+  DiscountGainsBehindAWait(40 * us, &found);
+  EXPECT_EQ(found[0].lost_ns(), 40 * us);
+  EXPECT_EQ(found[1].lost_ns(), 3 * us);
+  EXPECT_EQ(found[1].what_if().gain_ns(), 3 * us);
+  EXPECT_EQ(found[1].what_if().step_ns(), 97 * us);
+  EXPECT_EQ(found[2].lost_ns(), 0);
+  // Near miss: without a straggler_wait finding (the rank waited for nobody) nothing changes.
+  std::vector<v1::Finding> alone{Finding("sync_stall", 43 * us, 100 * us)};
+  DiscountGainsBehindAWait(40 * us, &alone);
+  EXPECT_EQ(alone[0].lost_ns(), 43 * us);
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

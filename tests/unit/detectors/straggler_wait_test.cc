@@ -52,5 +52,26 @@ TEST(StragglerWait, AnUncapturedPeerIsNamedAsSuch) {
   EXPECT_NE(f->fix_hint().find("attach"), std::string::npos);
 }
 
+
+// A rank that waited 20 ms for rank 3 gains only what the job gains when rank 3 keeps pace: the
+// least any rank waited for it (8 ms here); it keeps waiting 12 ms for the next slowest.
+TEST(StragglerWait, GainsWhatTheJobGainsWhenTheLateRankKeepsPace) {
+  const v1::StepReport r = Waiting(20 * ms);
+  const std::vector<PeerStep> no_peers;
+  const auto f = DetectStragglerWait(CommStepContext{r, no_peers, 8 * ms});
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->lost_ns(), 8 * ms);
+  EXPECT_EQ(Evidence(*f, "comm_wait_exposed"), "20.0 ms");
+  EXPECT_EQ(Evidence(*f, "job_gain_if_fixed"), "8.0 ms");
+  EXPECT_NE(f->title().find("waited 20.0 ms"), std::string::npos) << f->title();
+  ASSERT_TRUE(f->has_what_if());
+  EXPECT_EQ(f->what_if().step_ns(), 92 * ms);
+  EXPECT_NE(f->what_if().fix().find("rank 3 keeping pace"), std::string::npos);
+  // Near miss: a job gain above this rank's own wait caps at the wait (it cannot gain more).
+  const auto capped = DetectStragglerWait(CommStepContext{r, no_peers, 30 * ms});
+  ASSERT_TRUE(capped.has_value());
+  EXPECT_EQ(capped->lost_ns(), 20 * ms);
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

@@ -613,7 +613,9 @@ std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(
   return out;
 }
 
+// Text that is no JSON at all (a file of zeros) gets the parser's own, more precise, error.
 absl::Status CheckValueLengths(std::string_view json) {
+  if (!CheckStartsLikeJson(json).ok()) return absl::OkStatus();
   if (std::optional<size_t> at = FindOverlongValue(json)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "one value (a string?) runs over ", kMaxValueBlockBytes >> 20, " MiB from byte ", *at,

@@ -59,7 +59,7 @@ std::vector<SkipReason> SkipReasons(const std::map<std::string, uint64_t>& skipp
 }
 
 std::string CutStringsLine(std::string_view path, uint64_t cut_strings) {
-  return absl::StrCat(A(path), ": ", cut_strings, cut_strings == 1 ? " name" : " names",
+  return absl::StrCat(A(path), ": ", cut_strings, cut_strings == 1 ? " event's name" : " events' names",
                       " longer than ", kMaxStringBytes >> 10, " KiB cut to that length (ending \"",
                       A(kCutMarker), "\": gpuspyd keeps no longer strings)");
 }

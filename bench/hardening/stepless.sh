@@ -14,7 +14,8 @@ run() {  # label file [flags...]
   /usr/bin/time -f "%e %M" -o "$work/time" timeout 300 "$bin" --json analyze "$@" "$file" \
     >"$work/out" 2>"$work/err"
   local rc=$?
-  read -r wall rss_kb <"$work/time" 2>/dev/null || { wall=?; rss_kb=0; }
+  # The last line: a failed command adds "Command exited with non-zero status N" before it.
+  read -r wall rss_kb < <(tail -n 1 "$work/time") || { wall=?; rss_kb=0; }
   local reports
   reports=$(python3 -c 'import json,sys
 try: print(len(json.load(open(sys.argv[1]))["reports"].get("reports", [])))

@@ -132,6 +132,9 @@ std::vector<StepWindow> StepDetectionInput::Periodic() {
     }
   }
   if (period == 0 || best < kMinSelfMatch) return {};
+  // The shortest shift that matches best is the loop's period (its multiples match as well): a
+  // loop of a few kernels is no training step, and neither are its multiples.
+  if (period < kMinPeriodKernels) return {};
 
   // Iteration starts: every recurrence of the opening kernels, at least most of a period apart.
   // Matching rather than striding keeps warm-up iterations (extra kernels) from shifting every
@@ -142,6 +145,9 @@ std::vector<StepWindow> StepDetectionInput::Periodic() {
     starts.push_back(h);
   }
   if (starts.size() < static_cast<size_t>(kMinPeriodRepeats)) return {};
+  const int64_t mean_period_ns = (seq[starts.back()].host_ns - seq[starts.front()].host_ns) /
+                                 static_cast<int64_t>(starts.size() - 1);
+  if (mean_period_ns < kMinPeriodNs) return {};
   // Warm-up iterations run other kernels (autotuning, compilation) and do not open like the
   // steady ones: before the first recurrence, fall back to the host pauses alone.
   // The biggest pauses of that stretch separate its iterations.

@@ -27,6 +27,16 @@ inline constexpr size_t kMatchSamples = 20000;
 inline constexpr double kBoundaryPauseShare = 0.25;
 // Shifted by the period, at least this share of the launch sequence must match itself.
 inline constexpr double kMinSelfMatch = 0.90;
+// A period is a training iteration only when it is plausible as one. Even the smallest model's
+// step (forward, backward, optimizer of one layer) launches more than a handful of kernels, and
+// a loop of identical kernels (elementwise chains, a benchmark) "repeats" with a period of one
+// kernel: taken as steps, 250k 1 µs kernels became 250k steps and `analyze` ran > 100 s
+// (issue 34; bench/results/hardening-stepless-2026-11-28.md).
+inline constexpr size_t kMinPeriodKernels = 5;
+// And it spans at least this long on average: launching 5 kernels alone costs the host ~25 µs
+// (~5 µs each), and real training steps run for milliseconds; 100 µs leaves a wide margin under
+// the shortest real step while refusing loops of microsecond kernels.
+inline constexpr int64_t kMinPeriodNs = 100'000;
 // Window length for the fallback.
 inline constexpr int64_t kDefaultWindowNs = 1'000'000'000;
 

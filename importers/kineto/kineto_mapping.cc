@@ -94,7 +94,7 @@ uint64_t MessageBytes(std::string_view nelems, uint32_t dtype_size) {
 
 // What a communication kernel moves, from the args PyTorch's profiler gives NCCL kernels
 // ("Collective name", "In msg nelems", "dtype", "Process Group Name", "Group size", "Seq").
-CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, StringTable* s) {
+CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, BoundedInterner* s) {
   CollectiveEvent c;
   c.correlation_id = correlation;
   c.op = s->Intern(e.Arg("Collective name"));
@@ -297,7 +297,6 @@ void KinetoMapper::Map(const RawEvent& e) {
   const StreamKey key{static_cast<uint32_t>(device), static_cast<uint32_t>(context),
                       static_cast<uint32_t>(stream)};
   EventColumns& ev = out_->events;
-  StringTable& s = out_->strings;
   switch (category) {
     case Category::kKernel: {
       if (e.FindArg("whole graph") != nullptr) {  // gpuspy's export of a graph record
@@ -311,7 +310,7 @@ void KinetoMapper::Map(const RawEvent& e) {
       k.start_ns = start;
       k.end_ns = end;
       k.correlation_id = static_cast<uint64_t>(corr);
-      k.name = s.Intern(e.name);
+      k.name = names_.Intern(e.name);
       k.stream = key;
       if (e.grid.size() == 3) {
         k.shape.grid_x = static_cast<uint32_t>(e.grid[0]);
@@ -328,7 +327,7 @@ void KinetoMapper::Map(const RawEvent& e) {
       if (ToInt(e.Arg("shared memory"), &v)) k.shape.static_shared_bytes = static_cast<uint32_t>(v);
       ev.kernels.push_back(k);
       if (e.FindArg("Collective name") != nullptr) {
-        ev.collectives.push_back(CollectiveOf(e, k.correlation_id, &s));
+        ev.collectives.push_back(CollectiveOf(e, k.correlation_id, &names_));
         ++out_->stats.collectives;
       }
       break;
@@ -373,7 +372,7 @@ void KinetoMapper::Map(const RawEvent& e) {
       int64_t cbid = 0;
       ToInt(e.Arg("cbid"), &cbid);
       a.cbid = static_cast<uint32_t>(cbid);
-      a.name = s.Intern(e.name);
+      a.name = names_.Intern(e.name);
       a.thread_id = static_cast<uint32_t>(tid);
       ev.apis.push_back(a);
       Count(&pid_votes_, e.pid);
@@ -392,7 +391,7 @@ void KinetoMapper::Map(const RawEvent& e) {
     }
     case Category::kHostRange: {  // record_function (ProfilerStep#N), ATen ops, Python frames
       const std::string_view domain = cat == "Trace" ? kCaptureDomain : cat;
-      ev.nvtx_ranges.push_back({start, end, s.Intern(domain), s.Intern(e.name),
+      ev.nvtx_ranges.push_back({start, end, names_.Intern(domain), names_.Intern(e.name),
                                 static_cast<uint32_t>(tid), 0});
       if (const std::string_view* stack = e.FindArg("Call stack"); stack != nullptr) {
         // The op's user frames as nested ranges over it, outermost first (the sweep's order
@@ -400,7 +399,7 @@ void KinetoMapper::Map(const RawEvent& e) {
         const std::vector<std::string_view> frames =
             UserFramesOfStack(*stack, 1 + kDefaultCallSiteCallers);
         for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
-          stack_frames_.push_back({start, end, s.Intern(kPythonFunctionDomain), s.Intern(*f),
+          stack_frames_.push_back({start, end, names_.Intern(kPythonFunctionDomain), names_.Intern(*f),
                                    static_cast<uint32_t>(tid), 0});
         }
       }
@@ -432,6 +431,7 @@ void KinetoMapper::MapMemorySample(const RawEvent& e) {
 void KinetoMapper::Finish() {
   for (auto& [k, n] : imported_) out_->stats.imported[k] += n;
   for (auto& [k, n] : skipped_) out_->stats.skipped[k] += n;
+  out_->stats.cut_strings += names_.cut();
   // The profiled process: the pid that issued the CUDA calls (ties: the smallest pid text).
   const std::map<std::string, uint64_t> votes(pid_votes_.begin(), pid_votes_.end());
   std::string pid;

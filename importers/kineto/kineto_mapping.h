@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "importers/kineto/bounded_strings.h"
 #include "importers/kineto/kineto_reader.h"
 
 namespace gpuspy::importers {
@@ -48,7 +49,7 @@ bool MicrosToNanos(std::string_view text, int64_t* ns);
 
 class KinetoMapper {
  public:
-  explicit KinetoMapper(KinetoTrace* out) : out_(out) {}
+  explicit KinetoMapper(KinetoTrace* out) : out_(out), names_(&out->strings) {}
 
   // One entry of traceEvents.
   void Map(const RawEvent& e);
@@ -62,6 +63,7 @@ class KinetoMapper {
   void MapMemorySample(const RawEvent& e);
 
   KinetoTrace* out_;
+  BoundedInterner names_;  // every string the mapping keeps goes through it
   // Older traces (with_stack=True before python_function events) carry a cpu_op's Python stack as
   // its "Call stack" arg: its innermost user frame, as a frame range around the op, for call sites.
   std::vector<NvtxRangeEvent> stack_frames_;

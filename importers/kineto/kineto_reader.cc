@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "importers/kineto/bounded_strings.h"
 #include "importers/kineto/kineto_mapping.h"
+#include "importers/kineto/long_values.h"
 #include "importers/kineto/trace_bytes.h"
 #include "simdjson.h"
 
@@ -611,10 +613,23 @@ std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(
   return out;
 }
 
+// Text that is no JSON at all (a file of zeros) gets the parser's own, more precise, error.
+absl::Status CheckValueLengths(std::string_view json) {
+  if (!CheckStartsLikeJson(json).ok()) return absl::OkStatus();
+  if (std::optional<size_t> at = FindOverlongValue(json)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "one value (a string?) runs over ", kMaxValueBlockBytes >> 20, " MiB from byte ", *at,
+        ": refused (names are kept up to ", kMaxStringBytes >> 10,
+        " KiB; a value this long cannot be parsed in bounded memory)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t piece_bytes,
                                             KinetoReadTimings* timings) {
+  if (absl::Status st = CheckValueLengths(json); !st.ok()) return st;
   const TraceBytes bytes = TraceBytes::Copy(json);
   if (auto pieces = ParseInPieces(bytes.json(), piece_bytes, [](size_t) {}, [](size_t, size_t) {}, timings)) {
     return *std::move(pieces);
@@ -623,13 +638,17 @@ absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t pie
 }
 
 absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, size_t piece_bytes,
-                                                   KinetoReadTimings* timings) {
+                                                   KinetoReadTimings* timings,
+                                                   const KinetoReadLimits& limits) {
   // A plain file read in pieces is faulted in a piece at a time, so it is never all in memory.
   std::error_code size_error;
   const uintmax_t on_disk = std::filesystem::file_size(path, size_error);
   const bool whole = size_error || !InPieces(on_disk, piece_bytes);
-  absl::StatusOr<TraceBytes> bytes = TraceBytes::Read(path, /*populate=*/whole);
+  absl::StatusOr<TraceBytes> bytes = TraceBytes::Read(path, /*populate=*/whole, limits.max_json_bytes);
   if (!bytes.ok()) return bytes.status();  // names the file already
+  if (absl::Status st = CheckValueLengths(bytes->json()); !st.ok()) {
+    return absl::Status(st.code(), absl::StrCat(path, ": ", st.message()));
+  }
   if (timings != nullptr) {
     timings->file_bytes = bytes->file_bytes();
     timings->json_bytes = bytes->json().size();
@@ -640,7 +659,7 @@ absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, siz
       [&](size_t from, size_t to) { bytes->Populate(from, to); }, timings);
   if (!pieces && bytes->lost_text()) {
     // The pieces gave up after part of the inflated text was handed back: inflate it again.
-    bytes = TraceBytes::Read(path);
+    bytes = TraceBytes::Read(path, /*populate=*/true, limits.max_json_bytes);
     if (!bytes.ok()) return bytes.status();
   }
   absl::StatusOr<KinetoTrace> trace = pieces ? *std::move(pieces) : ParseWhole(bytes->json(), timings);
@@ -650,8 +669,9 @@ absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, siz
   return trace;
 }
 
-absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path, KinetoReadTimings* timings) {
-  return ReadKinetoTraceInPieces(path, kTracePieceBytes, timings);
+absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path, KinetoReadTimings* timings,
+                                           const KinetoReadLimits& limits) {
+  return ReadKinetoTraceInPieces(path, kTracePieceBytes, timings, limits);
 }
 
 }  // namespace gpuspy::importers

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "gpuspy/v1/identity.pb.h"
+#include "importers/kineto/trace_bytes.h"
 #include "model/events.h"
 #include "model/string_table.h"
 
@@ -23,6 +24,7 @@ struct KinetoImportStats {
   std::map<std::string, uint64_t> imported;   // by Kineto category
   std::map<std::string, uint64_t> skipped;    // by category (cpu_op, ac2g, ...) or reason
   uint64_t collectives = 0;                   // NCCL kernels whose args say what they move
+  uint64_t cut_strings = 0;  // names longer than kMaxStringBytes, cut to it (bounded_strings.h)
 };
 
 struct KinetoTrace {
@@ -44,14 +46,22 @@ struct KinetoReadTimings {
   uint32_t rejected_cuts = 0;  // candidate cuts simdjson rejected (inside a string or value)
 };
 
+// What a read may cost, set by the caller (`--max-trace-bytes`).
+struct KinetoReadLimits {
+  uint64_t max_json_bytes = kDefaultMaxJsonBytes;  // a plain file's size, or what gzip inflates to
+};
+
 // Reads `path` (gzip'd or plain). InvalidArgument for JSON that does not parse (with the byte
 // offset), DataLoss for a truncated gzip stream, NotFound for a missing file. Events with
 // missing or ill-typed fields, or negative durations, are skipped and counted, not fatal; so are
 // GPU records identical to one already read (duplicates). Negative timestamps (before the
 // trace's zero) are kept in their place in time.
-// Errors name the file.
+// Errors name the file. ResourceExhausted past `limits`; InvalidArgument for text holding one
+// value too long to parse in bounded memory (long_values.h). Names over kMaxStringBytes are cut
+// and counted (stats.cut_strings).
 absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path,
-                                           KinetoReadTimings* timings = nullptr);
+                                           KinetoReadTimings* timings = nullptr,
+                                           const KinetoReadLimits& limits = {});
 
 // Large traces (at least two pieces) are read a piece of traceEvents at a time: simdjson indexes
 // one piece (its index is 4 bytes per structural character, ~0.6x of a trace, for that piece
@@ -62,7 +72,8 @@ inline constexpr size_t kTracePieceBytes = 8u << 20;
 // ReadKinetoTrace with another piece size (tests: small pieces exercise many boundaries on small
 // files; 0 reads the whole document at once).
 absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, size_t piece_bytes,
-                                                   KinetoReadTimings* timings = nullptr);
+                                                   KinetoReadTimings* timings = nullptr,
+                                                   const KinetoReadLimits& limits = {});
 
 // The same for a JSON document already in memory (tests, fuzzing); `piece_bytes` as above.
 absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t piece_bytes = 0,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "importers/kineto/bounded_strings.h"
 #include "model/call_site.h"
 
 namespace gpuspy::importers {
@@ -121,7 +122,9 @@ void AttachPythonCallSites(EventColumns* ev, StringTable* strings,
       for (size_t i = 1; i < chain.size(); ++i) {
         absl::StrAppend(&text, A(kCallerSeparator), A(strings->Get(chain[i])));
       }
-      known->second = strings->Intern(text);
+      // A chain of long frames could pass gpuspyd's limit on one string.
+      std::string cut;
+      known->second = strings->Intern(CutToLimit(text, &cut));
     }
     a.call_site = known->second;
   }

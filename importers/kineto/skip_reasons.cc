@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "importers/kineto/bounded_strings.h"
 
 namespace gpuspy::importers {
 namespace {
@@ -55,6 +56,12 @@ std::vector<SkipReason> SkipReasons(const std::map<std::string, uint64_t>& skipp
   for (const auto& [key, n] : skipped) out.push_back({key, DescribeSkipReason(key), n});
   std::stable_sort(out.begin(), out.end(), [](const SkipReason& a, const SkipReason& b) { return a.events > b.events; });
   return out;
+}
+
+std::string CutStringsLine(std::string_view path, uint64_t cut_strings) {
+  return absl::StrCat(A(path), ": ", cut_strings, cut_strings == 1 ? " event's name" : " events' names",
+                      " longer than ", kMaxStringBytes >> 10, " KiB cut to that length (ending \"",
+                      A(kCutMarker), "\": gpuspyd keeps no longer strings)");
 }
 
 }  // namespace gpuspy::importers

@@ -24,4 +24,8 @@ struct SkipReason {
 // The counts as reasons, most events first (ties by key).
 std::vector<SkipReason> SkipReasons(const std::map<std::string, uint64_t>& skipped);
 
+// "FILE: 2 events' names longer than 64 KiB cut to that length (...)": the events were kept
+// (KinetoImportStats::cut_strings, bounded_strings.h).
+std::string CutStringsLine(std::string_view path, uint64_t cut_strings);
+
 }  // namespace gpuspy::importers

@@ -53,7 +53,8 @@ bool MayBeJson(const unsigned char* p, size_t n) {
 
 }  // namespace
 
-uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size) {
+uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size,
+                              uint64_t max_json_bytes) {
   // The trailer's ISIZE is the last member's size mod 2^32: right for the usual one-member file,
   // a first guess otherwise (then the buffer doubles). It is the file's own word, so a damaged or
   // hostile 2 KB file could claim 4 GB: no claim beyond what deflate can physically expand to is
@@ -61,7 +62,7 @@ uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size) 
   const uint64_t most_possible = compressed_bytes * kDeflateMaxExpansion;
   const uint64_t claimed = std::min<uint64_t>(trailer_size, most_possible);
   return std::min<uint64_t>(std::max<uint64_t>({claimed, compressed_bytes * 4, 1 << 16}),
-                            kMaxTraceBytes);
+                            std::min(max_json_bytes, kMaxTraceBytes));
 }
 
 TraceBytes::TraceBytes(TraceBytes&& o) noexcept { *this = std::move(o); }
@@ -121,7 +122,9 @@ TraceBytes TraceBytes::Copy(std::string_view json) {
   return out;
 }
 
-absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool populate_all) {
+absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool populate_all,
+                                            uint64_t max_json_bytes) {
+  const uint64_t most = std::min(max_json_bytes, kMaxTraceBytes);
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever before fstat can
   // refuse it (regular files ignore the flag).
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -153,10 +156,11 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
   madvise(m, file_size, MADV_SEQUENTIAL);
 
   if (!IsGzip(file.data, file.size)) {
-    if (file_size > kMaxTraceBytes) {
+    if (file_size > most) {
       close(fd);
       return absl::ResourceExhaustedError(absl::StrCat(
-          path, ": ", file_size, " bytes; traces of at most ", kMaxTraceBytes, " bytes are read"));
+          path, ": ", file_size, " bytes; traces of at most ", most,
+          " bytes are read (--max-trace-bytes)"));
     }
     // MAP_POPULATE: one bulk fault-in instead of one fault per page during the index pass.
     const int populate = populate_all && MayBeJson(file.data, file.size) ? MAP_POPULATE : 0;
@@ -184,7 +188,7 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
   const int64_t start = NowNs();
   uint32_t trailer_size = 0;
   if (file.size >= 18) std::memcpy(&trailer_size, file.data + file.size - 4, 4);
-  size_t capacity = InflateCapacityGuess(file.size, trailer_size);
+  size_t capacity = InflateCapacityGuess(file.size, trailer_size, most);
   libdeflate_decompressor* d = libdeflate_alloc_decompressor();
   if (d == nullptr) return absl::ResourceExhaustedError("cannot allocate a gzip decompressor");
   for (;;) {
@@ -210,12 +214,13 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
     }
     if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
       munmap(buf, reserved);
-      if (capacity >= kMaxTraceBytes) {
+      if (capacity >= most) {
         libdeflate_free_decompressor(d);
         return absl::ResourceExhaustedError(absl::StrCat(
-            path, ": inflates to more than ", kMaxTraceBytes, " bytes, the most a trace may have"));
+            path, ": inflates to more than ", most,
+            " bytes, the most a trace may have (--max-trace-bytes)"));
       }
-      capacity = std::min<uint64_t>(capacity * 2, kMaxTraceBytes);
+      capacity = std::min<uint64_t>(capacity * 2, most);
       continue;
     }
     libdeflate_free_decompressor(d);

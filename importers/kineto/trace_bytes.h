@@ -14,13 +14,25 @@
 
 namespace gpuspy::importers {
 
+// simdjson's SIMDJSON_PADDING, without its header here.
+inline constexpr size_t kPaddingBytes = 64;
+// simdjson indexes documents of up to 4 GiB (32-bit offsets).
+inline constexpr uint64_t kMaxTraceBytes = 0xFFFFFFFFull - kPaddingBytes;
+// The default bound on a trace's JSON text (`--max-trace-bytes`): inflating a gzip bomb (10 GB of
+// zeros in 10 MB) stops here instead of at kMaxTraceBytes (4.1 GB RSS before the error, issue 34).
+// The largest real traces seen inflate to a few hundred MB; 2 GiB leaves room for them.
+inline constexpr uint64_t kDefaultMaxJsonBytes = uint64_t{2} << 30;
+
 class TraceBytes {
  public:
   // NotFound (cannot open), DataLoss (truncated or corrupt gzip, naming the compressed byte
   // offset), ResourceExhausted (more than kMaxTraceBytes uncompressed). A plain file is faulted
   // in whole up front (one bulk fault instead of one per page) when `populate`; a reader that
   // goes piece by piece passes false and calls Populate for each piece instead.
-  static absl::StatusOr<TraceBytes> Read(const std::string& path, bool populate = true);
+  // `max_json_bytes` (at most kMaxTraceBytes) bounds the text: a plain file's size, and what a
+  // gzip file may inflate to, so memory holds no more than that before the refusal.
+  static absl::StatusOr<TraceBytes> Read(const std::string& path, bool populate = true,
+                                         uint64_t max_json_bytes = kDefaultMaxJsonBytes);
   // A copy of `json` with the padding the parser needs (tests, fuzzing).
   static TraceBytes Copy(std::string_view json);
 
@@ -61,16 +73,12 @@ class TraceBytes {
   int64_t inflate_ns_ = 0;
 };
 
-// simdjson's SIMDJSON_PADDING, without its header here.
-inline constexpr size_t kPaddingBytes = 64;
-// simdjson indexes documents of up to 4 GiB (32-bit offsets).
-inline constexpr uint64_t kMaxTraceBytes = 0xFFFFFFFFull - kPaddingBytes;
-
 // Deflate's largest expansion: a 258-byte match costs at least 2 bits, about 1032:1.
 inline constexpr uint64_t kDeflateMaxExpansion = 1032;
 
 // The first buffer to inflate a gzip file of `compressed_bytes` into, from the size its trailer
 // claims: at most what deflate can produce from that many bytes, and at most kMaxTraceBytes.
-uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size);
+uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size,
+                              uint64_t max_json_bytes = kMaxTraceBytes);
 
 }  // namespace gpuspy::importers

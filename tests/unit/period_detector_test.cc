@@ -72,6 +72,53 @@ TEST(PeriodDetector, NoRepetitionNoPeriod) {
   EXPECT_TRUE(DetectPeriodicSteps(EventColumns{}, strings).empty());
 }
 
+// `iterations` repetitions of `kernels` distinct kernels of `kernel_ns` each, back to back, with
+// a host pause of `pause_ns` before each iteration (kernel starts stand in for launch times).
+EventColumns Loop(StringTable& strings, int iterations, int kernels, int64_t kernel_ns,
+                  int64_t pause_ns) {
+  EventColumns ev;
+  int64_t t = 0;
+  for (int i = 0; i < iterations; ++i) {
+    t += pause_ns;
+    for (int k = 0; k < kernels; ++k) {
+      KernelEvent e;
+      e.start_ns = t;
+      e.end_ns = t + kernel_ns;
+      e.name = strings.Intern("kernel_" + std::to_string(k));
+      ev.kernels.push_back(e);
+      t += kernel_ns;
+    }
+  }
+  return ev;
+}
+
+TEST(PeriodDetector, IdenticalMicrosecondKernelsAreNotOneStepEach) {
+  StringTable strings;
+  EXPECT_TRUE(DetectPeriodicSteps(Loop(strings, 10'000, 1, 1'000, 1'000), strings).empty());
+}
+
+TEST(PeriodDetector, APeriodOfAHandfulOfKernelsIsNotAStep) {
+  StringTable strings;
+  // Long enough (4 x 100 µs), but 4 kernels: fewer than kMinPeriodKernels.
+  EXPECT_TRUE(DetectPeriodicSteps(Loop(strings, 50, 4, 100'000, 50'000), strings).empty());
+}
+
+TEST(PeriodDetector, APeriodShorterThanAPlausibleStepIsNotAStep) {
+  StringTable strings;
+  // Enough kernels, but 5 x 1 µs + 2 µs = 7 µs per period, far below kMinPeriodNs.
+  EXPECT_TRUE(DetectPeriodicSteps(Loop(strings, 1'000, 5, 1'000, 2'000), strings).empty());
+}
+
+TEST(PeriodDetector, AShortButPlausiblePeriodIsStillFound) {
+  StringTable strings;
+  // The near miss: 5 kernels of 25 µs after a 50 µs pause, 175 µs per iteration. (The last
+  // iterations, shorter than the pattern looked up, are one step.)
+  const std::vector<StepWindow> steps =
+      DetectPeriodicSteps(Loop(strings, 40, 5, 25'000, 50'000), strings);
+  ASSERT_GE(steps.size(), 30u);
+  EXPECT_EQ(steps[0].source, "period:5 kernels");
+}
+
 TEST(PeriodDetector, FixedWindowsCoverTheActivityAndAreLabelled) {
   EventColumns ev;
   ev.kernels.push_back({0, 100, 1, 0, {}, {}, 0});

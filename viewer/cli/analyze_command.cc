@@ -19,6 +19,7 @@
 #include "codec/expanded_events.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "exporters/html_report/html_report_writer.h"
+#include "importers/kineto/skip_reasons.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/offline_job.h"
@@ -69,12 +70,16 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
     total_bytes += std::filesystem::file_size(f, ec);
   }
   const bool progress = total_bytes >= kProgressBytes && isatty(STDERR_FILENO) && !g.json;
-  OfflineJob loaded = LoadOfflineJob(o.files, job, o.threads, progress, pattern);
+  OfflineJob loaded = LoadOfflineJob(o.files, job, o.threads, progress, pattern,
+                                     {.max_json_bytes = o.max_trace_bytes});
   const size_t n = loaded.files.size();
   std::vector<OfflineFile>& results = loaded.files;
 
   for (const OfflineFile& f : results) {
     if (!f.status.ok()) std::fprintf(stderr, "gpuspy analyze: %s\n", std::string(f.status.message()).c_str());
+    if (f.trace && f.trace->stats.cut_strings > 0) {
+      std::fprintf(stderr, "gpuspy analyze: %s\n", importers::CutStringsLine(f.path, f.trace->stats.cut_strings).c_str());
+    }
   }
   const bool failed = loaded.any_failed();
   if (failed && !o.keep_going) return 1;
@@ -159,6 +164,10 @@ void AddOfflineOptions(CLI::App* command, AnalyzeOptions* an) {
   command->add_option("--html", an->html, "Also write a self-contained static report page");
   command->add_option("--threads", an->threads, "Files read at once (default: one per core)");
   command->add_flag("--timings", an->timings, "Per-stage MB/s of each file on stderr");
+  command->add_option("--max-trace-bytes", an->max_trace_bytes,
+                      "Refuse a file whose JSON text (gzip inflated) is larger (default 2 GiB; "
+                      "inflating stops there, so a gzip bomb costs at most this much memory)")
+      ->check(CLI::Range(uint64_t{1}, importers::kMaxTraceBytes));
 }
 
 void AddStepPatternOption(CLI::App* command, std::string* step_pattern) {

@@ -4,9 +4,11 @@
 // them, so the reports are the ones `gpuspy import` + `gpuspy report` would give.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "importers/kineto/trace_bytes.h"
 #include "viewer/cli/commands.h"
 
 namespace CLI {
@@ -24,6 +26,7 @@ struct AnalyzeOptions {
   unsigned threads = 0;               // 0: one per file, at most the machine's cores
   bool timings = false;               // per-stage MB/s on stderr
   std::string step_pattern;           // NVTX steps: ranges matching it; "" = ProfilerStep#(\d+)
+  uint64_t max_trace_bytes = importers::kDefaultMaxJsonBytes;  // a file's JSON text, inflated
 };
 
 int Analyze(const GlobalOptions& g, const AnalyzeOptions& o);

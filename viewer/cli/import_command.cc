@@ -50,13 +50,14 @@ constexpr size_t kTextSkipReasons = 3;
 // Every file read, hashed and parsed before anything is sent: that is what makes an import all or
 // nothing without a staging area in the store. Failures go to `failed`, one line each, naming
 // the file (and the byte where the parser stopped).
-std::vector<ReadTrace> ReadAll(const std::vector<std::string>& files, std::vector<std::string>* failed) {
+std::vector<ReadTrace> ReadAll(const std::vector<std::string>& files, uint64_t max_trace_bytes,
+                               std::vector<std::string>* failed) {
   std::vector<ReadTrace> out;
   for (size_t i = 0; i < files.size(); ++i) {
     absl::StatusOr<std::string> sha = FileSha256Hex(files[i]);
     importers::KinetoReadTimings read;
     absl::StatusOr<importers::KinetoTrace> trace =
-        sha.ok() ? importers::ReadKinetoTrace(files[i], &read) : absl::StatusOr<importers::KinetoTrace>(sha.status());
+        sha.ok() ? importers::ReadKinetoTrace(files[i], &read, {.max_json_bytes = max_trace_bytes}) : absl::StatusOr<importers::KinetoTrace>(sha.status());
     if (!trace.ok()) {
       failed->push_back(std::string(trace.status().message()));
       continue;
@@ -135,6 +136,7 @@ Json DescribeFile(const ReadTrace& r, const v1::ProcessIdentity& id, const Uploa
   }
   f["skipped"] = std::move(reasons);
   f["events_skipped"] = skipped;
+  f["cut_strings"] = r.trace.stats.cut_strings;
   // Stored = imported + one collective record per NCCL kernel whose args say what it moves.
   f["collective_records"] = r.trace.stats.collectives;
   f["events_stored"] = up.events;
@@ -167,7 +169,7 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
   }
   const std::string job = o.job.empty() ? JobFromFile(o.files.front()) : o.job;
   std::vector<std::string> failed;
-  std::vector<ReadTrace> traces = ReadAll(o.files, &failed);
+  std::vector<ReadTrace> traces = ReadAll(o.files, o.max_trace_bytes, &failed);
   if (!failed.empty() && !o.keep_going) {
     for (const std::string& f : failed) {
       std::fprintf(stderr, "gpuspy import: %s; nothing imported (--keep-going imports the files that read)\n",
@@ -256,6 +258,7 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     json["imported"].push_back(r->path);
     json["files"].push_back(DescribeFile(*r, id, *up));
     if (skipped > 0) skip_lines.push_back(absl::StrCat("skipped in ", r->path, ": ", TopSkipReasons(*r)));
+    if (r->trace.stats.cut_strings > 0) skip_lines.push_back(importers::CutStringsLine(r->path, r->trace.stats.cut_strings));
   }
   // The job's own step pattern, once its processes exist; its steps are found again with it.
   if (!o.step_pattern.empty() && !sent.empty()) {
@@ -313,6 +316,7 @@ RegisteredCommand RegisterImportCommand(CLI::App& app, const GlobalOptions& g) {
               return Analyze(g, o->an);
             }
             o->im.keep_going = o->an.keep_going;  // one --keep-going flag, shared with --offline
+            o->im.max_trace_bytes = o->an.max_trace_bytes;
             return Import(g, o->im);
           }};
 }

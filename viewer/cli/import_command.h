@@ -10,9 +10,11 @@
 //   went away) deletes what this import had stored.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "importers/kineto/trace_bytes.h"
 #include "viewer/cli/commands.h"
 
 namespace gpuspy::cli {
@@ -25,6 +27,7 @@ struct ImportOptions {
   // Stored as the job's own step pattern once the files are in (SetStepPattern): its NVTX
   // steps are the ranges matching it. "": the job keeps whatever it has (else gpuspyd's).
   std::string step_pattern;
+  uint64_t max_trace_bytes = importers::kDefaultMaxJsonBytes;  // a file's JSON text, inflated
 };
 
 int Import(const GlobalOptions& g, const ImportOptions& options);

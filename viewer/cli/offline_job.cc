@@ -31,7 +31,8 @@ std::string JobFromFile(const std::string& path) {
 }
 
 OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::string& job,
-                          unsigned threads, bool progress, const std::string& step_pattern) {
+                          unsigned threads, bool progress, const std::string& step_pattern,
+                          const importers::KinetoReadLimits& limits) {
   OfflineJob out;
   out.job = job;
   const size_t n = paths.size();
@@ -43,7 +44,7 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
     for (size_t i = next++; i < n; i = next++) {
       OfflineFile& f = out.files[i];
       f.path = paths[i];
-      absl::StatusOr<importers::KinetoTrace> t = importers::ReadKinetoTrace(paths[i], &f.timings);
+      absl::StatusOr<importers::KinetoTrace> t = importers::ReadKinetoTrace(paths[i], &f.timings, limits);
       if (!t.ok()) {
         f.status = t.status();
       } else {

@@ -45,6 +45,7 @@ std::string JobFromFile(const std::string& path);
 // ranges matching `step_pattern` (as gpuspyd's --step-pattern).
 OfflineJob LoadOfflineJob(const std::vector<std::string>& files, const std::string& job,
                           unsigned threads, bool progress,
-                          const std::string& step_pattern = analysis::kDefaultStepPattern);
+                          const std::string& step_pattern = analysis::kDefaultStepPattern,
+                          const importers::KinetoReadLimits& limits = {});
 
 }  // namespace gpuspy::cli

@@ -1,0 +1,149 @@
+// Issue 34, items 1-2, with the real binaries: a trace of identical microsecond kernels and no
+// step markers is analysed (offline, and by gpuspyd after an import) in bounded time and memory
+// as a few time windows, not one step per kernel; a huge kernel name is cut to gpuspyd's limit
+// (and imports), a value too long to parse in bounded memory is refused with one clear line,
+// and a gzip bomb stops at --max-trace-bytes.
+#include <sys/resource.h>
+
+#include <zlib.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tests/support/gpuspyd.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The probe's generator: N identical 1 µs kernels, no ProfilerStep.
+std::string SteplessTrace(const std::string& dir, int kernels) {
+  const std::string path = dir + "/stepless_" + std::to_string(kernels) + ".json.gz";
+  testing::RunResult r = testing::Run({"python3", std::string(SOURCE_DIR) + "/tests/support/stepless_trace.py",
+                                       path, std::to_string(kernels)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return path;
+}
+
+// `kernels` kernels named by `name_bytes` 'k's, written a MiB at a time (plain JSON: the measured
+// command reads it; a generator holding the name in memory would be the largest child).
+std::string HugeNameTrace(const std::string& dir, int kernels, size_t name_bytes) {
+  const std::string path = dir + "/name_" + std::to_string(name_bytes) + ".json";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const std::string ks(1 << 20, 'k');
+  std::fputs("{\"traceEvents\": [", f);
+  for (int i = 0; i < kernels; ++i) {
+    std::fputs(i == 0 ? "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \""
+                      : ", {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"", f);
+    for (size_t left = name_bytes; left > 0;) {
+      const size_t n = std::min(left, ks.size());
+      std::fwrite(ks.data(), 1, n, f);
+      left -= n;
+    }
+    std::fprintf(f, "\", \"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": 1, "
+                    "\"args\": {\"device\": 0, \"stream\": 7, \"correlation\": %d}}", 10 * i, i + 1);
+  }
+  std::fputs("]}\n", f);
+  std::fclose(f);
+  return path;
+}
+
+// The largest resident set of any child reaped so far, in MB: the check runs the measured
+// command last, after children smaller than its bound.
+double PeakChildRssMb() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+size_t Reports(const std::string& json_out) {
+  const nlohmann::json j = nlohmann::json::parse(json_out);
+  const nlohmann::json& reports = j.contains("reports") && j["reports"].is_object()
+                                      ? j["reports"].value("reports", nlohmann::json::array())
+                                      : j.value("reports", nlohmann::json::array());
+  return reports.size();
+}
+
+TEST(SteplessTrace, IdenticalKernelsAreAnalysedAsAFewWindowsInBoundedTimeAndMemory) {
+  testing::TempDir dir;
+  // 60k kernels: before issue 34's fix, 60k one-kernel steps, 12.9 s and 364 MB.
+  const std::string trace = SteplessTrace(dir.path(), 60'000);
+  const auto start = std::chrono::steady_clock::now();
+  testing::RunResult r =
+      testing::Run({GPUSPY_BIN, "--json", "analyze", "--job", "j", trace}, {}, 60s);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 60k kernels 2 µs apart: 0.12 s of activity, one 1 s window.
+  EXPECT_LE(Reports(r.out), 2u);
+  EXPECT_NE(r.out.find("window:1000ms"), std::string::npos);
+  EXPECT_LT(seconds, 10.0) << "a shared 2-core VM measured ~0.4 s";
+  EXPECT_LT(PeakChildRssMb(), 150.0);
+}
+
+TEST(SteplessTrace, GpuspydReportsAnImportedSteplessTraceAtOnce) {
+  testing::TempDir dir;
+  const std::string trace = SteplessTrace(dir.path(), 60'000);
+  testing::Gpuspyd daemon({.binary = GPUSPYD_BIN, .dir = dir.path()});
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  const std::string address = daemon.address();
+  testing::RunResult imported =
+      testing::Run({GPUSPY_BIN, "--collector", address, "import", "--job", "j", trace});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  testing::RunResult report = testing::Run(
+      {GPUSPY_BIN, "--collector", address, "--timeout", "30", "--json", "report", "--job", "j", "--all"},
+      {}, 60s);
+  ASSERT_EQ(report.exit_code, 0) << report.err << daemon.log();
+  EXPECT_LE(Reports(report.out), 2u);
+}
+
+TEST(HugeStrings, AKernelNameOverGpuspydsLimitIsCutCountedAndImports) {
+  testing::TempDir dir;
+  const std::string trace = HugeNameTrace(dir.path(), 10, 1 << 20);
+  testing::RunResult offline = testing::Run({GPUSPY_BIN, "analyze", "--job", "j", trace});
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  EXPECT_NE(offline.err.find("10 events' names longer than 64 KiB cut"), std::string::npos) << offline.err;
+
+  // gpuspyd refuses dictionary strings over 64 KiB: uncut, the import failed.
+  testing::Gpuspyd daemon({.binary = GPUSPYD_BIN, .dir = dir.path()});
+  ASSERT_TRUE(daemon.Start()) << daemon.log();
+  testing::RunResult imported = testing::Run(
+      {GPUSPY_BIN, "--collector", daemon.address(), "import", "--job", "j", trace});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  // Said with the per-file summary on stdout.
+  EXPECT_NE(imported.out.find("events' names longer than 64 KiB cut"), std::string::npos) << imported.out;
+}
+
+TEST(HugeStrings, AValueTooLongToParseInBoundedMemoryIsRefusedInOneLine) {
+  testing::TempDir dir;
+  const std::string trace = HugeNameTrace(dir.path(), 2, 64 << 20);
+  testing::RunResult r = testing::Run({GPUSPY_BIN, "analyze", "--job", "j", trace});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(trace + ": one value (a string?) runs over 8 MiB"), std::string::npos) << r.err;
+  // Not even the file's text is read whole (before: 3.2 s, 527 MB, ~8x the name, exit 0).
+  EXPECT_LT(PeakChildRssMb(), 100.0);
+}
+
+TEST(GzipBomb, InflatingStopsAtMaxTraceBytes) {
+  testing::TempDir dir;
+  const std::string bomb = dir.path() + "/bomb.json.gz";
+  gzFile f = gzopen(bomb.c_str(), "wb9");
+  const std::string zeros(1 << 20, '\0');
+  for (int i = 0; i < 512; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
+  gzclose(f);
+  testing::RunResult r =
+      testing::Run({GPUSPY_BIN, "analyze", "--max-trace-bytes", "33554432", "--job", "j", bomb});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("inflates to more than 33554432 bytes"), std::string::npos) << r.err;
+  EXPECT_LT(PeakChildRssMb(), 100.0) << "512 MiB of zeros stopped at 32 MiB";
+}
+
+}  // namespace
+}  // namespace gpuspy

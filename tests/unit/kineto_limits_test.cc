@@ -1,0 +1,98 @@
+// The importer's bounds (issue 34): a name longer than gpuspyd keeps is cut and counted; a value
+// too long to parse in bounded memory is refused before it is parsed; a gzip file inflating past
+// --max-trace-bytes is refused at that size.
+#include <zlib.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "collector/ingest/batch_ingestor.h"
+#include "importers/kineto/bounded_strings.h"
+#include "importers/kineto/kineto_reader.h"
+#include "importers/kineto/long_values.h"
+#include "tests/support/subprocess.h"
+
+namespace gpuspy::importers {
+namespace {
+
+static_assert(kMaxStringBytes == collector::kMaxDictionaryStringBytes,
+              "the importer cuts names where gpuspyd would refuse them");
+
+std::string TraceWithKernelName(const std::string& name) {
+  return R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": ")" + name +
+         R"(", "pid": 0, "tid": 7, "ts": 10, "dur": 1, "args": {"device": 0, "stream": 7}}]})";
+}
+
+TEST(KinetoLimits, ANameLongerThanGpuspydKeepsIsCutWithAMarkerAndCounted) {
+  auto t = ParseKinetoTrace(TraceWithKernelName(std::string(100 * 1024, 'k')));
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->events.kernels.size(), 1u);
+  const std::string_view name = t->strings.Get(t->events.kernels[0].name);
+  EXPECT_EQ(name.size(), kMaxStringBytes);
+  EXPECT_TRUE(name.ends_with(kCutMarker));
+  EXPECT_EQ(t->stats.cut_strings, 1u);
+}
+
+TEST(KinetoLimits, ANameAtTheLimitIsKeptWhole) {
+  auto t = ParseKinetoTrace(TraceWithKernelName(std::string(kMaxStringBytes, 'k')));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->strings.Get(t->events.kernels[0].name).size(), kMaxStringBytes);
+  EXPECT_EQ(t->stats.cut_strings, 0u);
+}
+
+TEST(KinetoLimits, ACutNeverSplitsAUtf8Character) {
+  std::string value;
+  while (value.size() < 2 * kMaxStringBytes) value += "\xc3\xa9";  // é
+  std::string scratch;
+  const std::string_view cut = CutToLimit(value, &scratch);
+  ASSERT_LE(cut.size(), kMaxStringBytes);
+  const std::string_view kept = cut.substr(0, cut.size() - kCutMarker.size());
+  EXPECT_EQ(kept.size() % 2, 0u) << "whole two-byte characters only";
+}
+
+TEST(KinetoLimits, AValueOfManyMegabytesIsRefusedBeforeItIsParsed) {
+  auto t = ParseKinetoTrace(TraceWithKernelName(std::string(2 * kMaxValueBlockBytes, 'k')));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("MiB"), std::string::npos) << t.status();
+}
+
+TEST(KinetoLimits, EscapedQuotesDoNotHideALongValue) {
+  std::string text = "[\"";
+  while (text.size() < 64) text += "\\\"";
+  text += "\"]";
+  EXPECT_TRUE(FindOverlongValue(text, 16).has_value());
+  // Ordinary text has a quote in every block.
+  EXPECT_FALSE(FindOverlongValue(R"([{"a": "b"}, {"c": "d"}, {"e": "f"}])", 8).has_value());
+}
+
+TEST(KinetoLimits, AGzipBombIsRefusedAtTheLimitItWasGiven) {
+  testing::TempDir dir;
+  const std::string gz = dir.path() + "/bomb.json.gz";
+  gzFile f = gzopen(gz.c_str(), "wb9");
+  const std::string zeros(1 << 20, '\0');
+  for (int i = 0; i < 64; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
+  gzclose(f);
+  auto t = ReadKinetoTrace(gz, nullptr, {.max_json_bytes = 8 << 20});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted) << t.status();
+  EXPECT_NE(t.status().message().find("--max-trace-bytes"), std::string::npos) << t.status();
+}
+
+TEST(KinetoLimits, APlainFileOverTheLimitIsRefused) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/t.json";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const std::string text = TraceWithKernelName("k");
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  auto t = ReadKinetoTrace(path, nullptr, {.max_json_bytes = 16});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted) << t.status();
+}
+
+}  // namespace
+}  // namespace gpuspy::importers

@@ -119,6 +119,14 @@ absl::Status Forwarder::Connect(const ProcessRecord& p, Session& s) {
   auto client = std::make_unique<IngestClient>();
   client->set_mode(s.mode);
   absl::Status st = client->Connect(options_.hub, p.identity, options_.connect_timeout);
+  // The hub holds this import's file already (forwarded before this node restarted, or imported
+  // there too): it refuses a second Hello for it (ingest claims a file once), and nothing of it is
+  // left to send.
+  if (absl::IsAlreadyExists(st) && !p.identity.content_sha256().empty()) {
+    s.known = true;
+    s.acked = p.max_sequence;
+    return absl::OkStatus();
+  }
   if (absl::IsResourceExhausted(st)) {
     Refused(p.process_id, s, st);
     return st;

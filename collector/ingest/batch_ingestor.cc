@@ -60,15 +60,14 @@ absl::Status CheckDictionaryLimits(const v1::Dictionary& defs) {
 }  // namespace
 
 // The import CLI asks FindImports before it sends anything; this holds the rule for any other
-// client too. Scoped to the uid: another user's import of the same file is theirs, and naming its
-// job would tell this one about a job it may not see. (Two imports of one file at the very same
-// moment can both pass: the check and the insert are not one transaction.)
+// client too, and for two imports racing past that question. Scoped to the uid: another user's
+// import of the same file is theirs, and naming its job would tell this one about a job it may
+// not see. Pending imports (store.h: CommitImport) are not found here: they are replaced.
 absl::Status BatchIngestor::CheckNotImported(const v1::ProcessIdentity& identity) {
-  if (identity.content_sha256().empty()) return absl::OkStatus();
   absl::StatusOr<std::vector<ProcessRecord>> found = store_->FindByContentHash(identity.content_sha256());
   if (!found.ok()) return found.status();
   for (const ProcessRecord& p : *found) {
-    if (p.identity.uid() == identity.uid() && p.identity.process_key() != identity.process_key()) {
+    if (p.identity.uid() == identity.uid()) {
       return absl::AlreadyExistsError(absl::StrCat("already imported as job '", p.identity.job_id(),
                                                    "' (process ", p.process_id, ")"));
     }
@@ -82,8 +81,24 @@ absl::StatusOr<v1::Welcome> BatchIngestor::Hello(const v1::ProcessIdentity& iden
   v1::ProcessIdentity normalized = identity;
   // Every process belongs to a job; producers that could not find one are grouped per host.
   if (normalized.job_id().empty()) normalized.set_job_id(absl::StrCat("host-", identity.host()));
+  if (normalized.content_sha256().empty()) return Register(normalized, now_unix_ns);
+  std::lock_guard lock(import_mu_);
+  if (importing_.contains(normalized.process_key())) {
+    return absl::AlreadyExistsError("this file is being imported by another stream now");
+  }
   if (absl::Status st = CheckNotImported(normalized); !st.ok()) return st;
-  absl::StatusOr<uint64_t> id = store_->UpsertProcess(normalized, now_unix_ns);
+  // No stream holds it, so a pending copy is what a killed import left: start it afresh (the
+  // sender numbers its batches from 1 again).
+  absl::StatusOr<uint64_t> discarded = store_->DiscardPendingImport(normalized.process_key());
+  if (!discarded.ok()) return discarded.status();
+  if (*discarded > 0) spdlog::info("import {}: replacing what an unfinished import of it left", normalized.process_key());
+  absl::StatusOr<v1::Welcome> welcome = Register(normalized, now_unix_ns);
+  if (welcome.ok()) importing_.insert(normalized.process_key());
+  return welcome;
+}
+
+absl::StatusOr<v1::Welcome> BatchIngestor::Register(const v1::ProcessIdentity& identity, int64_t now_unix_ns) {
+  absl::StatusOr<uint64_t> id = store_->UpsertProcess(identity, now_unix_ns);
   if (!id.ok()) return id.status();
   absl::StatusOr<ProcessRecord> record = store_->GetProcess(*id);
   if (!record.ok()) return record.status();
@@ -92,6 +107,18 @@ absl::StatusOr<v1::Welcome> BatchIngestor::Hello(const v1::ProcessIdentity& iden
   welcome.set_last_stored_sequence(record->max_sequence);
   welcome.set_collector_version("gpuspyd 0.1.0");
   return welcome;
+}
+
+absl::Status BatchIngestor::EndStream(uint64_t process_id, const v1::ProcessIdentity& identity, bool complete) {
+  if (identity.content_sha256().empty()) return absl::OkStatus();
+  std::lock_guard lock(import_mu_);
+  importing_.erase(identity.process_key());
+  if (!complete) {
+    spdlog::warn("import of process {} ended before its last batch: not listed until it is imported "
+                 "again (or dropped when gpuspyd restarts)", process_id);
+    return absl::OkStatus();
+  }
+  return store_->CommitImport(process_id);
 }
 
 absl::Status BatchIngestor::ApplyDictionary(uint64_t process_id, const v1::Dictionary& defs,

@@ -102,6 +102,27 @@ class StreamScope {
   uint64_t token_ = 0;
 };
 
+// Tells the ingestor that a stream which said Hello ended, on every way out: an import stays
+// pending unless Complete() ran (its producer closed the stream after its last batch).
+class HelloScope {
+ public:
+  HelloScope(BatchIngestor* ingestor, uint64_t process_id, const v1::ProcessIdentity& identity)
+      : ingestor_(ingestor), process_id_(process_id), identity_(identity) {}
+  ~HelloScope() {
+    if (!ended_) (void)ingestor_->EndStream(process_id_, identity_, false);
+  }
+  absl::Status End(bool complete) {
+    ended_ = true;
+    return ingestor_->EndStream(process_id_, identity_, complete);
+  }
+
+ private:
+  BatchIngestor* ingestor_;
+  uint64_t process_id_;
+  const v1::ProcessIdentity& identity_;
+  bool ended_ = false;
+};
+
 // RESOURCE_EXHAUSTED with the retry hint: the producer keeps what was not acknowledged (its spill)
 // and comes back after the hint, with jitter.
 grpc::Status Refuse(grpc::ServerContext* context, const StreamAdmission::Refusal& refusal) {
@@ -156,6 +177,7 @@ grpc::Status IngestService::RawStream(grpc::ServerContext* context, ServerStream
     return ToGrpc(welcome.status());
   }
   const uint64_t process_id = welcome->process_id();
+  HelloScope hello_scope(ingestor_, process_id, hello.identity());
   StreamAdmission admission(admission_, ledger_, peer, process_id);
   if (std::optional<StreamAdmission::Refusal> refused = admission.OpenStream()) {
     return Refuse(context, *refused);
@@ -218,13 +240,15 @@ grpc::Status IngestService::RawStream(grpc::ServerContext* context, ServerStream
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "empty client message");
     }
   }
-  if (context->IsCancelled()) {
+  const bool closed = !context->IsCancelled();
+  if (!closed) {
     counters_->Add(counters_->streams_aborted);
     spdlog::info("ingest {}: process {} disconnected mid-stream", peer, process_id);
   } else {
     spdlog::info("ingest {}: process {} closed its stream", peer, process_id);
   }
-  return grpc::Status::OK;
+  // Before the status goes out: an import is listed once its sender hears the stream ended well.
+  return ToGrpc(hello_scope.End(closed));
 }
 
 }  // namespace gpuspy::collector

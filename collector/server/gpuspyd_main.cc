@@ -37,6 +37,12 @@ int RebuildIndexAndExit(const gpuspy::collector::ServerOptions& options) {
                 "listed under job 'unknown'\n",
                 static_cast<unsigned long long>(r->processes_without_identity));
   }
+  if (r->batches_with_placeholders > 0) {
+    std::printf("  %llu batch(es) use names defined by a batch that is lost: kept, with %llu name(s) "
+                "reading '(lost ...)'\n",
+                static_cast<unsigned long long>(r->batches_with_placeholders),
+                static_cast<unsigned long long>(r->placeholder_definitions));
+  }
   if (!r->kept_source.empty()) {
     std::printf("  %llu record(s) and %llu byte(s) could not be read; the old segments are kept in "
                 "%s\n",

@@ -6,12 +6,16 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <map>
+#include <shared_mutex>
+#include <tuple>
 #include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "codec/dictionary_placeholders.h"
 #include "collector/ingest/batch_ingestor.h"
 #include "collector/live/job_step_patterns.h"
 #include "collector/server/data_dir_lock.h"
@@ -149,19 +153,28 @@ std::vector<std::pair<std::string, std::string>> SalvageStepPatterns(const std::
   return out;
 }
 
+// Every batch record of the segments, replayed process by process in each one's sequence order.
+// File order is not that order: quarantine copies a damaged segment's readable records into the
+// newest segment, so a process's early batches, which define the names its later batches use,
+// came after them, and every later batch failed with "refers to undefined ref" (69,046 events of
+// an undamaged job came back as 20,903, issue 34).
 class Reingest {
  public:
   Reingest(Store* store, const ServerOptions& options, std::map<uint64_t, v1::ProcessIdentity> identities,
            JobStepPatterns* patterns, RebuildResult* result)
-      : dictionaries_(store),
+      : store_(store),
+        dictionaries_(store),
         ingestor_(store, &dictionaries_, &counters_, analysis::StepSegmenter(options.step_pattern)),
         identities_(std::move(identities)),
         result_(result) {
     ingestor_.set_job_patterns(patterns);
   }
+  ~Reingest() {
+    for (const auto& [id, fd] : fds_) close(fd);
+  }
 
-  // Every batch record of the segment file at `path`, in file order.
-  absl::Status File(const std::string& path) {
+  // Takes note of the batch records of the segment file at `path`; Run reads them.
+  absl::Status Scan(uint64_t file_id, const std::string& path) {
     uint64_t unreadable = 0;
     absl::StatusOr<std::vector<ScannedRecord>> records = ScanSegmentRecords(path, &unreadable);
     if (!records.ok()) return records.status();
@@ -171,19 +184,37 @@ class Reingest {
     }
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot open ", path));
-    absl::Status st = absl::OkStatus();
+    fds_[file_id] = fd;
+    paths_[file_id] = path;
     for (const ScannedRecord& r : *records) {
-      if (r.sequence == kIdentityRecordSequence) continue;
-      st = Record(fd, path, r);
-      if (!st.ok()) break;
+      if (r.sequence != kIdentityRecordSequence) records_.push_back({file_id, r});
     }
-    close(fd);
-    return st;
+    return absl::OkStatus();
+  }
+
+  // Processes in their old id order (so the new ids keep it), each one's batches by sequence; a
+  // batch found twice (quarantine's copy and the original) is stored once (the second is a
+  // duplicate to the store).
+  absl::Status Run() {
+    std::stable_sort(records_.begin(), records_.end(), [](const Source& a, const Source& b) {
+      return std::tie(a.record.process_id, a.record.sequence) < std::tie(b.record.process_id, b.record.sequence);
+    });
+    for (const Source& s : records_) {
+      if (absl::Status st = Record(s); !st.ok()) return st;
+    }
+    return absl::OkStatus();
   }
 
  private:
-  absl::Status Record(int fd, const std::string& path, const ScannedRecord& r) {
-    absl::StatusOr<std::string> bytes = ReadSegmentRecord(fd, path, r.offset, r.length, r.process_id, r.sequence);
+  struct Source {
+    uint64_t file_id;
+    ScannedRecord record;
+  };
+
+  absl::Status Record(const Source& s) {
+    const ScannedRecord& r = s.record;
+    const std::string& path = paths_[s.file_id];
+    absl::StatusOr<std::string> bytes = ReadSegmentRecord(fds_[s.file_id], path, r.offset, r.length, r.process_id, r.sequence);
     v1::EventBatch batch;
     if (!bytes.ok() || !batch.ParseFromString(*bytes)) {
       return Skip(r, bytes.ok() ? "not an EventBatch" : std::string(bytes.status().message()));
@@ -192,6 +223,7 @@ class Reingest {
     if (!process.ok()) return process.status();  // the new store failed: stop
     // The segment's bytes are what the producer sent: the new store keeps them as they are.
     absl::StatusOr<v1::Ack> ack = ingestor_.Ingest(*process, batch, *std::move(bytes));
+    if (absl::IsInvalidArgument(ack.status())) ack = WithPlaceholders(*process, std::move(batch), ack.status());
     if (absl::IsInvalidArgument(ack.status())) return Skip(r, std::string(ack.status().message()));
     if (!ack.ok()) return ack.status();
     if (!ack->duplicate()) {
@@ -202,12 +234,37 @@ class Reingest {
     return absl::OkStatus();
   }
 
+  // A batch whose names were defined by a batch that is gone (its segment damaged or deleted)
+  // is kept with stand-ins for them (codec/dictionary_placeholders.h), stored with the stand-ins
+  // in its dictionary so that it reads back the same way.
+  absl::StatusOr<v1::Ack> WithPlaceholders(uint64_t process, v1::EventBatch batch, absl::Status refused) {
+    absl::StatusOr<std::shared_ptr<DictionaryCache::Entry>> entry = dictionaries_.Get(process);
+    if (!entry.ok()) return entry.status();
+    size_t count = 0;
+    v1::Dictionary stand_ins;
+    {
+      std::shared_lock lock((*entry)->mu);
+      stand_ins = PlaceholdersForUndefinedRefs(batch, (*entry)->dict, &count);
+    }
+    if (count == 0) return refused;  // malformed for another reason
+    batch.mutable_dictionary()->MergeFrom(stand_ins);
+    absl::StatusOr<v1::Ack> ack = ingestor_.Ingest(process, batch);
+    if (ack.ok() && !ack->duplicate()) {
+      ++result_->batches_with_placeholders;
+      result_->placeholder_definitions += count;
+    }
+    return ack;
+  }
+
   absl::Status Skip(const ScannedRecord& r, const std::string& why) {
     ++result_->skipped_records;
     spdlog::warn("rebuild: process {} batch {} skipped: {}", r.process_id, r.sequence, why);
     return absl::OkStatus();
   }
 
+  // The process is recorded straight in the store, not through ingest's Hello: what the segments
+  // hold was accepted once, and an import found in them was complete enough to be stored
+  // (committed here; the rebuild cannot tell a finished import from one cut short).
   absl::StatusOr<uint64_t> NewProcessId(uint64_t old_id) {
     if (auto it = new_ids_.find(old_id); it != new_ids_.end()) return it->second;
     v1::ProcessIdentity identity;
@@ -220,18 +277,23 @@ class Reingest {
       spdlog::warn("rebuild: process {} has no identity record; its batches go to job '{}'", old_id,
                    kUnknownJob);
     }
-    absl::StatusOr<v1::Welcome> welcome = ingestor_.Hello(identity, absl::ToUnixNanos(absl::Now()));
-    if (!welcome.ok()) return welcome.status();
+    absl::StatusOr<uint64_t> id = store_->UpsertProcess(identity, absl::ToUnixNanos(absl::Now()));
+    if (!id.ok()) return id.status();
+    if (absl::Status st = store_->CommitImport(*id); !st.ok()) return st;
     ++result_->processes;
-    new_ids_[old_id] = welcome->process_id();
-    return welcome->process_id();
+    new_ids_[old_id] = *id;
+    return *id;
   }
 
+  Store* store_;
   IngestCounters counters_;
   DictionaryCache dictionaries_;
   BatchIngestor ingestor_;
   std::map<uint64_t, v1::ProcessIdentity> identities_;
   std::map<uint64_t, uint64_t> new_ids_;  // old process id -> id in the rebuilt index
+  std::map<uint64_t, int> fds_;           // segment file id -> open for reading
+  std::map<uint64_t, std::string> paths_;
+  std::vector<Source> records_;
   uint64_t events_seen_ = 0;
   RebuildResult* result_;
 };
@@ -268,8 +330,9 @@ absl::StatusOr<RebuildResult> RebuildIndex(const ServerOptions& options) {
     JobStepPatterns patterns(store->get(), options.step_pattern);
     Reingest reingest(store->get(), options, ReadIdentities(files), &patterns, &result);
     for (const auto& [id, path] : files) {
-      if (absl::Status st = reingest.File(path); !st.ok()) return st;
+      if (absl::Status st = reingest.Scan(id, path); !st.ok()) return st;
     }
+    if (absl::Status st = reingest.Run(); !st.ok()) return st;
   }
   if (absl::Status st = (*store)->Flush(); !st.ok()) return st;
   store->reset();

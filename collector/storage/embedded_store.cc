@@ -51,6 +51,7 @@ absl::Status EmbeddedStore::RollSegment() {
 absl::Status EmbeddedStore::Open() {
   RETURN_IF_ERROR(MakePrivateDirectory(options_.data_dir));
   RETURN_IF_ERROR(MakePrivateDirectory(SegmentDir()));
+  RETURN_IF_ERROR(MakeFilesPrivate(SegmentDir()));
   // SQLite creates the database 0644 under umask 022; its -wal and -shm take the database's mode.
   const std::string index_path = options_.data_dir + "/index.sqlite";
   RETURN_IF_ERROR(MakePrivateFile(index_path));
@@ -62,6 +63,7 @@ absl::Status EmbeddedStore::Open() {
   if (!version.ok()) return version.status();
   fresh_index_ = *version == 0;
   RETURN_IF_ERROR(Recover());
+  RETURN_IF_ERROR(DropPendingImports());
   RETURN_IF_ERROR(QuarantineTruncatedSegments());
   return BackfillIdentityRecords();
 }
@@ -83,6 +85,16 @@ int EmbeddedStore::ReadFd(uint64_t segment_id) {
   return fd;
 }
 
+uint64_t EmbeddedStore::IndexBytes() const {
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (const char* f : {"/index.sqlite", "/index.sqlite-wal"}) {
+    const auto size = fs::file_size(options_.data_dir + f, ec);
+    if (!ec) bytes += size;
+  }
+  return bytes;
+}
+
 StoreStats EmbeddedStore::Stats() {
   std::lock_guard lock(mu_);
   StoreStats s = stats_;
@@ -94,10 +106,7 @@ StoreStats EmbeddedStore::Stats() {
     s.bytes_on_disk += size;
     ++s.segments;
   }
-  for (const char* f : {"/index.sqlite", "/index.sqlite-wal"}) {
-    const auto size = fs::file_size(options_.data_dir + f, ec);
-    if (!ec) s.bytes_on_disk += size;
-  }
+  s.bytes_on_disk += IndexBytes();
   absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare("SELECT COUNT(*) FROM batches WHERE sequence > 0");
   if (q.ok()) {
     absl::StatusOr<bool> row = (*q)->Step();

@@ -6,7 +6,7 @@
 //   embedded_store_recovery.cc   crash recovery, orphans, segment quarantine, identity backfill
 //   embedded_store_records.cc    processes, dictionaries, batches and steps (the Store calls)
 //   embedded_store_retention.cc  evicting whole segments, oldest first
-//   embedded_store_jobs.cc       deleting processes, renaming jobs
+//   embedded_store_jobs.cc       deleting processes, renaming jobs, pending imports
 //
 // Why not events as SQLite rows: a busy job produces 100k+ events/s; a row per event costs
 // ~50-100 B and an index update each, while a stored batch costs ~10 B/event and one row per
@@ -62,6 +62,8 @@ class EmbeddedStore final : public Store {
   absl::StatusOr<std::string> GetJobStepPattern(const std::string& job_id) override;
   absl::StatusOr<uint64_t> DeleteProcesses(const std::vector<uint64_t>& process_ids) override;
   absl::StatusOr<uint64_t> RenameJob(const std::string& from, const std::string& to) override;
+  absl::Status CommitImport(uint64_t process_id) override;
+  absl::StatusOr<uint64_t> DiscardPendingImport(const std::string& process_key) override;
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
                                             int64_t now_unix_ns) override;
   StoreStats Stats() override;
@@ -97,7 +99,13 @@ class EmbeddedStore final : public Store {
   absl::Status ForgetStepsWithoutData(uint64_t process_id);
   absl::Status WriteIdentityRecord(uint64_t process_id, const std::string& blob);  // mu_ held
   absl::Status BackfillIdentityRecords();
+  // Drops the imports left pending by a collector that stopped while they were sent (opening).
+  absl::Status DropPendingImports();
+  // Deletes one process with everything it owns; mu_ held, inside the caller's transaction.
+  absl::Status DeleteProcessRows(uint64_t process_id, uint64_t* deleted);
   absl::Status NoteActiveBytes();
+  // The index and its write-ahead log on disk.
+  uint64_t IndexBytes() const;
   // Copies the identity records in segment `id` to the active segment (before its eviction).
   absl::Status CarryIdentityRecords(uint64_t id);
   // Whether segment `id` holds any batch (identity records alone are not data to age out).

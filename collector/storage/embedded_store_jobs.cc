@@ -1,6 +1,6 @@
 // The embedded store's job administration: deleting processes and renaming jobs (`gpuspy jobs
 // delete|rename`, `gpuspy import --replace`), a job's own step pattern (`gpuspy jobs
-// set-step-pattern`). Each changes the index only, in one transaction. The step pattern lives in
+// set-step-pattern`), imports pending until their last batch is in (store.h: CommitImport). Each changes the index only, in one transaction. The step pattern lives in
 // the index alone: `--rebuild-index` forgets it (the segments hold no record of it).
 //
 // Deleted batches stay in their segment files until retention evicts the segment: segments are
@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "collector/storage/embedded_store.h"
 #include "collector/storage/status_macros.h"
+#include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {
 namespace {
@@ -35,29 +36,71 @@ absl::Status RunWithId(SqliteDb& db, const std::string& sql, int64_t id) {
 
 }  // namespace
 
+absl::Status EmbeddedStore::DeleteProcessRows(uint64_t id, uint64_t* deleted) {
+  const int64_t pid = static_cast<int64_t>(id);
+  // Sequence 0 rows (identity records) go too: eviction must not carry them forward.
+  for (const char* table : {"batches", "dictionary", "steps"}) {
+    RETURN_IF_ERROR(RunWithId(*db_, absl::StrCat("DELETE FROM ", table, " WHERE process_id = ?"), pid));
+  }
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q =
+      db_->Prepare("DELETE FROM processes WHERE process_id = ? RETURNING process_id");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, pid);
+  absl::StatusOr<bool> row = (*q)->Step();
+  if (!row.ok()) return row.status();
+  if (*row) ++*deleted;
+  (*q)->Reset();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> EmbeddedStore::DeleteProcesses(const std::vector<uint64_t>& process_ids) {
   std::lock_guard lock(mu_);
   uint64_t deleted = 0;
   absl::Status st = InTransaction(*db_, [&]() -> absl::Status {
-    for (uint64_t id : process_ids) {
-      const int64_t pid = static_cast<int64_t>(id);
-      // Sequence 0 rows (identity records) go too: eviction must not carry them forward.
-      for (const char* table : {"batches", "dictionary", "steps"}) {
-        RETURN_IF_ERROR(RunWithId(*db_, absl::StrCat("DELETE FROM ", table, " WHERE process_id = ?"), pid));
-      }
-      absl::StatusOr<std::unique_ptr<SqliteStatement>> q =
-          db_->Prepare("DELETE FROM processes WHERE process_id = ? RETURNING process_id");
-      if (!q.ok()) return q.status();
-      (*q)->Bind(1, pid);
-      absl::StatusOr<bool> row = (*q)->Step();
-      if (!row.ok()) return row.status();
-      if (*row) ++deleted;
-      (*q)->Reset();
-    }
+    for (uint64_t id : process_ids) RETURN_IF_ERROR(DeleteProcessRows(id, &deleted));
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
   return deleted;
+}
+
+absl::Status EmbeddedStore::CommitImport(uint64_t process_id) {
+  std::lock_guard lock(mu_);
+  return RunWithId(*db_, "UPDATE processes SET pending = 0 WHERE process_id = ?", static_cast<int64_t>(process_id));
+}
+
+absl::StatusOr<uint64_t> EmbeddedStore::DiscardPendingImport(const std::string& process_key) {
+  std::lock_guard lock(mu_);
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q =
+      db_->Prepare("SELECT process_id FROM processes WHERE process_key = ? AND pending = 1");
+  if (!q.ok()) return q.status();
+  (*q)->Bind(1, process_key);
+  absl::StatusOr<bool> row = (*q)->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return 0;
+  const uint64_t id = static_cast<uint64_t>((*q)->Int(0));
+  (*q)->Reset();
+  uint64_t deleted = 0;
+  RETURN_IF_ERROR(InTransaction(*db_, [&] { return DeleteProcessRows(id, &deleted); }));
+  return deleted;
+}
+
+absl::Status EmbeddedStore::DropPendingImports() {
+  absl::StatusOr<std::unique_ptr<SqliteStatement>> q = db_->Prepare("SELECT process_id FROM processes WHERE pending = 1");
+  if (!q.ok()) return q.status();
+  std::vector<uint64_t> pending;
+  absl::StatusOr<bool> row = (*q)->Step();
+  for (; row.ok() && *row; row = (*q)->Step()) pending.push_back(static_cast<uint64_t>((*q)->Int(0)));
+  if (!row.ok()) return row.status();
+  (*q)->Reset();
+  if (pending.empty()) return absl::OkStatus();
+  uint64_t deleted = 0;
+  RETURN_IF_ERROR(InTransaction(*db_, [&]() -> absl::Status {
+    for (uint64_t id : pending) RETURN_IF_ERROR(DeleteProcessRows(id, &deleted));
+    return absl::OkStatus();
+  }));
+  spdlog::warn("storage: dropped {} import(s) left unfinished when the collector stopped", deleted);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<uint64_t> EmbeddedStore::RenameJob(const std::string& from, const std::string& to) {

@@ -34,11 +34,13 @@ absl::StatusOr<uint64_t> EmbeddedStore::UpsertProcess(const v1::ProcessIdentity&
     return static_cast<uint64_t>(id);
   }
   absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
-      "INSERT INTO processes(process_key, job_id, identity, first_seen, last_seen) "
-      "VALUES(?,?,?,?,?)");
+      "INSERT INTO processes(process_key, job_id, identity, first_seen, last_seen, pending) "
+      "VALUES(?,?,?,?,?,?)");
   if (!ins.ok()) return ins.status();
+  // An import is pending until its last batch is stored (store.h: CommitImport).
+  const int64_t pending = identity.content_sha256().empty() ? 0 : 1;
   (*ins)->Bind(1, identity.process_key()).Bind(2, identity.job_id()).BindBlob(3, blob)
-      .Bind(4, now).Bind(5, now);
+      .Bind(4, now).Bind(5, now).Bind(6, pending);
   RETURN_IF_ERROR((*ins)->Run());
   const uint64_t id = static_cast<uint64_t>(db_->LastInsertId());
   RETURN_IF_ERROR(WriteIdentityRecord(id, blob));
@@ -113,8 +115,9 @@ absl::StatusOr<ProcessRecord> EmbeddedStore::GetProcess(uint64_t process_id) {
 
 absl::StatusOr<std::vector<ProcessRecord>> EmbeddedStore::ListProcesses(const std::string& job_id) {
   std::lock_guard lock(mu_);
-  if (job_id.empty()) return QueryProcesses("", "", 0);
-  return QueryProcesses("WHERE job_id = ?", job_id, 0);
+  // Pending imports are not there yet (store.h: CommitImport).
+  if (job_id.empty()) return QueryProcesses("WHERE pending = 0", "", 0);
+  return QueryProcesses("WHERE job_id = ? AND pending = 0", job_id, 0);
 }
 
 absl::Status EmbeddedStore::AppendDictionary(uint64_t process_id, const v1::Dictionary& defs) {

@@ -134,6 +134,10 @@ absl::StatusOr<uint64_t> EmbeddedStore::EnforceRetention(const RetentionPolicy& 
     }
     if (!row.ok()) return row.status();
   }
+  // The index is on the same disk and under the same limit: uncounted, a store with many small
+  // batches sat well past --retention-bytes (issue 34). It does not shrink when segments go
+  // (SQLite reuses its free pages), so it is counted once, as a fixed part of the budget.
+  total += IndexBytes();
   // The active segment is never evicted for size, even when it is the only one and over
   // max_bytes: it holds the newest data, which is what users look at, and it is bounded by
   // segment_max_bytes anyway, so the byte limit holds to within one segment (size max_bytes at

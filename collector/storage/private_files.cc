@@ -34,4 +34,16 @@ absl::Status MakePrivateFile(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status MakeFilesPrivate(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec) || entry.is_symlink(ec)) continue;
+    if (chmod(entry.path().c_str(), kPrivateFileMode) != 0) {
+      return absl::UnavailableError(absl::StrCat("cannot chmod ", entry.path().string(), ": ", std::strerror(errno)));
+    }
+  }
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot list ", dir, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
 }  // namespace gpuspy::collector

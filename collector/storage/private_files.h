@@ -22,4 +22,8 @@ absl::Status MakePrivateDirectory(const std::string& dir);
 // Creates `path` empty if missing, and makes it kPrivateFileMode.
 absl::Status MakePrivateFile(const std::string& path);
 
+// Makes every regular file directly in `dir` kPrivateFileMode: what an older gpuspyd, or a copy
+// made by hand, left readable (the sealed segments, which nothing opens for writing again).
+absl::Status MakeFilesPrivate(const std::string& dir);
+
 }  // namespace gpuspy::collector

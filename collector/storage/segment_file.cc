@@ -47,6 +47,13 @@ absl::StatusOr<std::unique_ptr<SegmentWriter>> SegmentWriter::Open(const std::st
     if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
     return absl::UnavailableError(msg);
   }
+  // open()'s mode applies only to a file it creates: a segment left 0666 by hand or by an older
+  // gpuspyd kept its mode, readable by every uid.
+  if (fchmod(fd, kPrivateFileMode) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot chmod ", path, ": ", std::strerror(err)));
+  }
   struct stat st;
   if (fstat(fd, &st) != 0) {
     close(fd);

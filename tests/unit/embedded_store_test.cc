@@ -232,7 +232,7 @@ class EmbeddedStoreTest : public ::testing::Test {
 
 TEST_F(EmbeddedStoreTest, IndexIsAtTheCurrentSchemaVersion) {
   { auto store = Open(); }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 6);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 7);
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM pragma_table_info('segments') "
                             "WHERE name IN ('path', 'sealed')"),
             2);
@@ -264,14 +264,14 @@ TEST_F(EmbeddedStoreTest, VersionOneDataDirIsMigratedAndStaysReadable) {
   Sql(Index(), "ALTER TABLE segments DROP COLUMN path; ALTER TABLE segments DROP COLUMN sealed; "
                "ALTER TABLE batches DROP COLUMN cupti_dropped; "
                "ALTER TABLE batches DROP COLUMN queue_dropped; "
-               "ALTER TABLE batches DROP COLUMN spill_dropped; DROP TABLE job_settings; PRAGMA user_version=1;");
+               "ALTER TABLE batches DROP COLUMN spill_dropped; DROP TABLE job_settings; ALTER TABLE processes DROP COLUMN pending; PRAGMA user_version=1;");
   ASSERT_EQ(SqlInt(Index(), "PRAGMA user_version"), 1);
   {
     auto store = Open(1024);
     EXPECT_EQ(Sequences(*store->ReadBatches(id, 0, 0)), (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));
     EXPECT_TRUE(store->AppendBatch(Batch(id, 7, 7, 7, 400)).ok());
   }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 6);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 7);
   // Every segment but the newest is sealed; paths are filled in.
   EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM segments WHERE sealed = 0"), 1);
   EXPECT_EQ(SqlInt(Index(), "SELECT sealed FROM segments ORDER BY segment_id DESC LIMIT 1"), 0);
@@ -288,14 +288,14 @@ TEST_F(EmbeddedStoreTest, VersionFiveDataDirGetsJobSettingsAndKeepsItsSteps) {
     ASSERT_TRUE(store->UpsertSteps({{id, 1, 10, 20, "nvtx:ProfilerStep#(\\d+)"}}).ok());
   }
   // What gpuspyd wrote before per-job step patterns.
-  Sql(Index(), "DROP TABLE job_settings; PRAGMA user_version=5;");
+  Sql(Index(), "DROP TABLE job_settings; ALTER TABLE processes DROP COLUMN pending; PRAGMA user_version=5;");
   {
     auto store = Open();
     EXPECT_EQ(*store->GetJobStepPattern("j"), "");  // none: gpuspyd's applies
     ASSERT_TRUE(store->SetJobStepPattern("j", "train_step_(\\d+)").ok());
     EXPECT_EQ(store->ListSteps(id)->size(), 1u);
   }
-  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 6);
+  EXPECT_EQ(SqlInt(Index(), "PRAGMA user_version"), 7);
   auto store = Open();
   EXPECT_EQ(*store->GetJobStepPattern("j"), "train_step_(\\d+)");
 }
@@ -310,7 +310,7 @@ TEST_F(EmbeddedStoreTest, BatchMarksCarryEachBatchsLossAndVersionTwoRowsReadAsNo
   // A data dir from before the loss columns.
   Sql(Index(), "ALTER TABLE batches DROP COLUMN cupti_dropped; "
                "ALTER TABLE batches DROP COLUMN queue_dropped; "
-               "ALTER TABLE batches DROP COLUMN spill_dropped; DROP TABLE job_settings; PRAGMA user_version=2;");
+               "ALTER TABLE batches DROP COLUMN spill_dropped; DROP TABLE job_settings; ALTER TABLE processes DROP COLUMN pending; PRAGMA user_version=2;");
   auto store = Open();
   StoredBatch b = Batch(id, 3, 30, 40);
   b.loss = {5, 0, 700};
@@ -502,7 +502,7 @@ TEST_F(EmbeddedStoreTest, VersionThreeDataDirGetsItsIdentityRecordsOnOpen) {
     id = *store->UpsertProcess(Identity("p", "old-job"), 1);
     ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 1, 1)).ok());
   }
-  Sql(Index(), "DELETE FROM batches WHERE sequence = 0; DROP TABLE job_settings; PRAGMA user_version=3;");
+  Sql(Index(), "DELETE FROM batches WHERE sequence = 0; DROP TABLE job_settings; ALTER TABLE processes DROP COLUMN pending; PRAGMA user_version=3;");
   for (const fs::path& p : Segments()) fs::remove(p);  // and no identity in the segments either
   Sql(Index(), "DELETE FROM batches; DELETE FROM segments;");
   {
@@ -748,6 +748,77 @@ TEST_F(EmbeddedStoreTest, FullDiskRefusesTheBatchAndKeepsEverythingElse) {
   waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// ---- imports are complete or absent (issue 34) ------------------------------------------------
+
+v1::ProcessIdentity ImportIdentity(const std::string& sha) {
+  v1::ProcessIdentity id = Identity("import:" + sha, "imported");
+  id.set_content_sha256(sha);
+  return id;
+}
+
+TEST_F(EmbeddedStoreTest, AnImportIsListedOnlyOnceCommitted) {
+  auto store = Open();
+  const uint64_t id = *store->UpsertProcess(ImportIdentity("aa"), 1);
+  ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 1, 2)).ok());
+  EXPECT_TRUE(store->ListProcesses("")->empty());
+  EXPECT_TRUE(store->ListProcesses("imported")->empty());
+  EXPECT_TRUE(store->FindByContentHash("aa")->empty());
+  EXPECT_EQ(store->GetProcess(id)->batch_count, 1u);  // ingest still finds it by id
+  ASSERT_TRUE(store->CommitImport(id).ok());
+  EXPECT_EQ(store->ListProcesses("imported")->size(), 1u);
+  EXPECT_EQ(store->FindByContentHash("aa")->size(), 1u);
+  EXPECT_EQ(*store->DiscardPendingImport("import:aa"), 0u);  // committed: not pending any more
+}
+
+TEST_F(EmbeddedStoreTest, APendingImportIsDiscardedOnRequestAndOnOpen) {
+  {
+    auto store = Open();
+    const uint64_t a = *store->UpsertProcess(ImportIdentity("aa"), 1);
+    const uint64_t b = *store->UpsertProcess(ImportIdentity("bb"), 1);
+    const uint64_t live = *store->UpsertProcess(Identity("live", "j"), 1);  // not an import
+    for (uint64_t id : {a, b, live}) ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 1, 2)).ok());
+    EXPECT_EQ(*store->DiscardPendingImport("import:aa"), 1u);
+    EXPECT_FALSE(store->GetProcess(a).ok());
+    EXPECT_EQ(store->ListProcesses("")->size(), 1u);  // "live"
+  }
+  auto store = Open();  // "bb" was still pending when the store closed
+  const auto all = store->ListProcesses("");
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->front().identity.process_key(), "live");
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM processes"), 1);
+  EXPECT_EQ(SqlInt(Index(), "SELECT COUNT(*) FROM batches WHERE process_id != " +
+                                std::to_string(all->front().process_id)),
+            0);
+}
+
+// The index lives on the same disk under the same --retention-bytes: with it uncounted, a store
+// of many small batches sat past its limit.
+TEST_F(EmbeddedStoreTest, RetentionCountsTheIndex) {
+  auto store = Open(/*segment_bytes=*/4096);
+  const uint64_t id = *store->UpsertProcess(Identity("p", "j"), 1);
+  for (uint64_t seq = 1; seq <= 20; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 900)).ok());
+  uint64_t segment_bytes = 0;
+  for (const fs::path& p : Segments()) segment_bytes += fs::file_size(p);
+  // A limit the segments alone meet, the segments and the index do not.
+  ASSERT_GT(store->Stats().bytes_on_disk, segment_bytes + 4096);
+  EXPECT_GT(*store->EnforceRetention({/*max_bytes=*/segment_bytes + 1, 0}, NowNs()), 0u);
+}
+
+// A segment left world-readable (by hand, or a copy) is made private again when the store opens.
+TEST_F(EmbeddedStoreTest, SegmentsAreMadePrivateOnOpen) {
+  {
+    auto store = Open(/*segment_bytes=*/4096);
+    const uint64_t id = *store->UpsertProcess(Identity("p", "j"), 1);
+    for (uint64_t seq = 1; seq <= 10; ++seq) ASSERT_TRUE(store->AppendBatch(Batch(id, seq, seq, seq, 900)).ok());
+  }
+  ASSERT_GE(Segments().size(), 2u);
+  for (const fs::path& p : Segments()) fs::permissions(p, fs::perms::all & ~fs::perms::owner_exec & ~fs::perms::group_exec & ~fs::perms::others_exec);
+  auto store = Open(/*segment_bytes=*/4096);
+  for (const fs::path& p : Segments()) {
+    EXPECT_EQ(fs::status(p).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write) << p;
+  }
 }
 
 }  // namespace

@@ -38,6 +38,10 @@ class StoreJobsTest : public ::testing::TestWithParam<StoreBackend> {
     defs.add_strings()->set_value("kernel");
     EXPECT_TRUE(store_->AppendDictionary(p, defs).ok());
     EXPECT_TRUE(store_->UpsertSteps({{p, 1, 10, 20, "nvtx:ProfilerStep#"}}).ok());
+    // An import is listed once its stream closed after its last batch (store.h: CommitImport).
+    if (!sha.empty()) {
+      EXPECT_TRUE(store_->CommitImport(p).ok());
+    }
     return p;
   }
   gpuspy::testing::StoreFactory factory_{GetParam()};

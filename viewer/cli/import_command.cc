@@ -244,6 +244,9 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
         UploadEvents(g.collector, id, r->trace.strings, r->trace.events.Split(chunks));
     if (!up.ok()) {
       std::fprintf(stderr, "gpuspy import: %s: %s\n", r->path.c_str(), std::string(up.status().message()).c_str());
+      // Refused at Hello: another `gpuspy import` of this file stored it or is storing it now.
+      // That copy is theirs, not this import's to roll back.
+      if (absl::IsAlreadyExists(up.status())) sent.pop_back();
       RollBack(client, sent, job);
       return 1;
     }

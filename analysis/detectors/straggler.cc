@@ -122,8 +122,9 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
   }
   v1::Finding f;
   f.set_detector("straggler");
-  f.set_title("straggler: " + std::to_string(waiting) + " rank" + (waiting > 1 ? "s" : "") +
-              " wait up to " + FormatMs(caused) + " for this rank; " + why);
+  // The renderers put "straggler: " before the title; the title does not repeat it.
+  f.set_title(std::to_string(waiting) + (waiting == 1 ? " rank waits" : " ranks wait") + " up to " +
+              FormatMs(caused) + " for this rank; " + why);
   f.set_lost_ns(caused);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(caused))));
   AddEvidence(&f, "cause", cause);

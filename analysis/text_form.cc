@@ -3,9 +3,10 @@
 namespace gpuspy::analysis {
 namespace {
 
+// A qualified name ("at::native::GeluType") is one word: cut inside it, "at…" reads as garbled.
 bool IsWordChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         static_cast<unsigned char>(c) >= 0x80;  // part of a UTF-8 sequence: never split
+         c == ':' || static_cast<unsigned char>(c) >= 0x80;  // part of a UTF-8 sequence: never split
 }
 
 // Separators that read as dangling at the end of a shortened name.

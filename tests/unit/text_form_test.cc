@@ -29,6 +29,11 @@ TEST(ClipName, ALongSignatureIsCutAtATokenBoundaryWithAnEllipsis) {
             "layer_norm_kernel<float…");
 }
 
+TEST(ClipName, AQualifiedNameIsOneWord) {
+  EXPECT_EQ(ClipName("elementwise_kernel<4, GeluCUDAKernelImpl(at::native::GeluType)>", 42),
+            "elementwise_kernel<4, GeluCUDAKernelImpl…");
+}
+
 TEST(ClipName, OneIdentifierLongerThanTheLimitIsCutInsideIt) {
   EXPECT_EQ(ClipName("sm90_xmma_gemm_bf16bf16_bf16f32", 10), "sm90_xmma_…");
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "analysis/text_form.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -301,8 +302,7 @@ std::string ShortKernelName(std::string_view name) {
     if (!op.empty()) out += "<" + op + ">";
   }
   constexpr size_t kMaxShortName = 64;
-  if (out.size() > kMaxShortName) out.resize(kMaxShortName);
-  return out;
+  return ClipName(out, kMaxShortName);
 }
 
 }  // namespace gpuspy::analysis

@@ -28,11 +28,12 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
     if (!IsDeviceAllocatorApi(name)) continue;
     ++calls;
     if (name.find("Free") == std::string_view::npos) ++malloc_calls;
-    // A call as long as a context creation is start-up (cuda_api_bound's), not churn's cost.
+    // Every call is listed (the title's counts are these), but one as long as a context
+    // creation is start-up (cuda_api_bound's), not churn's cost.
+    by_name[std::string(name)]++;
     const int64_t duration = a.end_ns - a.start_ns;
     if (IsStartup(DriverWorkOf(name, duration), duration)) continue;
     spans.push_back({a.start_ns, a.end_ns});
-    by_name[std::string(name)]++;
   }
   const auto& b = ctx.breakdown;
   const uint64_t ops = b.alloc_count() + b.free_count();
@@ -49,18 +50,32 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
   const IntervalSet in_allocator = IntervalSet::Union(std::move(spans)).Clip(ctx.window());
   const int64_t call_ns = in_allocator.TotalLength();
   const int64_t lost = in_allocator.Intersect(idle).TotalLength();
-  // MEMORY2 records count allocations where captured; a profiler trace has only the calls.
-  const uint64_t allocs = ops > 0 ? b.alloc_count() : malloc_calls;
-  const uint64_t frees = ops > 0 ? b.free_count() : calls - malloc_calls;
+  // The title counts what the evidence lists: the allocator calls. MEMORY2 records (where
+  // captured) count the driver's allocations, which need not match one for one (a free whose
+  // call began in the previous step, pool operations): they are evidence of their own, and the
+  // count only when no call was recorded (API tracing off).
+  const bool from_calls = calls > 0;
+  const uint64_t allocs = from_calls ? malloc_calls : b.alloc_count();
+  const uint64_t frees = from_calls ? calls - malloc_calls : b.free_count();
+  auto plural = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
 
   v1::Finding f;
   f.set_detector("alloc_churn");
-  f.set_title(std::to_string(allocs) + " device allocations and " + std::to_string(frees) +
-              " frees in one step (" + FormatMs(call_ns) + " in allocator calls)");
+  f.set_title(from_calls ? plural(allocs, "allocation call", "allocation calls") + " and " +
+                               plural(frees, "free call", "free calls") + " in one step (" +
+                               FormatMs(call_ns) + " in allocator calls)"
+                         : plural(allocs, "device allocation", "device allocations") + " and " +
+                               plural(frees, "free", "frees") + " in one step (memory records)");
   f.set_lost_ns(lost);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
   AddEvidence(&f, "allocator_calls", Count(calls), " = " + FormatMs(call_ns));
   AddEvidence(&f, "gpu_idle_in_allocator", Ns(lost));
+  if (ops > 0) {
+    AddEvidence(&f, "memory_records", Count(b.alloc_count()),
+                " allocations, " + std::to_string(b.free_count()) + " frees (the driver's records)");
+  }
   AddEvidence(&f, "allocated", Bytes(b.alloc_bytes()));
   AddEvidence(&f, "freed", Bytes(b.free_bytes()));
   for (const auto& [name, n] : by_name) AddEvidence(&f, "api", name + " x", Count(n));

@@ -43,10 +43,14 @@ std::optional<v1::Finding> DetectCommStorm(const CommStepContext& ctx) {
                     : std::max<uint64_t>(1, c.collective_count() / kAssumedCoalescing);
   // Each of today's collectives costs about its time, waits for the usual arrival jitter
   // included (every collective is a sync point); the coalesced ones would cost as much each.
+  // Only communication that no compute overlaps (exposed_comm_ns) lengthens the step: what the
+  // coalescing would save is capped at it, so the lost figure never exceeds the exposed one shown
+  // beside it.
   const int64_t comm_ns = ctx.breakdown().communication_ns();
-  const int64_t lost = std::min<int64_t>(
-      comm_ns, static_cast<int64_t>(c.collective_count() - std::min(coalesced, c.collective_count())) *
-                   (comm_ns / static_cast<int64_t>(c.collective_count())));
+  const int64_t saved_ns =
+      static_cast<int64_t>(c.collective_count() - std::min(coalesced, c.collective_count())) *
+      (comm_ns / static_cast<int64_t>(c.collective_count()));
+  const int64_t lost = std::min({comm_ns, ctx.breakdown().exposed_comm_ns(), saved_ns});
   v1::Finding f;
   f.set_detector("comm_storm");
   f.set_title(std::to_string(c.collective_count()) + " collectives in one step" +
@@ -63,7 +67,7 @@ std::optional<v1::Finding> DetectCommStorm(const CommStepContext& ctx) {
   if (c.bus_bandwidth_gbps() > 0) {
     AddEvidence(&f, "bus_bandwidth", BytesPerSecond(c.bus_bandwidth_gbps() * 1e9));
   }
-  AddEvidence(&f, "coalesced_estimate", Count(coalesced), " collectives");
+  AddEvidence(&f, "coalesced_estimate", Count(coalesced), coalesced == 1 ? " collective" : " collectives");
   // The kernel says what NCCL chose: LL is its protocol for small, latency-bound messages.
   if (!c.collectives().empty()) {
     const NcclKernelTraits t = NcclTraitsOfKernel(c.collectives(0).kernel());

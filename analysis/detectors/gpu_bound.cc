@@ -41,19 +41,29 @@ std::string HintFor(const std::string& top_class) {
 
 std::optional<v1::Finding> DetectGpuBound(const StepContext& ctx) {
   const auto& b = ctx.breakdown;
-  // Time in NCCL kernels alone is waiting for other ranks, not computing.
+  // compute_busy_ns counts copies and memsets as busy (the GPU is not idle during them), but a
+  // step that spends its time copying is copy-bound, not GPU-bound: the verdict counts compute
+  // kernels only. Time in NCCL kernels alone is waiting for other ranks, not computing.
   if (b.wall_ns() <= 0 || ctx.ShareOfWall(b.compute_busy_ns()) < kMinGpuBusyShare) {
     return std::nullopt;
   }
-  const std::vector<v1::KernelClassTime> classes =
-      KernelComposition(ctx.kernels);
+  const std::vector<ClassifiedKernel>& kernels = ctx.kernels;
+  std::vector<Interval> computing;
+  for (const ClassifiedKernel& k : kernels) {
+    if (k.cls != KernelClass::kCommunication) computing.push_back({k.start_ns, k.end_ns});
+  }
+  const int64_t kernel_ns = IntervalSet::Union(std::move(computing)).TotalLength();
+  if (ctx.ShareOfWall(kernel_ns) < kMinGpuBusyShare) return std::nullopt;
+  const std::vector<v1::KernelClassTime> classes = KernelComposition(kernels);
   v1::Finding f;
   f.set_detector("gpu_bound");
-  f.set_title("GPU-bound: the GPU computes " + FormatPercent(ctx.ShareOfWall(b.compute_busy_ns())) +
+  // The renderers put "gpu_bound: " before the title; the title does not repeat it.
+  f.set_title("the GPU runs compute kernels " + FormatPercent(ctx.ShareOfWall(kernel_ns)) +
               " of the step");
   f.set_lost_ns(0);
   f.set_severity(SeverityName(Severity::kInfo));
-  AddEvidence(&f, "compute_busy", Ns(b.compute_busy_ns()));
+  AddEvidence(&f, "compute_kernels", Ns(kernel_ns));
+  AddEvidence(&f, "compute_busy", Ns(b.compute_busy_ns()), " (with copies and memsets)");
   if (b.communication_ns() > 0) AddEvidence(&f, "communication", Ns(b.communication_ns()));
   AddEvidence(&f, "kernels", Count(b.kernel_count()));
   if (!classes.empty()) AddEvidence(&f, "gpu_time", CompositionLine(classes, kNamedClasses));

@@ -135,8 +135,9 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
   }
   v1::Finding f;
   f.set_detector("straggler");
-  f.set_title("straggler: " + std::to_string(waiting) + " rank" + (waiting > 1 ? "s" : "") +
-              " wait up to " + FormatMs(caused) + " for this rank; " + why);
+  // The renderers put "straggler: " before the title; the title does not repeat it.
+  f.set_title(std::to_string(waiting) + (waiting == 1 ? " rank waits" : " ranks wait") + " up to " +
+              FormatMs(caused) + " for this rank; " + why);
   const int64_t gain = JobGainIfFixed(ctx.peers);
   f.set_lost_ns(gain);
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(gain))));

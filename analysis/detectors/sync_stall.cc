@@ -32,7 +32,13 @@ std::string BaseName(std::string_view name) {
   return std::string(name);
 }
 
-std::string HintFor(const std::string& api) {
+// The copies behind the blocking copy calls, by direction.
+struct CopyDirections {
+  int h2d = 0, d2h = 0;
+  int64_t h2d_ns = 0, d2h_ns = 0;  // host time blocked in the calls
+};
+
+std::string HintFor(const std::string& api, const CopyDirections& copies) {
   if (api.find("Free") != std::string::npos || api.find("Malloc") != std::string::npos) {
     return "cudaFree/cudaMalloc synchronize the device: avoid torch.cuda.empty_cache() in the "
            "loop and keep tensor shapes stable so the caching allocator can reuse blocks";
@@ -42,9 +48,24 @@ std::string HintFor(const std::string& api) {
            "timing code); let the GPU run ahead of the host";
   }
   if (api.find("Memcpy") != std::string::npos) {
-    return "blocking device->host copies (.item(), .cpu(), .tolist(), print(tensor)) stall the "
-           "pipeline: keep values on the GPU, read them every N steps, or copy with "
-           "non_blocking=True into pinned memory";
+    // The fix depends on the direction: .item()/.cpu() are device->host; a host->device copy
+    // blocks because its source is pageable (staged by the driver) or the call is synchronous.
+    const std::string d2h =
+        "blocking device->host copies (.item(), .cpu(), .tolist(), print(tensor)) stall the "
+        "pipeline: keep values on the GPU, read them every N steps, or copy with "
+        "non_blocking=True into pinned memory";
+    const std::string h2d =
+        "blocking host->device copies stall the pipeline: a copy from pageable memory is staged "
+        "synchronously by the driver; pin the source (DataLoader pin_memory=True, "
+        "tensor.pin_memory()) and copy with .to(device, non_blocking=True), and move tensors that "
+        "do not change (weights, constants) to the GPU once, before the loop";
+    if (copies.h2d > 0 && copies.d2h == 0) return h2d;
+    if (copies.d2h > 0 && copies.h2d == 0) return d2h;
+    if (copies.h2d > 0 && copies.d2h > 0) {
+      return copies.h2d_ns >= copies.d2h_ns ? h2d + "; and " + d2h : d2h + "; and " + h2d;
+    }
+    return "blocking copies stall the pipeline: copy with non_blocking=True between pinned host "
+           "memory and the GPU, and read values back (.item(), .cpu()) every N steps, not every step";
   }
   return "each .item()/.cpu()/print(loss) waits for the GPU to drain: accumulate metrics on the "
          "GPU and read them every N steps instead of every step";
@@ -58,6 +79,11 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   std::map<std::string, ApiStat> by_api;
   absl::flat_hash_map<uint32_t, int> by_thread;
   absl::flat_hash_set<const ApiEvent*> sync_calls;
+  absl::flat_hash_map<uint64_t, CopyKind> copy_kind;  // by correlation id
+  for (const MemcpyEvent& m : ctx.events.memcpys) {
+    if (ctx.InWindow(m.start_ns, m.end_ns)) copy_kind[m.correlation_id] = m.copy_kind;
+  }
+  CopyDirections copies;
   for (const BlockingCall& c : ctx.idle.blocking_calls) {
     // Allocator calls block too, but they are alloc_churn's evidence, not a sync pattern.
     if (c.allocator) {
@@ -70,6 +96,15 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
       name = BaseName(ctx.strings.Get(c.api->name));
       by_thread[c.api->thread_id]++;
       sync_calls.insert(c.api);
+      if (auto k = copy_kind.find(c.api->correlation_id); k != copy_kind.end()) {
+        if (k->second == CopyKind::kHtoD) {
+          ++copies.h2d;
+          copies.h2d_ns += c.span.length();
+        } else if (k->second == CopyKind::kDtoH) {
+          ++copies.d2h;
+          copies.d2h_ns += c.span.length();
+        }
+      }
     } else {
       name = c.sync_kind == SyncKind::kContext ? "cudaDeviceSynchronize"
              : c.sync_kind == SyncKind::kEvent ? "cudaEventSynchronize"
@@ -116,10 +151,10 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
       kListedSites);
   for (const CallSiteCount& c : sites) AddCallSiteEvidence(&f, "call_site", c);
   // Where to change it, first: the line that blocks most often.
-  f.set_fix_hint(sites.empty() ? HintFor(top->first)
+  f.set_fix_hint(sites.empty() ? HintFor(top->first, copies)
                                : sites[0].site + " blocks " + std::to_string(sites[0].calls) +
                                      "x in this step (" + FormatMs(sites[0].call_ns) + "): " +
-                                     HintFor(top->first));
+                                     HintFor(top->first, copies));
   return f;
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/kernel_classifier.h"
+#include "analysis/text_form.h"
 #include "model/units.h"
 #include "analysis/stats.h"
 
@@ -96,8 +97,7 @@ std::string SignatureName(const std::string& name) {
   if (v.substr(0, 5) == "void ") v.remove_prefix(5);
   v = v.substr(0, v.find('('));
   std::string out(v);
-  if (out.size() > kMaxLength) out = out.substr(0, kMaxLength) + "...";
-  return out;
+  return ClipName(out, kMaxLength);
 }
 
 struct KernelPair {
@@ -324,6 +324,26 @@ std::vector<v1::VerdictChange> Verdicts(const v1::RunProfile& a, const v1::RunPr
 
 }  // namespace
 
+namespace {
+
+bool OnlyWindows(const v1::RunProfile& p) { return p.windows() > 0 && p.windows() == p.steps(); }
+
+}  // namespace
+
+absl::Status CheckComparable(const v1::RunProfile& a, const v1::RunProfile& b) {
+  if (OnlyWindows(a) == OnlyWindows(b)) return absl::OkStatus();
+  const bool a_windows = OnlyWindows(a);
+  const v1::RunProfile& w = a_windows ? a : b;
+  const v1::RunProfile& s = a_windows ? b : a;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "not comparable: ", a_windows ? "A" : "B", " (", w.label(), ") has no steps, only ", w.windows(),
+      " time windows (no NVTX range matched the step pattern and no repeating kernel sequence was "
+      "found), while ", a_windows ? "B" : "A", " (", s.label(), ") has ", s.steps(),
+      " steps: a window is not a step, so their times per step say nothing about each other. Give "
+      "both runs the same steps (an NVTX range or torch.profiler step around each iteration, or "
+      "--step-pattern) and compare again"));
+}
+
 v1::RunDiff DiffRuns(const v1::RunProfile& a, const v1::RunProfile& b) {
   v1::RunDiff d;
   d.set_a_label(a.label());
@@ -433,7 +453,8 @@ v1::RunDiff DiffRuns(const v1::RunProfile& a, const v1::RunProfile& b) {
                              " steps on a side: the noise of the step time is not known"));
   }
   if (a.ranks() != b.ranks()) {
-    d.add_notes(absl::StrCat("A spans ", a.ranks(), " rank(s), B ", b.ranks()));
+    d.add_notes(absl::StrCat("A spans ", CountOf(a.ranks(), "rank", "ranks"), ", B ",
+                             CountOf(b.ranks(), "rank", "ranks")));
   }
   return d;
 }

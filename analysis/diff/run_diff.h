@@ -6,6 +6,7 @@
 // mean step time; the headline is the median's change with its noise.
 #pragma once
 
+#include "absl/status/status.h"
 #include "gpuspy/v1/diff.pb.h"
 
 namespace gpuspy::analysis {
@@ -25,5 +26,11 @@ inline constexpr double kNoiseFactor = 2.0;
 inline constexpr uint32_t kMinStepsForNoise = 3;
 
 v1::RunDiff DiffRuns(const v1::RunProfile& a, const v1::RunProfile& b);
+
+// Whether two runs' figures can be compared per step: not when one side has real steps and the
+// other only time windows (no step found), whose "per step" is per window: "faster by 777.6 ms
+// per step, beyond the noise" between the two says nothing. FailedPrecondition, naming both
+// sides and what to do, when they differ; callers refuse the diff with it.
+absl::Status CheckComparable(const v1::RunProfile& a, const v1::RunProfile& b);
 
 }  // namespace gpuspy::analysis

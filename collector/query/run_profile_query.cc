@@ -97,6 +97,7 @@ absl::StatusOr<v1::DiffRunsResponse> QueryEngine::DiffRuns(const v1::DiffRunsReq
     if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat(name, ": ", p.status().message()));
     sides.push_back(std::move(*p->mutable_profile()));
   }
+  if (absl::Status st = analysis::CheckComparable(sides[0], sides[1]); !st.ok()) return st;
   v1::DiffRunsResponse out;
   *out.mutable_diff() = analysis::DiffRuns(sides[0], sides[1]);
   return out;

@@ -131,6 +131,14 @@ int64_t ChromeTraceStream::StreamTrack(int64_t pid, const v1::StreamRef& s) {
   return tid;
 }
 
+int64_t ChromeTraceStream::HostTrack(const ExportedProcess& p, int64_t pid, int64_t tid) {
+  if (hosts_named_.insert({pid, tid}).second) {
+    const bool main = p.identity.pid() != 0 && static_cast<int64_t>(p.identity.pid()) == tid;
+    Meta("thread_name", pid, tid, absl::StrCat(main ? "main thread " : "thread ", tid));
+  }
+  return tid;
+}
+
 void ChromeTraceStream::Begin(const std::vector<ExportedProcess>& processes) {
   Write(absl::StrCat("{\n\"schemaVersion\": 1,\n\"baseTimeNanoseconds\": ", base_ns_,
                      ",\n\"displayTimeUnit\": \"ns\",\n"));
@@ -235,7 +243,7 @@ void ChromeTraceStream::Events(const ExportedProcess& p, const std::vector<v1::E
       case v1::Event::kApi: {
         const auto& a = e.api();
         json j = Span(a.domain() == v1::API_DOMAIN_DRIVER ? "cuda_driver" : "cuda_runtime", a.name(),
-                      pid, a.thread_id(), a.start_ns(), a.end_ns());
+                      pid, HostTrack(p, pid, a.thread_id()), a.start_ns(), a.end_ns());
         j["args"] = {{"cbid", a.cbid()}, {"correlation", a.correlation_id()}};
         if (!a.call_site().empty()) j["args"]["call site"] = a.call_site();
         Emit(j);
@@ -245,32 +253,46 @@ void ChromeTraceStream::Events(const ExportedProcess& p, const std::vector<v1::E
       }
       case v1::Event::kNvtxRange: {
         const auto& r = e.nvtx_range();
-        Emit(Span(HostRangeCategory(r.domain()), r.message(), pid, r.thread_id(), r.start_ns(),
-                  r.end_ns()));
+        Emit(Span(HostRangeCategory(r.domain()), r.message(), pid, HostTrack(p, pid, r.thread_id()),
+                  r.start_ns(), r.end_ns()));
         break;
       }
       case v1::Event::kNvtxMark: {
         const auto& m = e.nvtx_mark();
+        // Written, but as instant events, which an import skips: a re-import lacks them too.
+        ++not_exported_["NVTX marks and host samples (instant events, not read back by an import)"];
         // Host samples keep their own category: Perfetto can filter them from NVTX marks.
         Emit({{"ph", "i"}, {"s", "t"},
               {"cat", m.domain() == kHostSampleDomain ? "gpuspy_host_sample" : "gpuspy_mark"},
               {"name", m.message()}, {"pid", pid},
-              {"tid", m.thread_id()}, {"ts", Us(m.timestamp_ns())}});
+              {"tid", HostTrack(p, pid, m.thread_id())}, {"ts", Us(m.timestamp_ns())}});
         break;
       }
       case v1::Event::kMemoryPool: {
         // Allocator usage samples go back out as the profiler's [memory] events they came from
         // (the host thread is not kept: thread 0). CUDA pool operations have no counterpart.
         const auto& m = e.memory_pool();
-        if (m.op() != v1::MEMORY_POOL_OP_USAGE) break;
+        if (m.op() != v1::MEMORY_POOL_OP_USAGE) {
+          ++not_exported_["CUDA memory pool operations"];
+          break;
+        }
         Emit({{"ph", "i"}, {"s", "t"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"},
               {"pid", pid}, {"tid", 0}, {"ts", Us(m.timestamp_ns())},
               {"args", {{"Device Type", 1}, {"Device Id", m.device_id()},
                         {"Total Reserved", m.size()}, {"Total Allocated", m.utilized_bytes()}}}});
         break;
       }
+      case v1::Event::kMemory:
+        ++not_exported_["device memory allocation/free records"];
+        break;
+      case v1::Event::kOverhead:
+        ++not_exported_["CUPTI overhead records"];
+        break;
+      case v1::Event::kExternalCorrelation:
+        ++not_exported_["external correlation records"];
+        break;
       default:
-        break;  // allocations, overhead: no Kineto counterpart yet; collectives: above
+        break;  // collectives: onto their kernels, above
     }
   }
   // A page may end between a batch's collectives (untimed: first in its batch's order) and their
@@ -283,6 +305,9 @@ void ChromeTraceStream::Events(const ExportedProcess& p, const std::vector<v1::E
 
 void ChromeTraceStream::EndProcess(const ExportedProcess& p) {
   const int64_t pid = PidOf(p);
+  // Their args travel on their kernel: without it there is nowhere to put them.
+  if (!pending_.empty()) not_exported_["collective records without an exported kernel"] += pending_.size();
+  pending_.clear();
   if (!p.steps.empty()) Meta("thread_name", pid, kStepsTid, "gpuspy steps");
   for (const v1::StepReport& r : p.steps) {
     const auto& s = r.step();
@@ -302,7 +327,16 @@ void ChromeTraceStream::EndProcess(const ExportedProcess& p) {
 }
 
 bool ChromeTraceStream::End() {
-  Write("\n]}\n");
+  Write("\n]");
+  if (!not_exported_.empty()) {
+    // After traceEvents, where readers of the format look for nothing: `gpuspy import` reads it
+    // back to say why the re-imported job has fewer events than the exported one.
+    json counts = json::object();
+    for (const auto& [what, n] : not_exported_) counts[what] = n;
+    Write(",\n\"gpuspyNotExported\": ");
+    Write(counts.dump());
+  }
+  Write("}\n");
   Flush();
   return ok_;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -42,6 +43,11 @@ class ChromeTraceStream {
   bool End();
 
   bool ok() const { return ok_; }
+  // Events a re-import of the document will lack, by what they are: those the format has no
+  // place for ("device memory allocation/free records") and NVTX marks, written as instant
+  // events an import skips. An export and its re-import differ by exactly these, and the
+  // document ends saying so ("gpuspyNotExported").
+  const std::map<std::string, uint64_t>& not_exported() const { return not_exported_; }
   uint64_t trace_events() const { return count_; }
   uint64_t bytes() const { return bytes_; }
 
@@ -54,6 +60,9 @@ class ChromeTraceStream {
   nlohmann::json Span(const std::string& cat, const std::string& name, int64_t pid, int64_t tid,
                       int64_t start, int64_t end) const;
   int64_t StreamTrack(int64_t pid, const v1::StreamRef& s);
+  // A host thread's track, named on first use ("thread 1234", the process's main thread so
+  // marked): without a name Perfetto shows a bare number beside the named stream tracks.
+  int64_t HostTrack(const ExportedProcess& p, int64_t pid, int64_t tid);
 
   Output out_;
   int64_t base_ns_;
@@ -63,8 +72,10 @@ class ChromeTraceStream {
   uint64_t count_ = 0;
   uint64_t bytes_ = 0;
   std::set<std::pair<int64_t, int64_t>> streams_named_;  // (pid, tid) with a thread_name
+  std::set<std::pair<int64_t, int64_t>> hosts_named_;    // (pid, tid) of host threads named
   // Collectives of earlier calls whose kernel has not come yet, by correlation id.
   std::unordered_map<uint64_t, v1::Collective> pending_;
+  std::map<std::string, uint64_t> not_exported_;
 };
 
 // Events that arrive process by process in id order (pages of GetEvents) into

@@ -72,7 +72,7 @@ ExportStats WriteDocument(ChromeTraceStream::Output out,
     stream.EndProcess(p);
   }
   stream.End();
-  return {stream.trace_events(), stream.bytes()};
+  return {stream.trace_events(), stream.bytes(), stream.not_exported()};
 }
 
 }  // namespace
@@ -116,8 +116,21 @@ absl::Status WriteChromeTraceFrom(const std::string& path,
   if (!stream.End() || !sink.Close()) {
     return absl::UnavailableError(absl::StrCat("writing ", path, " failed: ", sink.error()));
   }
-  if (stats != nullptr) *stats = {stream.trace_events(), stream.bytes()};
+  if (stats != nullptr) *stats = {stream.trace_events(), stream.bytes(), stream.not_exported()};
   return absl::OkStatus();
+}
+
+std::string NotExportedLine(const std::map<std::string, uint64_t>& not_exported) {
+  if (not_exported.empty()) return "";
+  uint64_t total = 0;
+  std::string list;
+  for (const auto& [what, n] : not_exported) {
+    total += n;
+    absl::StrAppend(&list, list.empty() ? "" : ", ", n, " ", what);
+  }
+  return absl::StrCat("a re-import of this trace holds ", total, " event", total == 1 ? "" : "s",
+                      " fewer than its source (what the Chrome/Kineto format has no place for, or "
+                      "an import does not read back): ", list);
 }
 
 std::vector<ExportedProcess> AssembleExport(const std::string& job, uint64_t process_id,

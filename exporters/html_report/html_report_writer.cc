@@ -10,6 +10,7 @@
 #include "analysis/replay/what_if_text.h"
 #include "analysis/step_kind.h"
 #include "analysis/step_source.h"
+#include "analysis/text_form.h"
 #include "viewer/palette/time_causes.h"
 
 namespace gpuspy::exporters {
@@ -112,12 +113,12 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
                                "</h1>");
   if (s.figures_per_window()) {
     // No step to time (analysis/step_source.h): say so, and what the figures are.
-    absl::StrAppend(&h, "<p>", s.process_count(), " processes, <b>no steps found</b>: ", s.window_count(),
+    absl::StrAppend(&h, "<p>", analysis::CountOf(s.process_count(), "process", "processes"), ", <b>no steps found</b>: ", s.window_count(),
                     " time windows (no NVTX range matched the step pattern and no repeating kernel "
                     "sequence was found), ", s.event_count(), " events. Figures are per window: GPU busy ",
                     absl::StrFormat("%.0f%%", s.median_gpu_busy_fraction() * 100), " (median window)</p>");
   } else {
-    absl::StrAppend(&h, "<p>", s.process_count(), " processes, ", s.step_count(), " steps (",
+    absl::StrAppend(&h, "<p>", analysis::CountOf(s.process_count(), "process", "processes"), ", ", s.step_count(), " steps (",
                     s.steady_step_count(), " steady), ", s.event_count(), " events; median step ",
                     Ms(s.median_step_wall_ns()), " ms, GPU busy ",
                     absl::StrFormat("%.0f%%", s.median_gpu_busy_fraction() * 100), "</p>");

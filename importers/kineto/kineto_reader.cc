@@ -255,6 +255,8 @@ class Walk {
         if (error_code err = Devices(v)) return err;
       } else if (key == "distributedInfo" && type == od::json_type::object) {
         if (error_code err = Distributed(v)) return err;
+      } else if (key == "gpuspyNotExported" && type == od::json_type::object) {
+        if (error_code err = NotExported(v)) return err;
       } else if (key == "baseTimeNanoseconds") {
         std::string_view text;
         bool scalar = false;
@@ -277,6 +279,18 @@ class Walk {
       if (!is_event) continue;
       ++out_->stats.trace_events;
       mapper_->Map(raw_);
+    }
+    return simdjson::SUCCESS;
+  }
+
+  error_code NotExported(od::value v) {
+    od::object o;
+    if (error_code err = v.get_object().get(o)) return err;
+    for (auto field : o) {
+      std::string_view what;
+      if (error_code err = KeyOf(field, &what)) return err;
+      uint64_t n = 0;
+      if (field.value().get_uint64().get(n) == simdjson::SUCCESS) out_->stats.not_exported[std::string(what)] += n;
     }
     return simdjson::SUCCESS;
   }

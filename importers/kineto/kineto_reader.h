@@ -25,6 +25,10 @@ struct KinetoImportStats {
   std::map<std::string, uint64_t> skipped;    // by category (cpu_op, ac2g, ...) or reason
   uint64_t collectives = 0;                   // NCCL kernels whose args say what they move
   uint64_t cut_strings = 0;  // names longer than kMaxStringBytes, cut to it (bounded_strings.h)
+  // A trace written by gpuspy's exporter says what it left out ("gpuspyNotExported": events the
+  // format has no place for, by what they are): why a re-import holds fewer events than the job
+  // that was exported.
+  std::map<std::string, uint64_t> not_exported;
 };
 
 struct KinetoTrace {

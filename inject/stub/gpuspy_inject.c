@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -198,7 +199,19 @@ static void write_attach_result(const char* config_path, const char* status, con
 }
 
 /* Called by the CUDA driver when the process initializes CUDA. */
+/* `gpuspy run` names a file here so that it can tell, once the command has exited, whether any
+ * of its processes initialised CUDA at all (the driver loads this library only then): a command
+ * that never did is told so, rather than pointed at a report that will not exist. One open() at
+ * CUDA initialisation, never on a hot path. */
+static void mark_cuda_initialised(void) {
+  const char* path = getenv("GPUSPY_RUN_CUDA_MARKER");
+  if (path == NULL || path[0] == '\0') return;
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
+}
+
 __attribute__((visibility("default"))) int InitializeInjection(void) {
+  mark_cuda_initialised();
   if (env_true("GPUSPY_DISABLE")) return 1;
   pthread_mutex_lock(&g_mu);
   static int started = 0;

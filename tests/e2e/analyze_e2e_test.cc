@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,22 @@ TEST(AnalyzeE2E, WritesPerfettoAndHtml) {
   EXPECT_NE(r.out.find("PRIMARY BOTTLENECK"), std::string::npos) << r.out;
   const auto trace = nlohmann::json::parse(testing::ReadFile(dir.path() + "/out.json"));
   EXPECT_GT(trace["traceEvents"].size(), 1000u);
+  // Nothing is written silently: each output is named on stderr with its size.
+  EXPECT_NE(r.err.find("gpuspy analyze: wrote " + dir.path() + "/out.json ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" trace events from 1 process, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpuspy analyze: wrote " + dir.path() + "/report.html ("), std::string::npos) << r.err;
+  // The same layout as gpuspyd's export: steps and findings on their track, host threads named.
+  std::set<std::string> categories, thread_names;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.contains("cat")) categories.insert(e["cat"].get<std::string>());
+    if (e["ph"] == "M" && e["name"] == "thread_name") thread_names.insert(e["args"]["name"].get<std::string>());
+  }
+  EXPECT_TRUE(categories.contains("gpuspy_step")) << r.err;
+  EXPECT_TRUE(categories.contains("gpuspy_finding")) << r.err;
+  EXPECT_TRUE(thread_names.contains("gpuspy steps"));
+  EXPECT_TRUE(std::any_of(thread_names.begin(), thread_names.end(),
+                          [](const std::string& n) { return n.rfind("thread ", 0) == 0 || n.rfind("main thread ", 0) == 0; }))
+      << "host threads carry names";
   const std::string html = testing::ReadFile(dir.path() + "/report.html");
   EXPECT_NE(html.find("<h2>Steps</h2>"), std::string::npos);
   EXPECT_NE(html.find("<a href=\"#s1-"), std::string::npos);  // a row per step, linked

@@ -286,5 +286,29 @@ TEST_F(InjectE2E, GpuspyRunInjectsTheCommand) {
   EXPECT_EQ(missing.err.find("its report"), std::string::npos) << missing.err;
 }
 
+TEST_F(InjectE2E, GpuspyRunSaysWhenTheCommandNeverInitialisedCuda) {
+  StartDaemon();
+  std::vector<std::string> env = Env("");
+  env[0] = "LD_PRELOAD=";
+  env.push_back("GPUSPY_LIB=" + std::string(SHIM_LIB));
+  // A command without CUDA: it succeeds, and run says nothing was captured instead of pointing at
+  // a report that `gpuspy report` would answer with "no job".
+  RunResult r = testing::Run({GPUSPY_BIN, "--collector", Address(), "run", "--job", "nocuda", "--",
+                              "sh", "-c", "echo 1"}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_NE(r.err.find("sh exited with status 0; it never initialised CUDA, so nothing was captured "
+                       "and there is no report for job 'nocuda'"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("its report"), std::string::npos) << r.err;
+  EXPECT_EQ(Collected("nocuda").processes, 0);
+  // A command that did initialise CUDA is still pointed at its report.
+  RunResult cuda = testing::Run({GPUSPY_BIN, "--collector", Address(), "run", "--job", "withcuda",
+                                 "--", FAKE_TRAIN_BIN, "--steps", "1"}, env);
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_NE(cuda.err.find("its report: `gpuspy report --job withcuda`"), std::string::npos) << cuda.err;
+  EXPECT_EQ(cuda.err.find("never initialised CUDA"), std::string::npos) << cuda.err;
+}
+
 }  // namespace
 }  // namespace gpuspy

@@ -2,6 +2,7 @@
 // set-step-pattern`, the HTTP route, `gpuspy analyze --step-pattern`), time windows where no step
 // is found (labelled as windows, never steady), and what `import --json` says of each file:
 // through the real gpuspyd and CLI on traces written here.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -183,6 +184,22 @@ TEST_F(StepKindsE2E, AJobWithoutStepsIsToldInTimeWindowsNeverSteady) {
   testing::RunResult diff = testing::Run({GPUSPY_BIN, "diff", trace, trace});
   EXPECT_NE(diff.out.find("has no steps: its " + std::to_string(steps.size()) + " time windows are compared"),
             std::string::npos) << diff.out << diff.err;
+  // Windows against real steps are not compared at all: "faster by 777.6 ms per step" between a
+  // 1 s window and a 10 ms step says nothing. One line naming both sides, exit 1, from the files
+  // and from gpuspyd alike.
+  const std::string stepped = WriteTrace(dir_.path() + "/s.json", "ProfilerStep#", 0, 6);
+  testing::RunResult mixed = testing::Run({GPUSPY_BIN, "diff", trace, stepped});
+  EXPECT_EQ(mixed.exit_code, 1) << mixed.out << mixed.err;
+  EXPECT_EQ(mixed.out, "");
+  EXPECT_EQ(mixed.err.rfind("gpuspy diff: not comparable: A (", 0), 0u) << mixed.err;
+  EXPECT_NE(mixed.err.find(") has no steps, only " + std::to_string(steps.size()) + " time windows"),
+            std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("a window is not a step"), std::string::npos) << mixed.err;
+  EXPECT_EQ(std::count(mixed.err.begin(), mixed.err.end(), '\n'), 1) << mixed.err;
+  ASSERT_EQ(Gpuspy({"import", "--job", "s", stepped}).exit_code, 0);
+  testing::RunResult stored = Gpuspy({"diff", "w", "s"});
+  EXPECT_NE(stored.exit_code, 0) << stored.out;
+  EXPECT_NE(stored.err.find("not comparable: A (w) has no steps"), std::string::npos) << stored.err;
   const json s = Json({"summary", "--job", "w"})["summary"];
   EXPECT_TRUE(s.value("figures_per_window", false));
   EXPECT_FALSE(s.contains("steady_step_count"));  // 0: proto3 JSON leaves it out

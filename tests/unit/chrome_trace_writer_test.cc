@@ -101,6 +101,8 @@ TEST(ChromeTraceWriter, ProcessesAndStreamsAreNamedAndStepsCarryTheirFindings) {
   EXPECT_NE(std::find(names.begin(), names.end(), "rank 1 · node-a · pid 4242"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "GPU 0 stream 7"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "gpuspy steps"), names.end());
+  // Host threads are named too, not left as bare numbers beside the named stream tracks.
+  EXPECT_NE(std::find(names.begin(), names.end(), "thread 99"), names.end());
 
   json step, finding;
   for (const json& e : doc["traceEvents"]) {

@@ -16,10 +16,12 @@
 #include "analysis/diff/run_diff.h"
 #include "analysis/diff/run_profile.h"
 #include "analysis/job_analysis.h"
+#include "analysis/text_form.h"
 #include "codec/expanded_events.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "exporters/html_report/html_report_writer.h"
 #include "importers/kineto/skip_reasons.h"
+#include "model/units.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/offline_job.h"
@@ -30,6 +32,12 @@ namespace {
 
 // Progress lines on a terminal only past this much input: small jobs finish before one is read.
 constexpr uint64_t kProgressBytes = 256ull << 20;
+
+uint64_t FileBytes(const std::string& path) {
+  std::error_code ec;
+  const uint64_t bytes = std::filesystem::file_size(path, ec);
+  return ec ? 0 : bytes;
+}
 
 double MBps(uint64_t bytes, int64_t ns) {
   return ns > 0 ? static_cast<double>(bytes) / 1e6 / (static_cast<double>(ns) / 1e9) : 0;
@@ -119,18 +127,39 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
   }
 
   if (!o.export_to.empty()) {
+    // What gpuspyd's export holds too (chrome_trace_writer.h): each process's events, and its
+    // steps with their findings on the "gpuspy steps" track.
     std::vector<exporters::ExportedProcess> out;
+    size_t steps = 0, findings = 0;
     for (size_t i = 0; i < n; ++i) {
       if (!results[i].trace) continue;
       exporters::ExportedProcess p;
       p.process_id = i + 1;
       p.identity = results[i].trace->identity;
       ToExpandedEvents(results[i].trace->events, results[i].trace->strings, &p.events);
+      if (auto it = loaded.steps.find(p.process_id); it != loaded.steps.end()) {
+        for (const analysis::StepAnalysis& a : it->second) {
+          p.steps.push_back(a.report);
+          findings += a.report.findings_size();
+        }
+        steps += it->second.size();
+      }
       out.push_back(std::move(p));
     }
-    if (absl::Status st = exporters::WriteChromeTrace(o.export_to[1], out); !st.ok()) {
+    exporters::ExportStats stats;
+    if (absl::Status st = exporters::WriteChromeTrace(o.export_to[1], out, &stats); !st.ok()) {
       std::fprintf(stderr, "gpuspy analyze: %s\n", std::string(st.message()).c_str());
       return 1;
+    }
+    // On stderr: stdout is the report (or the JSON document).
+    std::fprintf(stderr,
+                 "gpuspy analyze: wrote %s (%s): %llu trace events from %s, %zu steps and "
+                 "%zu findings on the \"gpuspy steps\" track; open it in https://ui.perfetto.dev\n",
+                 o.export_to[1].c_str(), FormatBytes(FileBytes(o.export_to[1])).c_str(),
+                 static_cast<unsigned long long>(stats.trace_events),
+                 analysis::CountOf(out.size(), "process", "processes").c_str(), steps, findings);
+    if (const std::string line = exporters::NotExportedLine(stats.not_exported); !line.empty()) {
+      std::fprintf(stderr, "gpuspy analyze: %s\n", line.c_str());
     }
   }
   if (!o.html.empty()) {
@@ -140,6 +169,9 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
       std::fprintf(stderr, "gpuspy analyze: %s\n", std::string(st.message()).c_str());
       return 1;
     }
+    std::fprintf(stderr, "gpuspy analyze: wrote %s (%s): the report of %d step%s, self-contained\n",
+                 o.html.c_str(), FormatBytes(FileBytes(o.html)).c_str(), reports.reports_size(),
+                 reports.reports_size() == 1 ? "" : "s");
   }
   if (g.json) {
     // The two answers the collector gives for the job: `gpuspy report --all` and `gpuspy summary`.

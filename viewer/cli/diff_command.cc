@@ -125,6 +125,10 @@ int Diff(const GlobalOptions& g, const DiffOptions& o) {
     }
     profiles.push_back(*std::move(profile));
   }
+  if (absl::Status st = analysis::CheckComparable(profiles[0], profiles[1]); !st.ok()) {
+    std::fprintf(stderr, "gpuspy diff: %s\n", std::string(st.message()).c_str());
+    return 1;
+  }
   return Show(g, analysis::DiffRuns(profiles[0], profiles[1]));
 }
 

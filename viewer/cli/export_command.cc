@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "analysis/diff/run_selector.h"
+#include "analysis/text_form.h"
 #include "exporters/chrome_trace/chrome_trace_stream.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "viewer/cli/command_registry.h"
@@ -80,7 +81,10 @@ int Export(const GlobalOptions& g, const ExportOptions& o) {
     return 1;
   }
   std::cout << "wrote " << o.output << ": " << stats.trace_events << " trace events from "
-            << out.size() << " process(es); open it in https://ui.perfetto.dev or chrome://tracing\n";
+            << analysis::CountOf(out.size(), "process", "processes") << "; open it in https://ui.perfetto.dev or chrome://tracing\n";
+  if (const std::string line = exporters::NotExportedLine(stats.not_exported); !line.empty()) {
+    std::cout << line << "\n";
+  }
   return 0;
 }
 

@@ -139,6 +139,9 @@ Json DescribeFile(const ReadTrace& r, const v1::ProcessIdentity& id, const Uploa
   f["cut_strings"] = r.trace.stats.cut_strings;
   // Stored = imported + one collective record per NCCL kernel whose args say what it moves.
   f["collective_records"] = r.trace.stats.collectives;
+  Json left_out = Json::object();
+  for (const auto& [what, n] : r.trace.stats.not_exported) left_out[what] = n;
+  f["not_exported"] = std::move(left_out);  // by the gpuspy export that wrote the file
   f["events_stored"] = up.events;
   f["wire_bytes"] = up.wire_bytes;
   return f;
@@ -262,6 +265,20 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     json["files"].push_back(DescribeFile(*r, id, *up));
     if (skipped > 0) skip_lines.push_back(absl::StrCat("skipped in ", r->path, ": ", TopSkipReasons(*r)));
     if (r->trace.stats.cut_strings > 0) skip_lines.push_back(importers::CutStringsLine(r->path, r->trace.stats.cut_strings));
+    if (!r->trace.stats.not_exported.empty()) {
+      // A gpuspy export read back: the job it came from held these too.
+      uint64_t left_out = 0;
+      std::string list;
+      for (const auto& [what, n] : r->trace.stats.not_exported) {
+        left_out += n;
+        absl::StrAppend(&list, list.empty() ? "" : ", ", n, " ", what);
+      }
+      skip_lines.push_back(absl::StrCat(
+          "fewer events than their source: the gpuspy export that wrote ", r->path, " counted ",
+          left_out, " event", left_out == 1 ? "" : "s",
+          " that a re-import cannot have (no place for them in the Chrome/Kineto format, or not "
+          "read back): ", list));
+    }
   }
   // The job's own step pattern, once its processes exist; its steps are found again with it.
   if (!o.step_pattern.empty() && !sent.empty()) {

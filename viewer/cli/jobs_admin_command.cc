@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "analysis/step_segmenter.h"
+#include "analysis/text_form.h"
 
 #include "viewer/cli/commands.h"
 #include "viewer/cli/json_output.h"
@@ -22,7 +23,7 @@ int DeleteJob(const GlobalOptions& g, const std::string& job, bool force) {
   if (g.json) {
     PrintJson(g, resp);
   } else {
-    std::cout << "deleted job '" << job << "': " << resp.processes_deleted() << " processes, "
+    std::cout << "deleted job '" << job << "': " << analysis::CountOf(resp.processes_deleted(), "process", "processes") << ", "
               << resp.events_deleted() << " events\n";
   }
   return 0;
@@ -38,8 +39,8 @@ int RenameJob(const GlobalOptions& g, const std::string& job, const std::string&
   if (g.json) {
     PrintJson(g, resp);
   } else {
-    std::cout << "renamed job '" << job << "' to '" << new_job << "' (" << resp.processes_moved()
-              << " processes)\n";
+    std::cout << "renamed job '" << job << "' to '" << new_job << "' ("
+              << analysis::CountOf(resp.processes_moved(), "process", "processes") << ")\n";
   }
   return 0;
 }
@@ -62,7 +63,7 @@ int SetStepPattern(const GlobalOptions& g, const std::string& job, const std::st
   } else {
     std::cout << "job '" << job << "': steps are found with '" << resp.step_pattern() << "'"
               << (pattern.empty() ? " (gpuspyd's)" : "") << ": " << resp.nvtx_steps()
-              << " NVTX steps in " << resp.processes() << " processes";
+              << " NVTX steps in " << analysis::CountOf(resp.processes(), "process", "processes");
     if (resp.nvtx_steps() == 0) std::cout << " (its steps come from the kernel period, else time windows)";
     std::cout << "\n";
   }

@@ -8,6 +8,7 @@
 #include "analysis/finding_runs.h"
 #include "analysis/replay/what_if_text.h"
 #include "analysis/step_source.h"
+#include "analysis/text_form.h"
 #include "model/units.h"
 #include "viewer/cli/comm_view.h"
 #include "viewer/cli/composition_view.h"
@@ -158,7 +159,7 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
     }
     if (!rep.top_kernels().empty()) {
       const auto& k = rep.top_kernels(0);
-      std::cout << "  top kernel: " << k.name().substr(0, 100) << " x" << k.count() << " = "
+      std::cout << "  top kernel: " << analysis::ClipName(k.name(), 100) << " x" << k.count() << " = "
                 << Ms(k.total_ns()) << " ms" << (k.tensor_cores() ? " (tensor cores)" : "") << "\n";
     }
   }

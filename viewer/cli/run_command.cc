@@ -46,6 +46,23 @@ bool CollectorAnswers(const std::string& address) {
   return q.stub()->ListJobs(&ctx, v1::ListJobsRequest(), &jobs).ok();
 }
 
+// A directory only we can write (0700), for the CUDA marker; empty when none can be made (then
+// run says nothing about CUDA rather than guess).
+struct PrivateTempDir {
+  PrivateTempDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/gpuspy-run-XXXXXX";
+    if (mkdtemp(templ.data()) != nullptr) path = templ;
+  }
+  ~PrivateTempDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  PrivateTempDir(const PrivateTempDir&) = delete;
+  PrivateTempDir& operator=(const PrivateTempDir&) = delete;
+  std::string path;
+};
+
 }  // namespace
 
 int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& command) {
@@ -73,6 +90,11 @@ int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::s
   setenv("LD_PRELOAD", preload.c_str(), 1);
   setenv("GPUSPY_COLLECTOR", g.collector.c_str(), 1);
   if (!job.empty()) setenv("GPUSPY_JOB", job.c_str(), 1);
+  // The stub creates this file when the CUDA driver loads it (any process of the command, at its
+  // CUDA initialisation): without it, nothing can have been captured.
+  const PrivateTempDir marker_dir;
+  const std::string marker = marker_dir.path.empty() ? "" : marker_dir.path + "/cuda-initialised";
+  if (!marker.empty()) setenv("GPUSPY_RUN_CUDA_MARKER", marker.c_str(), 1);
   if (!CollectorAnswers(g.collector)) {
     std::fprintf(stderr,
                  "gpuspy run: no gpuspyd answers at %s; running anyway: events wait in the spill "
@@ -119,6 +141,17 @@ int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::s
     return 127;
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::error_code ec;
+  const bool cuda_used = marker.empty() || std::filesystem::exists(marker, ec);
+  if (!cuda_used) {
+    // Not "its report: ...": there is none, and `gpuspy report` would only say "no job".
+    std::fprintf(stderr,
+                 "gpuspy: %s %s %d; it never initialised CUDA, so nothing was captured%s\n",
+                 argv[0], WIFEXITED(status) ? "exited with status" : "was killed by signal",
+                 WIFEXITED(status) ? code : WTERMSIG(status),
+                 job.empty() ? "" : (" and there is no report for job '" + job + "'").c_str());
+    return code;
+  }
   std::fprintf(stderr, "gpuspy: %s %s %d; its report: %s\n", argv[0],
                WIFEXITED(status) ? "exited with status" : "was killed by signal",
                WIFEXITED(status) ? code : WTERMSIG(status),

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/text_form.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/composition_view.h"
 #include "viewer/cli/format.h"
@@ -33,13 +34,15 @@ void PrintSummary(const v1::JobSummary& s) {
   const int busy = static_cast<int>(s.median_gpu_busy_fraction() * 100 + 0.5);
   if (s.figures_per_window()) {
     // No step to time (analysis/step_source.h): the figures describe time windows.
-    std::cout << "job " << s.job_id() << ": " << s.process_count() << " processes, no steps found: "
+    std::cout << "job " << s.job_id() << ": " << analysis::CountOf(s.process_count(), "process", "processes")
+              << ", no steps found: "
               << s.window_count() << " time windows (no NVTX range matched the step pattern and no "
               << "repeating kernel sequence was found), " << s.event_count() << " events\n"
               << "figures below are per window, not per step: GPU busy " << busy
               << "% (median window)\n";
   } else {
-    std::cout << "job " << s.job_id() << ": " << s.process_count() << " processes, " << s.step_count()
+    std::cout << "job " << s.job_id() << ": " << analysis::CountOf(s.process_count(), "process", "processes")
+              << ", " << s.step_count()
               << " steps (" << s.steady_step_count() << " steady";
     if (s.window_count() > 0) std::cout << "; " << s.window_count() << " of them time windows, not steps";
     std::cout << "), " << s.event_count() << " events\n"
@@ -78,7 +81,7 @@ void PrintSummary(const v1::JobSummary& s) {
     std::cout << "\n";
     Table t({"TOP KERNEL", ">COUNT", ">TOTAL ms", ">MEDIAN", "TENSOR CORES"});
     for (const auto& k : s.top_kernels()) {
-      t.Add({k.name().substr(0, 80), std::to_string(k.count()), Ms(k.total_ns()),
+      t.Add({analysis::ClipName(k.name(), 80), std::to_string(k.count()), Ms(k.total_ns()),
              FormatDuration(k.median_ns()), k.tensor_cores() ? "yes" : "no"});
     }
     t.Print(std::cout);

@@ -57,6 +57,29 @@ TEST(AllocChurn, AllocatorCallsThatIdleTheGpuFire) {
   EXPECT_THAT(f->fix_hint(), HasSubstr("empty_cache"));
 }
 
+TEST(AllocChurn, TheTitleCountsTheCallsTheEvidenceLists) {
+  // 12 calls (6 cudaMalloc, 6 cudaFree) but 12 allocation and 12 free records: the records may
+  // not match the calls one for one, so the title counts the calls, as the `api` evidence does.
+  DetectorStep s = AllocatorCalls(12);
+  for (int i = 0; i < 24; ++i) {
+    s.Memory(i % 2 == 0 ? MemoryOpKind::kAlloc : MemoryOpKind::kFree, 1'000 * us + i * 5 * us, 1 << 20);
+  }
+  const auto f = s.Run(&DetectAllocChurn);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->title(), HasSubstr("6 allocation calls and 6 free calls in one step"));
+  EXPECT_EQ(Evidence(*f, "api"), "cudaFree x6");
+  EXPECT_EQ(Evidence(*f, "memory_records"), "12 allocations, 12 frees (the driver's records)");
+}
+
+TEST(AllocChurn, ACallAsLongAsAContextCreationIsStillCounted) {
+  DetectorStep s = AllocatorCalls(12);
+  s.Call("cudaMalloc", 1'120 * us, 1'120 * us + kContextCreationNs);
+  s.Idle(kContextCreationNs);
+  const auto f = s.Run(&DetectAllocChurn);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->title(), HasSubstr("7 allocation calls and 6 free calls"));
+}
+
 TEST(AllocChurn, TheLineThatCallsTheAllocatorIsNamed) {
   DetectorStep s;
   s.Then(testing::kTcGemm, 1'000 * us);

@@ -27,6 +27,18 @@ TEST(GpuBound, NamesTheKernelClassesAndTheLeverForTheLargest) {
   EXPECT_EQ(f->lost_ns(), 0);
   EXPECT_EQ(Evidence(*f, "gpu_time"), "gemm_tc 80% · elementwise 20%");
   EXPECT_THAT(f->fix_hint(), HasSubstr("tensor-core GEMMs lead"));
+  // The renderers put "gpu_bound: " before the title: it must not say "GPU-bound" again.
+  EXPECT_EQ(f->title(), "the GPU runs compute kernels 100% of the step");
+}
+
+TEST(GpuBound, CopiesAreNotComputeAStepBusyCopyingIsNotGpuBound) {
+  // 1000 µs: 100 µs of GEMM, 850 µs of host->device copies, 50 µs of GEMM. The GPU is busy the
+  // whole step, but mostly copying: copy_dominated's, not a healthy GPU-bound step.
+  DetectorStep s;
+  s.Then(testing::kTcGemm, 100 * us);
+  s.Copy(CopyKind::kHtoD, 850 * us, 256 << 20);
+  s.Then(testing::kTcGemm, 50 * us);
+  EXPECT_FALSE(s.Run(&DetectGpuBound).has_value());
 }
 
 TEST(GpuBound, BusyJustUnderThresholdDoesNotFire) {

@@ -52,6 +52,16 @@ TEST(Straggler, MoreComputeWithTheSameKernelSpeedIsImbalance) {
   EXPECT_EQ(f->lost_ns(), 20 * ms);
   EXPECT_EQ(Evidence(*f, "cause"), "more_compute");
   EXPECT_EQ(Evidence(*f, "ranks_waiting"), "3");
+  // The renderers put "straggler: " before the title: it must not say it again.
+  EXPECT_EQ(f->title().rfind("3 ranks wait up to 20.0 ms for this rank; ", 0), 0u) << f->title();
+}
+
+TEST(Straggler, OneWaitingRankTakesTheSingularVerb) {
+  Peers peers = FastPeers(20 * ms);
+  peers.steps.resize(1);
+  const auto f = Check(&DetectStraggler, Late(80 * ms, 1 * ms, 0), peers.steps);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->title().rfind("1 rank waits up to ", 0), 0u) << f->title();
 }
 
 TEST(Straggler, TheSameKernelsSlowerIsTheGpu) {

@@ -62,6 +62,36 @@ TEST(SyncStall, ASyncFollowedByADrainFiresWithItsCallSite) {
   }
 }
 
+// 1000 µs: a kernel of 100 µs, then a pageable copy of `kind` (300 µs) whose cudaMemcpy blocks
+// the host for all of it, a 300 µs drain, and compute again.
+DetectorStep BlockingCopy(CopyKind kind) {
+  DetectorStep s;
+  s.Then(testing::kTcGemm, 100 * us);
+  s.Copy(kind, 300 * us, 64 << 20, MemoryKind::kPageable);
+  s.IssuedBy("cudaMemcpyAsync", 100 * us, 400 * us, "train.py:20 step");
+  s.Idle(300 * us);
+  s.Call("cudaLaunchKernel", 695 * us, 700 * us);
+  s.Then(testing::kTcGemm, 300 * us);
+  return s;
+}
+
+TEST(SyncStall, AHostToDeviceCopyIsFixedByPinnedMemoryNotByAvoidingItem) {
+  const auto f = BlockingCopy(CopyKind::kHtoD).Run(&DetectSyncStall);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->fix_hint(), HasSubstr("host->device"));
+  EXPECT_THAT(f->fix_hint(), HasSubstr("pin_memory"));
+  EXPECT_THAT(f->fix_hint(), HasSubstr("non_blocking=True"));
+  EXPECT_THAT(f->fix_hint(), ::testing::Not(HasSubstr(".item()")));
+}
+
+TEST(SyncStall, ADeviceToHostCopyIsItemOrCpu) {
+  const auto f = BlockingCopy(CopyKind::kDtoH).Run(&DetectSyncStall);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->fix_hint(), HasSubstr("device->host"));
+  EXPECT_THAT(f->fix_hint(), HasSubstr(".item()"));
+  EXPECT_THAT(f->fix_hint(), ::testing::Not(HasSubstr("host->device")));
+}
+
 TEST(SyncStall, JustUnderTheBlockedShareDoesNotFire) {
   // One call, GPU idle long after it: blocked 9.9 % misses, 10 % fires.
   EXPECT_FALSE(SyncThenDrain(99, 400).Run(&DetectSyncStall).has_value());

@@ -298,5 +298,26 @@ TEST(RunDiffTest, SmallChangesStayInOtherAndTheListIsCapped) {
   EXPECT_EQ(d.contributions(0).kind(), "kernel_slower");
 }
 
+TEST(RunDiffTest, TimeWindowsAgainstStepsAreRefusedNotCompared) {
+  // A: 1 s time windows (no step found); B: real steps of ~220 ms. Their "per step" differ in
+  // kind, so "B is faster by 777.6 ms per step, beyond the noise" would be meaningless.
+  v1::RunProfile windows = Steps({1'000'000'000, 1'000'000'000, 1'000'000'000});
+  windows.set_label("idle_run");
+  windows.set_steps(3);
+  windows.set_windows(3);
+  v1::RunProfile steps = Steps({222'400'000, 222'400'000, 222'400'000});
+  steps.set_label("train_run");
+  steps.set_steps(3);
+  const absl::Status st = CheckComparable(windows, steps);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("A (idle_run) has no steps, only 3 time windows"), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("B (train_run) has 3 steps"), std::string::npos) << st.message();
+  EXPECT_EQ(CheckComparable(steps, windows).code(), absl::StatusCode::kFailedPrecondition);
+  // Same kinds on both sides: comparable.
+  EXPECT_TRUE(CheckComparable(steps, steps).ok());
+  EXPECT_TRUE(CheckComparable(windows, windows).ok());
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

@@ -115,7 +115,8 @@ TEST_F(StepKindsE2E, SetStepPatternChangesAnExistingJobsStepsAndBack) {
 
   testing::RunResult set = Gpuspy({"jobs", "set-step-pattern", "t", R"(train_step_(\d+))"});
   ASSERT_EQ(set.exit_code, 0) << set.err;
-  EXPECT_NE(set.out.find("4 NVTX steps in 1 processes"), std::string::npos) << set.out;
+  EXPECT_NE(set.out.find("4 NVTX steps in 1 process"), std::string::npos) << set.out;
+  EXPECT_EQ(set.out.find("1 processes"), std::string::npos) << set.out;  // the count agrees with its noun
   EXPECT_EQ(Steps("t"), (std::vector<std::pair<int64_t, std::string>>{
                             {7, kTrainSteps}, {8, kTrainSteps}, {9, kTrainSteps}, {10, kTrainSteps}}));
   // The reports follow at once: nothing cached under the old steps is served.

@@ -1,5 +1,6 @@
 #include "analysis/evidence.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -75,6 +76,15 @@ void AddEvidence(v1::Finding* f, const std::string& key, const std::string& text
   v1::Evidence* e = f->add_evidence();
   e->set_key(key);
   e->set_value(text);
+}
+
+void SetWhatIf(v1::Finding* f, const std::string& fix, int64_t base_ns, int64_t gain_ns) {
+  const int64_t gain = std::clamp<int64_t>(gain_ns, 0, std::max<int64_t>(base_ns, 0));
+  v1::WhatIf* w = f->mutable_what_if();
+  w->set_fix(fix);
+  w->set_step_ns(base_ns - gain);
+  w->set_gain_ns(gain);
+  w->set_gain_fraction(base_ns > 0 ? static_cast<double>(gain) / static_cast<double>(base_ns) : 0.0);
 }
 
 }  // namespace gpuspy::analysis

@@ -44,5 +44,8 @@ void AddEvidence(v1::Finding* f, const std::string& key, std::string_view before
                  const Quantity& q, std::string_view after = {});
 // Evidence that is text only (a kernel name, a call site, a cause): no quantity, no unit.
 void AddEvidence(v1::Finding* f, const std::string& key, const std::string& text);
+// The finding's what-if from a step of `base_ns` that `fix` shortens by `gain_ns` (clamped to
+// [0, base_ns]): step_ns, gain_ns and gain_fraction always agree.
+void SetWhatIf(v1::Finding* f, const std::string& fix, int64_t base_ns, int64_t gain_ns);
 
 }  // namespace gpuspy::analysis

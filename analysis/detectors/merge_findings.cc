@@ -89,11 +89,8 @@ void DiscountGainsBehindAWait(int64_t exposed_wait_ns, std::vector<v1::Finding>*
                 " of its gain becomes more waiting in collectives for the late rank");
     f.set_lost_ns(left);
     if (f.has_what_if()) {
-      v1::WhatIf* w = f.mutable_what_if();
-      const int64_t before = w->step_ns() + w->gain_ns();
-      w->set_gain_ns(std::min(w->gain_ns(), left));
-      w->set_step_ns(before - w->gain_ns());
-      w->set_gain_fraction(before > 0 ? static_cast<double>(w->gain_ns()) / static_cast<double>(before) : 0.0);
+      const v1::WhatIf w = f.what_if();
+      SetWhatIf(&f, w.fix(), w.step_ns() + w.gain_ns(), std::min(w.gain_ns(), left));
     }
   }
 }

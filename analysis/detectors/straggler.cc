@@ -143,13 +143,9 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
   f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(gain))));
   // A cross-rank prediction, not a replay of this rank's events: the steps of the others shortened
   // by their waits for this rank, the job's step set by the slowest of what is left.
-  const int64_t wall = ctx.breakdown().wall_ns();
-  if (wall > 0) {
-    v1::WhatIf* w = f.mutable_what_if();
-    w->set_fix("this rank keeping pace: the job's step then runs at the next slowest rank's pace");
-    w->set_step_ns(wall - std::min(gain, wall));
-    w->set_gain_ns(std::min(gain, wall));
-    w->set_gain_fraction(static_cast<double>(w->gain_ns()) / static_cast<double>(wall));
+  if (ctx.breakdown().wall_ns() > 0) {
+    SetWhatIf(&f, "this rank keeping pace: the job's step then runs at the next slowest rank's pace",
+              ctx.breakdown().wall_ns(), gain);
   }
   AddEvidence(&f, "cause", cause);
   AddEvidence(&f, "why", why);

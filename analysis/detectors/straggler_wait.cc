@@ -57,13 +57,8 @@ std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
                     " (" + w.kernel() + ")");
   }
   if (ctx.late_rank_fix_gain_ns && ctx.breakdown().wall_ns() > 0) {
-    const int64_t wall = ctx.breakdown().wall_ns();
-    v1::WhatIf* w = f.mutable_what_if();
-    w->set_fix(WhoFor(c.waited_for_rank()) +
-               " keeping pace: the job's step then runs at the next slowest rank's pace");
-    w->set_step_ns(wall - std::min(lost, wall));
-    w->set_gain_ns(std::min(lost, wall));
-    w->set_gain_fraction(static_cast<double>(w->gain_ns()) / static_cast<double>(wall));
+    SetWhatIf(&f, WhoFor(c.waited_for_rank()) + " keeping pace: the job's step then runs at the next slowest rank's pace",
+              ctx.breakdown().wall_ns(), lost);
   }
   if (c.waited_for_rank() >= 0) {
     f.set_fix_hint("this rank is not the problem: its GPU idles inside the collective until rank " +

@@ -11,6 +11,7 @@
 #include "analysis/detectors/comm_context.h"
 #include "analysis/detectors/detectors.h"
 #include "analysis/intervals.h"
+#include "analysis/job_step_gains.h"
 #include "analysis/job_steps.h"
 #include "analysis/step_time_straggler.h"
 #include "analysis/stats.h"
@@ -203,6 +204,16 @@ void NameTheLateRanksCause(const std::vector<Slot>& slots, const std::vector<int
 
 void RunCommDetectors(const std::vector<Slot>& slots, const std::vector<int32_t>& rank_of,
                       const std::vector<std::map<int32_t, int64_t>>& waits) {
+  // Each rank's own findings first become what their fix saves the job (job_step_gains.h): a
+  // speed-up before a collective the rank waited in is more waiting, not a shorter step.
+  std::vector<v1::StepReport*> reports;
+  bool uncaptured_peer = false;
+  for (const Slot& s : slots) {
+    if (!s.step->report.has_comm()) continue;
+    reports.push_back(&s.step->report);
+    uncaptured_peer = uncaptured_peer || s.step->report.comm().waited_for_rank() == kUncapturedPeer;
+  }
+  SetJobGains(reports, uncaptured_peer);
   for (size_t i = 0; i < slots.size(); ++i) {
     v1::StepReport& report = slots[i].step->report;
     if (!report.has_comm()) continue;
@@ -233,7 +244,6 @@ void RunCommDetectors(const std::vector<Slot>& slots, const std::vector<int32_t>
     for (auto& f : *report.mutable_findings()) found.push_back(std::move(f));
     report.clear_findings();
     MergeStragglerCause(&found);
-    DiscountGainsBehindAWait(report.comm().exposed_wait_ns(), &found);
     for (auto& f : found) *report.add_findings() = std::move(f);
   }
   NameTheLateRanksCause(slots, rank_of);

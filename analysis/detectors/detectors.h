@@ -36,9 +36,5 @@ void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* 
 // After the cross-rank detectors: a straggler whose cause is its input pipeline or its syncs
 // absorbs the rank's input_stall or sync_stall (one cost, one finding).
 void MergeStragglerCause(std::vector<v1::Finding>* findings);
-// After the cross-rank detectors, on a rank that waited for a late one (straggler_wait among
-// `findings`): each of its own findings keeps the part of its gain beyond `exposed_wait_ns`
-// (CommSummary.exposed_wait_ns), in lost_ns and what_if alike (merge_findings.cc says why).
-void DiscountGainsBehindAWait(int64_t exposed_wait_ns, std::vector<v1::Finding>* findings);
 
 }  // namespace gpuspy::analysis

@@ -33,13 +33,6 @@ v1::Finding* Find(std::vector<v1::Finding>* findings, const char* detector) {
   return it == findings->end() ? nullptr : &*it;
 }
 
-// The cross-rank detectors' findings (comm_context.h): what they say is about the collectives
-// themselves, not a speed-up of this rank's own work.
-bool IsCommDetector(const std::string& detector) {
-  return detector == "straggler" || detector == "straggler_wait" || detector == "exposed_comm" ||
-         detector == "comm_storm";
-}
-
 }  // namespace
 
 void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* findings) {
@@ -78,21 +71,6 @@ void MergeStragglerCause(std::vector<v1::Finding>* findings) {
   AddEvidence(straggler, stall_detector, stall->title());
   for (const v1::Evidence& e : stall->evidence()) *straggler->add_evidence() = e;
   findings->erase(findings->begin() + (stall - findings->data()));
-}
-
-void DiscountGainsBehindAWait(int64_t exposed_wait_ns, std::vector<v1::Finding>* findings) {
-  if (exposed_wait_ns <= 0 || Find(findings, "straggler_wait") == nullptr) return;
-  for (v1::Finding& f : *findings) {
-    if (IsCommDetector(f.detector()) || f.lost_ns() <= 0) continue;
-    const int64_t left = std::max<int64_t>(0, f.lost_ns() - exposed_wait_ns);
-    AddEvidence(&f, "absorbed_by_wait", Ns(f.lost_ns() - left),
-                " of its gain becomes more waiting in collectives for the late rank");
-    f.set_lost_ns(left);
-    if (f.has_what_if()) {
-      const v1::WhatIf w = f.what_if();
-      SetWhatIf(&f, w.fix(), w.step_ns() + w.gain_ns(), std::min(w.gain_ns(), left));
-    }
-  }
 }
 
 }  // namespace gpuspy::analysis

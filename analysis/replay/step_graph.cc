@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/blocking_calls.h"
+#include "analysis/kernel_classifier.h"
 
 namespace gpuspy::analysis::replay {
 namespace {
@@ -191,6 +192,66 @@ void LinkOps(StepGraph* g) {
   g->gpu_spill_ns = gpu_end - g->window.end_ns;
 }
 
+// A collective reduces what was computed before it was launched: DDP and FSDP make NCCL's stream
+// wait on an event recorded on the compute stream right before the launch (cudaStreamWaitEvent,
+// which traces rarely tie to its event). When the host launched the collective late, its recorded
+// start is explained by the launch and LinkOps infers nothing; replayed with a faster host it
+// would start before the gradients it reduces exist, and its time would vanish from the step
+// (a sync_stall on a DDP rank predicted the all-reduce's 3 ms as part of its gain). So each
+// collective also waits for the last work launched before it on every other stream, unless the
+// recording shows it did not (that work was still running when the collective started).
+void LinkCollectivesToTheirInputs(const StringTable& strings, StepGraph* g) {
+  absl::flat_hash_map<StringRef, bool> communication;
+  auto is_collective = [&](const GpuOp& op) {
+    if (op.kernel == nullptr) return false;
+    auto [it, fresh] = communication.try_emplace(op.kernel->name, false);
+    if (fresh) it->second = ClassifyKernel(strings.Get(op.kernel->name)) == KernelClass::kCommunication;
+    return it->second;
+  };
+  std::vector<bool> comm_stream(g->streams.size(), false);
+  bool any = false;
+  for (const GpuOp& op : g->ops) {
+    if (!op.carried() && is_collective(op)) comm_stream[op.stream] = any = true;
+  }
+  if (!any) return;
+  auto launch_of = [&](const GpuOp& op) { return g->threads[op.thread].calls[op.call].start_ns; };
+  // Per compute stream: its launched ops by launch time, with the op that ends last so far.
+  struct Launched {
+    int64_t launch_ns;
+    int latest_end_op;
+  };
+  std::vector<std::vector<Launched>> by_stream(g->streams.size());
+  std::vector<int> order(g->ops.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const bool ca = g->ops[a].carried(), cb = g->ops[b].carried();
+    if (ca || cb) return ca && !cb;  // carried ops (no launch here) first; they are skipped
+    return launch_of(g->ops[a]) < launch_of(g->ops[b]);
+  });
+  for (int i : order) {
+    const GpuOp& op = g->ops[i];
+    if (op.carried() || comm_stream[op.stream]) continue;
+    auto& list = by_stream[op.stream];
+    int latest = i;
+    if (!list.empty() && g->ops[list.back().latest_end_op].end_ns > op.end_ns) latest = list.back().latest_end_op;
+    list.push_back({launch_of(op), latest});
+  }
+  for (GpuOp& op : g->ops) {
+    if (op.carried() || !is_collective(op)) continue;
+    const int64_t launch = launch_of(op);
+    int input = op.dependency;
+    for (const auto& list : by_stream) {
+      auto it = std::lower_bound(list.begin(), list.end(), launch,
+                                 [](const Launched& l, int64_t t) { return l.launch_ns < t; });
+      if (it == list.begin()) continue;
+      const GpuOp& last = g->ops[std::prev(it)->latest_end_op];
+      if (last.end_ns > op.start_ns + kQueuedGapNs) continue;  // it ran beside the collective
+      if (input < 0 || last.end_ns > g->ops[input].end_ns) input = std::prev(it)->latest_end_op;
+    }
+    op.dependency = input;
+  }
+}
+
 // What each blocking call waited for: of the work launched before it (on its stream, for a
 // stream sync), the piece whose end released it.
 void LinkBlockingCalls(const EventColumns& ev, const std::vector<BlockingCall>& blocking_calls,
@@ -316,7 +377,7 @@ StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings,
   return BuildStepGraph(events, strings, window, FindBlockingCalls(events, strings, window));
 }
 
-StepGraph BuildStepGraph(const EventColumns& events, const StringTable& /*strings*/, Interval window,
+StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings, Interval window,
                          const std::vector<BlockingCall>& blocking_calls) {
   StepGraph g;
   g.window = window;
@@ -325,6 +386,7 @@ StepGraph BuildStepGraph(const EventColumns& events, const StringTable& /*string
   AddHostCalls(events, window, &g, &by_correlation, &by_api);
   AddGpuOps(events, window, by_correlation, &g);
   LinkOps(&g);
+  LinkCollectivesToTheirInputs(strings, &g);
   LinkBlockingCalls(events, blocking_calls, by_api, &g);
   LinkHandoffs(events, &g);
   g.call_of.reserve(by_api.size());

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cross_rank_analysis.h"
 #include "analysis/stats.h"
 #include "analysis/step_report.h"
 #include "analysis/step_segmenter.h"
@@ -114,6 +115,106 @@ std::vector<Scenario> TwinScenarios() {
 
 INSTANTIATE_TEST_SUITE_P(SingleProcess, WhatIfTwins, ::testing::ValuesIn(TwinScenarios()),
                          [](const auto& info) { return synthetic::ScenarioName(info.param); });
+
+// Multi-rank twins. A straggler scenario's fixed twin is the same job with the slow rank keeping
+// pace; a single-process pathology run on every rank of a job with one slow rank (slow_rank) has
+// the pathology removed on every rank, as a fix in the shared training loop does. What the job
+// saves is the change of its step time (the collectives equalise the ranks' steps): every rank's
+// finding for the cause must predict that (job_step_gains.h), not what its own replay saves.
+struct JobTwinCase {
+  Scenario scenario;
+  int ranks;
+  int slow_rank = -1;
+};
+
+std::vector<std::vector<StepAnalysis>> AnalyzeJob(const std::vector<synthetic::SyntheticRank>& job) {
+  std::vector<std::vector<StepAnalysis>> ranks;
+  for (const synthetic::SyntheticRank& r : job) ranks.push_back(Analyze(r));
+  std::vector<analysis::RankSeries> series;
+  const auto world = static_cast<uint32_t>(job.size());
+  for (uint32_t r = 0; r < world; ++r) series.push_back({static_cast<int32_t>(r), world, &ranks[r]});
+  analysis::AnalyzeRanks(series);
+  return ranks;
+}
+
+// The job's step time: per job step the slowest rank's wall time, the median over steady steps.
+int64_t JobStepNs(const std::vector<std::vector<StepAnalysis>>& ranks) {
+  std::vector<int64_t> walls;
+  for (size_t i = 0; i < ranks[0].size(); ++i) {
+    int64_t slowest = 0;
+    bool steady = true;
+    for (const auto& rank : ranks) {
+      if (i >= rank.size() || !rank[i].report.steady_state()) steady = false;
+      if (i < rank.size()) slowest = std::max(slowest, rank[i].report.breakdown().wall_ns());
+    }
+    if (steady) walls.push_back(slowest);
+  }
+  return stats::Median(walls);
+}
+
+// The finding that carries `cause`: its own, or the straggler's when the straggler absorbed it
+// (one cost, one finding: its cause was this rank's input pipeline or syncs).
+const v1::Finding* CarrierOf(const v1::StepReport& r, const std::string& cause) {
+  if (const v1::Finding* f = FindingOf(r, cause)) return f;
+  const v1::Finding* straggler = FindingOf(r, "straggler");
+  if (straggler == nullptr) return nullptr;
+  for (const v1::Evidence& e : straggler->evidence()) {
+    if (e.key() == cause) return straggler;
+  }
+  return nullptr;
+}
+
+class JobWhatIfTwins : public ::testing::TestWithParam<JobTwinCase> {};
+
+TEST_P(JobWhatIfTwins, PredictedJobGainMatchesTheFixedTwinOnEveryRank) {
+  const JobTwinCase c = GetParam();
+  synthetic::SyntheticOptions o = Options(c.scenario, false);
+  o.ranks = c.ranks;
+  o.slow_rank = c.slow_rank;
+  const auto before = AnalyzeJob(synthetic::GenerateJob(o));
+  o.fixed = true;
+  const auto after = AnalyzeJob(synthetic::GenerateJob(o));
+  const int64_t measured = JobStepNs(before) - JobStepNs(after);
+  const double tolerance =
+      std::max<double>(kMaxAbsoluteErrorNs, kMaxRelativeError * static_cast<double>(measured));
+  o.fixed = false;
+  for (int rank = 0; rank < c.ranks; ++rank) {
+    const std::string cause = synthetic::ExpectedPrimary(o, rank);
+    std::vector<int64_t> predicted;
+    for (const StepAnalysis& s : before[rank]) {
+      if (!s.report.steady_state()) continue;
+      const v1::Finding* f = CarrierOf(s.report, cause);
+      ASSERT_NE(f, nullptr) << cause << " missing on rank " << rank << " step " << s.report.step().number();
+      EXPECT_TRUE(f->has_what_if()) << cause;
+      EXPECT_EQ(s.report.primary_bottleneck(), f->detector()) << "rank " << rank;
+      predicted.push_back(f->lost_ns());
+    }
+    ASSERT_FALSE(predicted.empty());
+    const int64_t median_predicted = stats::Median(predicted);
+    std::printf("%s, %d ranks, rank %d (%s): predicted %.2f ms, measured %.2f ms\n",
+                synthetic::ScenarioName(c.scenario).c_str(), c.ranks, rank, cause.c_str(),
+                median_predicted / 1e6, measured / 1e6);
+    EXPECT_NEAR(static_cast<double>(median_predicted), static_cast<double>(measured), tolerance)
+        << "rank " << rank << " (" << cause << ")";
+    for (const StepAnalysis& s : after[rank]) {
+      if (!s.report.steady_state()) continue;
+      EXPECT_NE(s.report.primary_bottleneck(), cause) << "the fixed twin still blames " << cause;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MultiRank, JobWhatIfTwins,
+    ::testing::Values(JobTwinCase{Scenario::kStragglerCompute, 2}, JobTwinCase{Scenario::kStragglerCompute, 4},
+                      JobTwinCase{Scenario::kStragglerCompute, 8}, JobTwinCase{Scenario::kStragglerInput, 2},
+                      JobTwinCase{Scenario::kStragglerInput, 4}, JobTwinCase{Scenario::kStragglerInput, 8},
+                      JobTwinCase{Scenario::kSyncStall, 4, 2}, JobTwinCase{Scenario::kLaunchStorm, 4, 2},
+                      JobTwinCase{Scenario::kHostBound, 4, 2}, JobTwinCase{Scenario::kInputStall, 4, 2},
+                      JobTwinCase{Scenario::kFp32Gemm, 4, 2}, JobTwinCase{Scenario::kSyncStall, 4, -1}),
+    [](const auto& info) {
+      return synthetic::ScenarioName(info.param.scenario) + "_" + std::to_string(info.param.ranks) + "ranks" +
+             (info.param.slow_rank >= 0 ? "_slow" + std::to_string(info.param.slow_rank) : "");
+    });
 
 // Every steady step of every single-process scenario replays to its recorded wall time.
 TEST(WhatIfReplay, UneditedReplayReproducesEveryScenarioStep) {

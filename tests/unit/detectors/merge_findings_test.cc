@@ -90,23 +90,5 @@ TEST(MergeFindings, AStragglerLateForItsSyncsAbsorbsItsSyncStall) {
   EXPECT_EQ(apart.size(), 2u);
 }
 
-// A rank that waited 40 µs for a late rank: its own 43 µs speed-up saves 3 µs (the rest becomes
-// more waiting); the wait's own finding is untouched.
-TEST(MergeFindings, AWaitingRanksOwnGainsAreWhatOutrunsItsWait) {
-  std::vector<v1::Finding> found{Finding("straggler_wait", 40 * us, 100 * us),
-                                 Finding("sync_stall", 43 * us, 100 * us),
-                                 Finding("launch_storm", 10 * us, 100 * us)};
-  DiscountGainsBehindAWait(40 * us, &found);
-  EXPECT_EQ(found[0].lost_ns(), 40 * us);
-  EXPECT_EQ(found[1].lost_ns(), 3 * us);
-  EXPECT_EQ(found[1].what_if().gain_ns(), 3 * us);
-  EXPECT_EQ(found[1].what_if().step_ns(), 97 * us);
-  EXPECT_EQ(found[2].lost_ns(), 0);
-  // Near miss: without a straggler_wait finding (the rank waited for nobody) nothing changes.
-  std::vector<v1::Finding> alone{Finding("sync_stall", 43 * us, 100 * us)};
-  DiscountGainsBehindAWait(40 * us, &alone);
-  EXPECT_EQ(alone[0].lost_ns(), 43 * us);
-}
-
 }  // namespace
 }  // namespace gpuspy::analysis

@@ -21,8 +21,8 @@ std::string WindowSource(int64_t window_ns);
 bool IsTimeWindow(std::string_view source);
 inline bool IsTimeWindow(const v1::Step& step) { return IsTimeWindow(step.source()); }
 
-// Whether the step was found by its kernels' period ("period:…"): its boundaries are GPU times,
-// with no point of the host's loop to replay from.
+// Whether the step was found by its kernels' period ("period:…"): cut at the host's launch of
+// each period's first kernel (period_detector.cc).
 bool IsPeriodStep(std::string_view source);
 
 // "window" or "step": the word for it in what people read.

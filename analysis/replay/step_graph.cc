@@ -276,6 +276,17 @@ void LinkBlockingCalls(const EventColumns& ev, const std::vector<BlockingCall>& 
         if (g->streams[s] == y->second->stream) stream = static_cast<int>(s);
       }
     }
+    // A synchronous copy (pageable, or cudaMemcpy) runs in its stream's order: the call waited
+    // for the work queued before its copy, then copied. It ends when that work ends plus what the
+    // copy and its staging took (return_ns), however long that is; LinkOps orders the copy itself.
+    if (!call.launches.empty()) {
+      const int before = g->ops[call.launches.front()].prev_on_stream;
+      if (before >= 0 && g->ops[before].end_ns > call.start_ns && g->ops[before].end_ns <= call.end_ns) {
+        call.waits_for = before;
+        call.return_ns = call.end_ns - g->ops[before].end_ns;
+        continue;
+      }
+    }
     // The latest-ending candidate at or before the call's end.
     auto it = std::upper_bound(by_end.begin(), by_end.end(), call.end_ns,
                                [&](int64_t t, int i) { return t < g->ops[i].end_ns; });

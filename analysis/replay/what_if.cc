@@ -45,24 +45,22 @@ bool Reproduces(const StepGraph& g, const ReplayResult& base, int64_t wall, std:
 }  // namespace
 
 void ApplyWhatIfs(const StepContext& ctx, std::vector<v1::Finding>* findings, v1::StepReplay* out) {
-  const int64_t wall = ctx.window().length();
-  out->set_recorded_ns(wall);
-  if (wall <= 0) {
+  if (ctx.window().length() <= 0) {
     out->set_unavailable_reason("the step has no length");
     return;
   }
   if (IsTimeWindow(ctx.step.source)) {
     // A stretch of time cut by the clock, not an iteration: there is no step to replay.
+    out->set_recorded_ns(ctx.window().length());
     out->set_unavailable_reason("a time window is no iteration of the program");
     return;
   }
-  if (IsPeriodStep(ctx.step.source)) {
-    // Found by the kernels' period: its boundaries are GPU times, not a point of the host's loop,
-    // and which host work belongs to it is a guess.
-    out->set_unavailable_reason("a step found by its kernels' period has no host boundary to replay from");
-    return;
-  }
-  const StepGraph g = BuildStepGraph(ctx.events, ctx.strings, ctx.window(), ctx.idle.blocking_calls);
+  // A step found by its kernels' period is cut at the host's launch of the period's first kernel
+  // (period_detector.cc): a point of the host's loop, replayed like an NVTX step.
+  const Interval window = ctx.window();
+  const int64_t wall = window.length();
+  out->set_recorded_ns(wall);
+  const StepGraph g = BuildStepGraph(ctx.events, ctx.strings, window, ctx.idle.blocking_calls);
   out->set_host_calls(g.host_calls());
   out->set_gpu_ops(g.launched_ops());
   out->set_carried_events(g.carried_events);

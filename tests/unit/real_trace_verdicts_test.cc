@@ -43,9 +43,12 @@ INSTANTIATE_TEST_SUITE_P(
         Labelled{"triton_a100.json.gz", {{1, "insufficient_data"}}},
         Labelled{"event_sync_a100.json.gz", {{100, "host_bound"}}},
         // PyTorch 1.8's dialect, no ProfilerStep: iterations found by their period. FP32
-        // convolutions and GEMMs on a V100 (tensor cores idle) keep the GPU ~89 % busy.
+        // convolutions and GEMMs on a V100 (tensor cores idle) keep the GPU ~89 % busy, but the
+        // host launches only ~11 ms ahead (autograd's per-op cost), so tensor cores would save
+        // ~5 ms a step before the host sets the pace. Step 3 runs 6 ms longer than the others:
+        // SGD.zero_grad's host work with the GPU idle, which the replay prices at 7.8 ms.
         Labelled{"resnet50_2021_autograd_nw4.json.gz",
-                 {{0, "warmup"}, {1, "fp32_gemm"}, {2, "fp32_gemm"}, {3, "fp32_gemm"},
+                 {{0, "warmup"}, {1, "fp32_gemm"}, {2, "fp32_gemm"}, {3, "host_bound"},
                   {4, "fp32_gemm"}, {5, "fp32_gemm"}}},
         // No steps: 1 s windows of CUDA and cuDNN start-up; no GPU work in 0, 37 and 38.
         Labelled{"alexnet_a100.json.gz",

@@ -1,7 +1,7 @@
 // The what-if replay on the shared real traces: the unedited replay of every steady step must
 // reproduce its recorded wall time within kMaxReplayError (2 %), so that the gains it predicts
-// start from the step as it ran; a step that cannot be replayed (one found by its kernels'
-// period: no host boundary) says why.
+// start from the step as it ran. Steps found by their kernels' period are cut at the host's launch
+// of the period's first kernel (period_detector.cc) and replay like NVTX steps.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,7 +11,6 @@
 #include "analysis/process_analysis.h"
 #include "analysis/replay/what_if.h"
 #include "analysis/step_series.h"
-#include "analysis/step_source.h"
 #include "importers/kineto/kineto_reader.h"
 #include "tests/support/analyzed_trace.h"
 #include "tests/support/trace_test_name.h"
@@ -33,11 +32,6 @@ TEST_P(RealTraceReplay, UneditedReplayReproducesEverySteadyStep) {
     const v1::StepReport& r = s.report;
     if (!r.steady_state() || r.data_quality().insufficient()) continue;
     const v1::StepReplay& replay = r.replay();
-    if (analysis::IsPeriodStep(r.step().source())) {
-      EXPECT_FALSE(replay.available());
-      EXPECT_NE(replay.unavailable_reason().find("period"), std::string::npos);
-      continue;
-    }
     ASSERT_TRUE(replay.available()) << "step " << r.step().number() << ": " << replay.unavailable_reason();
     EXPECT_LE(std::llabs(replay.replayed_ns() - replay.recorded_ns()),
               analysis::replay::kMaxReplayError * static_cast<double>(replay.recorded_ns()))

@@ -11,8 +11,9 @@
 
 #include "analysis/cross_rank_analysis.h"
 #include "analysis/stats.h"
+#include "analysis/in_memory_batches.h"
+#include "analysis/process_analysis.h"
 #include "analysis/step_report.h"
-#include "analysis/step_segmenter.h"
 #include "analysis/step_series.h"
 #include "tools/replay/synthetic_workload.h"
 
@@ -25,22 +26,24 @@ using synthetic::Scenario;
 constexpr double kMaxRelativeError = 0.15;
 constexpr int64_t kMaxAbsoluteErrorNs = 1'000'000;
 
+// As `gpuspy analyze` does: the trace cut into import batches, steps found by the one rule (NVTX,
+// else the kernels' period), each analysed over the batches that overlap it, then the series pass.
 std::vector<StepAnalysis> Analyze(const synthetic::SyntheticRank& rank) {
   EventColumns all;
   for (const auto& s : rank.steps) all.Append(s);
-  analysis::StepSegmenter segmenter;
-  std::vector<StepAnalysis> out;
-  for (const auto& w : segmenter.FindSteps(all, rank.strings)) {
-    out.push_back(analysis::AnalyzeStep(all, rank.strings, w, 1));
-  }
+  std::vector<StepAnalysis> out =
+      analysis::AnalyzeProcessSteps(analysis::CutIntoImportBatches(all), rank.strings, 1);
   analysis::AnalyzeStepSeries(&out);
   return out;
 }
 
-std::vector<const v1::StepReport*> Steady(const std::vector<StepAnalysis>& steps) {
+// The steady steps. `trim_ends`: without the first and last, which a period-found run can cut
+// short (the loop's start-up and its unfinished last iteration are not whole periods).
+std::vector<const v1::StepReport*> Steady(const std::vector<StepAnalysis>& steps, bool trim_ends = false) {
   std::vector<const v1::StepReport*> out;
-  for (const StepAnalysis& s : steps) {
-    if (s.report.steady_state()) out.push_back(&s.report);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (trim_ends && (i == 0 || i + 1 == steps.size())) continue;
+    if (steps[i].report.steady_state()) out.push_back(&steps[i].report);
   }
   return out;
 }
@@ -58,8 +61,9 @@ const v1::Finding* FindingOf(const v1::StepReport& r, const std::string& detecto
   return nullptr;
 }
 
-synthetic::SyntheticOptions Options(Scenario s, bool fixed) {
+synthetic::SyntheticOptions Options(Scenario s, bool fixed, bool nvtx_steps = true) {
   synthetic::SyntheticOptions o;
+  o.nvtx_steps = nvtx_steps;
   o.scenario = s;
   o.steps = 8;
   o.seed = 23;
@@ -69,20 +73,25 @@ synthetic::SyntheticOptions Options(Scenario s, bool fixed) {
 
 class WhatIfTwins : public ::testing::TestWithParam<Scenario> {};
 
-TEST_P(WhatIfTwins, PredictedGainMatchesTheFixedTwin) {
-  const Scenario scenario = GetParam();
+void ExpectPredictedGainMatchesTheFixedTwin(Scenario scenario, bool nvtx_steps) {
   const std::string cause = synthetic::ExpectedPrimary(scenario);
-  const std::vector<StepAnalysis> before = Analyze(synthetic::GenerateRank(Options(scenario, false), 0));
-  const std::vector<StepAnalysis> after = Analyze(synthetic::GenerateRank(Options(scenario, true), 0));
-  const auto steady_before = Steady(before), steady_after = Steady(after);
+  const std::vector<StepAnalysis> before =
+      Analyze(synthetic::GenerateRank(Options(scenario, false, nvtx_steps), 0));
+  const std::vector<StepAnalysis> after =
+      Analyze(synthetic::GenerateRank(Options(scenario, true, nvtx_steps), 0));
+  const auto steady_before = Steady(before, !nvtx_steps), steady_after = Steady(after, !nvtx_steps);
   ASSERT_FALSE(steady_before.empty());
   ASSERT_FALSE(steady_after.empty());
   const int64_t measured = MedianWall(steady_before) - MedianWall(steady_after);
 
   std::vector<int64_t> predicted;
+  int missing = 0;
   for (const v1::StepReport* r : steady_before) {
-    ASSERT_TRUE(r->replay().available()) << r->replay().unavailable_reason();
+    ASSERT_TRUE(r->replay().available()) << r->step().source() << ": " << r->replay().unavailable_reason();
     const v1::Finding* f = FindingOf(*r, cause);
+    // Period-found steps: the first steady period after warm-up may still carry warm-up's
+    // backlog (the host ahead of its GPU) and read differently; one such step is tolerated.
+    if (f == nullptr && !nvtx_steps && missing++ == 0) continue;
     ASSERT_NE(f, nullptr) << cause << " missing in step " << r->step().number();
     EXPECT_TRUE(f->has_what_if()) << cause;
     predicted.push_back(f->lost_ns());
@@ -92,8 +101,8 @@ TEST_P(WhatIfTwins, PredictedGainMatchesTheFixedTwin) {
     EXPECT_GE(r->replay().all_fixes_gain_ns(), r->findings(0).lost_ns());
   }
   const int64_t median_predicted = stats::Median(predicted);
-  std::printf("%s: predicted %.2f ms, measured %.2f ms\n", synthetic::ScenarioName(scenario).c_str(),
-              median_predicted / 1e6, measured / 1e6);
+  std::printf("%s%s: predicted %.2f ms, measured %.2f ms\n", synthetic::ScenarioName(scenario).c_str(),
+              nvtx_steps ? "" : " (steps by period)", median_predicted / 1e6, measured / 1e6);
   const double tolerance =
       std::max<double>(kMaxAbsoluteErrorNs, kMaxRelativeError * static_cast<double>(measured));
   EXPECT_NEAR(static_cast<double>(median_predicted), static_cast<double>(measured), tolerance)
@@ -105,6 +114,15 @@ TEST_P(WhatIfTwins, PredictedGainMatchesTheFixedTwin) {
   }
 }
 
+TEST_P(WhatIfTwins, PredictedGainMatchesTheFixedTwin) { ExpectPredictedGainMatchesTheFixedTwin(GetParam(), true); }
+
+// Without step markers the steps are the kernels' period, cut at the host's launch of each
+// period's first kernel and replayed like NVTX steps: the same predictions.
+class PeriodWhatIfTwins : public ::testing::TestWithParam<Scenario> {};
+TEST_P(PeriodWhatIfTwins, PredictedGainMatchesTheFixedTwinWithoutStepMarkers) {
+  ExpectPredictedGainMatchesTheFixedTwin(GetParam(), false);
+}
+
 std::vector<Scenario> TwinScenarios() {
   std::vector<Scenario> out;
   for (Scenario s : synthetic::AllScenarios()) {
@@ -114,6 +132,21 @@ std::vector<Scenario> TwinScenarios() {
 }
 
 INSTANTIATE_TEST_SUITE_P(SingleProcess, WhatIfTwins, ::testing::ValuesIn(TwinScenarios()),
+                         [](const auto& info) { return synthetic::ScenarioName(info.param); });
+
+// Not input_stall: a period begins with its first kernel, so the data loading sits after the
+// previous iteration's loss.item(), and the replay rightly finds that not blocking there saves as
+// much (the loading then overlaps the GPU); the verdict names the sync, as nothing (no data-loader
+// range) says the host work was input. Known and documented (docs/detectors.md, "What-if replay").
+std::vector<Scenario> PeriodTwinScenarios() {
+  std::vector<Scenario> out;
+  for (Scenario s : TwinScenarios()) {
+    if (s != Scenario::kInputStall) out.push_back(s);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(SingleProcess, PeriodWhatIfTwins, ::testing::ValuesIn(PeriodTwinScenarios()),
                          [](const auto& info) { return synthetic::ScenarioName(info.param); });
 
 // Multi-rank twins. A straggler scenario's fixed twin is the same job with the slow rank keeping

@@ -11,14 +11,15 @@ root=$PWD
 tsan=0
 if [[ "${SANITIZE:-0}" == 1 ]]; then
   dir=build-asan; label=(-L unit)
-  VARIANT=asan TARGETS=gpuspy_tests_unit scripts/build.sh "$dir"
+  VARIANT=asan TARGETS=gpuspy_tests_unit scripts/build.sh "$dir" -DGPUSPY_BUILD_TESTS=ON
 elif [[ "${TSAN:-0}" == 1 ]]; then
   dir=build-tsan; label=(-L 'unit|tsan')
   tsan=1
-  VARIANT=tsan TARGETS="gpuspy_tests_unit gpuspy_tests_tsan" scripts/build.sh "$dir"
+  VARIANT=tsan TARGETS="gpuspy_tests_unit gpuspy_tests_tsan" scripts/build.sh "$dir" -DGPUSPY_BUILD_TESTS=ON
 else
   dir=build; label=()
-  scripts/build.sh "$dir"
+  # The tests are built whenever GoogleTest is installed; asking makes a missing one an error.
+  scripts/build.sh "$dir" -DGPUSPY_BUILD_TESTS=ON
 fi
 cd "$dir"
 if [[ $tsan == 1 ]]; then

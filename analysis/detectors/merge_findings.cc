@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <string>
 
+#include "analysis/detector_names.h"
 #include "analysis/detectors/detectors.h"
 #include "analysis/evidence.h"
 #include "analysis/job_findings.h"
@@ -27,7 +28,7 @@
 namespace gpuspy::analysis {
 namespace {
 
-v1::Finding* Find(std::vector<v1::Finding>* findings, const char* detector) {
+v1::Finding* Find(std::vector<v1::Finding>* findings, v1::Detector detector) {
   auto it = std::find_if(findings->begin(), findings->end(),
                          [&](const v1::Finding& f) { return f.detector() == detector; });
   return it == findings->end() ? nullptr : &*it;
@@ -35,16 +36,16 @@ v1::Finding* Find(std::vector<v1::Finding>* findings, const char* detector) {
 
 // The cross-rank detectors' findings (comm_context.h): what they say is about the collectives
 // themselves, not a speed-up of this rank's own work.
-bool IsCommDetector(const std::string& detector) {
-  return detector == "straggler" || detector == "straggler_wait" || detector == "exposed_comm" ||
-         detector == "comm_storm";
+bool IsCommDetector(v1::Detector detector) {
+  return detector == v1::straggler || detector == v1::straggler_wait || detector == v1::exposed_comm ||
+         detector == v1::comm_storm;
 }
 
 }  // namespace
 
 void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* findings) {
-  v1::Finding* churn = Find(findings, "alloc_churn");
-  v1::Finding* driver = Find(findings, "cuda_api_bound");
+  v1::Finding* churn = Find(findings, v1::alloc_churn);
+  v1::Finding* driver = Find(findings, v1::cuda_api_bound);
   if (churn == nullptr || driver == nullptr) return;
   const int64_t all = driver->lost_ns();
   const int64_t rest = std::max<int64_t>(0, all - churn->lost_ns());
@@ -60,28 +61,28 @@ void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* 
 }
 
 void MergeStragglerCause(std::vector<v1::Finding>* findings) {
-  v1::Finding* straggler = Find(findings, "straggler");
+  v1::Finding* straggler = Find(findings, v1::straggler);
   if (straggler == nullptr) return;
   std::string cause;
   for (const v1::Evidence& e : straggler->evidence()) {
     if (e.key() == "cause") cause = e.value();
   }
-  const char* stall_detector = cause == "input" ? "input_stall" : cause == "sync" ? "sync_stall" : nullptr;
-  if (stall_detector == nullptr) return;
+  if (cause != "input" && cause != "sync") return;
+  const v1::Detector stall_detector = cause == "input" ? v1::input_stall : v1::sync_stall;
   v1::Finding* stall = Find(findings, stall_detector);
   if (stall == nullptr) return;
   if (stall->lost_ns() > straggler->lost_ns()) {
     straggler->set_lost_ns(stall->lost_ns());
     if (stall->has_what_if()) *straggler->mutable_what_if() = stall->what_if();
   }
-  if (SeverityRank(stall->severity()) > SeverityRank(straggler->severity())) straggler->set_severity(stall->severity());
-  AddEvidence(straggler, stall_detector, stall->title());
+  straggler->set_severity(std::max(straggler->severity(), stall->severity()));  // the worse
+  AddEvidence(straggler, DetectorName(stall_detector), stall->title());
   for (const v1::Evidence& e : stall->evidence()) *straggler->add_evidence() = e;
   findings->erase(findings->begin() + (stall - findings->data()));
 }
 
 void DiscountGainsBehindAWait(int64_t exposed_wait_ns, std::vector<v1::Finding>* findings) {
-  if (exposed_wait_ns <= 0 || Find(findings, "straggler_wait") == nullptr) return;
+  if (exposed_wait_ns <= 0 || Find(findings, v1::straggler_wait) == nullptr) return;
   for (v1::Finding& f : *findings) {
     if (IsCommDetector(f.detector()) || f.lost_ns() <= 0) continue;
     const int64_t left = std::max<int64_t>(0, f.lost_ns() - exposed_wait_ns);

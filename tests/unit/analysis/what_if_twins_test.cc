@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/detector_names.h"
 #include "analysis/stats.h"
 #include "analysis/step_report.h"
 #include "analysis/step_segmenter.h"
@@ -16,6 +17,9 @@
 #include "tools/replay/synthetic_workload.h"
 
 namespace gpuspy {
+
+using analysis::DetectorName;
+
 namespace {
 
 using analysis::StepAnalysis;
@@ -52,7 +56,7 @@ int64_t MedianWall(const std::vector<const v1::StepReport*>& steps) {
 
 const v1::Finding* FindingOf(const v1::StepReport& r, const std::string& detector) {
   for (const v1::Finding& f : r.findings()) {
-    if (f.detector() == detector) return &f;
+    if (DetectorName(f.detector()) == detector) return &f;
   }
   return nullptr;
 }
@@ -86,7 +90,7 @@ TEST_P(WhatIfTwins, PredictedGainMatchesTheFixedTwin) {
     EXPECT_TRUE(f->has_what_if()) << cause;
     predicted.push_back(f->lost_ns());
     // The primary is the fix that gains most.
-    EXPECT_EQ(r->primary_bottleneck(), cause) << "step " << r->step().number();
+    EXPECT_EQ(DetectorName(r->primary_bottleneck()), cause) << "step " << r->step().number();
     // All fixes together save at least the largest single fix.
     EXPECT_GE(r->replay().all_fixes_gain_ns(), r->findings(0).lost_ns());
   }
@@ -99,7 +103,7 @@ TEST_P(WhatIfTwins, PredictedGainMatchesTheFixedTwin) {
       << synthetic::ScenarioName(scenario) << ": predicted " << median_predicted / 1e6
       << " ms, measured " << measured / 1e6 << " ms";
   for (const v1::StepReport* r : steady_after) {
-    EXPECT_NE(r->primary_bottleneck(), cause)
+    EXPECT_NE(DetectorName(r->primary_bottleneck()), cause)
         << "the fixed twin still blames " << cause << " in step " << r->step().number();
   }
 }

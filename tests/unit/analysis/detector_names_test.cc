@@ -46,7 +46,9 @@ TEST(DetectorNames, EveryDetectorPrintsAsItsOldString) {
     if (*d != v1::none) r.add_findings()->set_detector(*d);
     for (const nlohmann::json& j : Printed(r)) {
       EXPECT_EQ(j["primary_bottleneck"], name) << j.dump();
-      if (*d != v1::none) EXPECT_EQ(j["findings"][0]["detector"], name) << j.dump();
+      if (*d != v1::none) {
+        EXPECT_EQ(j["findings"][0]["detector"], name) << j.dump();
+      }
     }
   }
 }

@@ -413,7 +413,7 @@ TEST(CrossRank, TheRanksByStepsMatrixMarksTheStragglerEveryStep) {
     for (int r = 0; r < 4; ++r) {
       EXPECT_EQ(step.ranks(r).rank(), r);
       EXPECT_EQ(step.ranks(r).straggler(), r == 2);
-      EXPECT_EQ(step.ranks(r).primary_bottleneck(), r == 2 ? "straggler" : "straggler_wait");
+      EXPECT_EQ(step.ranks(r).primary_bottleneck(), r == 2 ? v1::straggler : v1::straggler_wait);
     }
   }
   ASSERT_EQ(summary.ranks_size(), 4);

@@ -173,7 +173,7 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
   return wait_by_late_rank;
 }
 
-v1::Finding* FindingOf(v1::StepReport* r, const std::string& detector) {
+v1::Finding* FindingOf(v1::StepReport* r, v1::Detector detector) {
   for (auto& f : *r->mutable_findings()) {
     if (f.detector() == detector) return &f;
   }
@@ -184,12 +184,12 @@ v1::Finding* FindingOf(v1::StepReport* r, const std::string& detector) {
 // finding knows), so one report answers who, how long and why.
 void NameTheLateRanksCause(const std::vector<Slot>& slots, const std::vector<int32_t>& rank_of) {
   for (const Slot& s : slots) {
-    v1::Finding* wait = FindingOf(&s.step->report, "straggler_wait");
+    v1::Finding* wait = FindingOf(&s.step->report, v1::straggler_wait);
     if (wait == nullptr) continue;
     const int32_t late = s.step->report.comm().waited_for_rank();
     for (size_t j = 0; j < slots.size(); ++j) {
       if (rank_of[j] != late) continue;
-      const v1::Finding* straggler = FindingOf(&slots[j].step->report, "straggler");
+      const v1::Finding* straggler = FindingOf(&slots[j].step->report, v1::straggler);
       if (straggler == nullptr) break;
       for (const v1::Evidence& why : straggler->evidence()) {
         if (why.key() != "why") continue;

@@ -31,14 +31,14 @@ void AddInsufficientDataFinding(v1::StepReport* report) {
   if (!q.insufficient()) return;
   v1::Finding* f = nullptr;
   for (v1::Finding& existing : *report->mutable_findings()) {
-    if (existing.detector() == kInsufficientData) f = &existing;
+    if (existing.detector() == v1::insufficient_data) f = &existing;
   }
   if (f == nullptr) f = report->add_findings();
   f->Clear();
-  f->set_detector(kInsufficientData);
+  f->set_detector(v1::insufficient_data);
   f->set_title(absl::StrCat("insufficient data: ", absl::StrJoin(q.reasons(), "; ")));
   f->set_lost_ns(0);
-  f->set_severity("info");
+  f->set_severity(v1::info);
   for (const std::string& r : q.reasons()) {
     auto* e = f->add_evidence();
     e->set_key("reason");

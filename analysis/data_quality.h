@@ -38,9 +38,6 @@ int64_t UnlaunchedGpuNs(const EventColumns& events, Interval window);
 // it or more.
 void MarkFirstWindow(v1::StepReport* first);
 
-// The finding an insufficient step leads with, instead of a bottleneck.
-inline constexpr char kInsufficientData[] = "insufficient_data";
-
 // Marks `report` insufficient with `reason` (keeps earlier reasons) and refreshes its
 // insufficient_data finding; the caller ranks findings afterwards (RankFindings).
 void MarkInsufficient(v1::StepReport* report, const std::string& reason);

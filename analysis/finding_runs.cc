@@ -1,5 +1,6 @@
 #include "analysis/finding_runs.h"
 
+#include "analysis/detector_names.h"
 #include "analysis/stats.h"
 #include "analysis/step_source.h"
 
@@ -8,7 +9,7 @@ namespace {
 
 std::vector<std::string> Detectors(const v1::StepReport& r) {
   std::vector<std::string> d;
-  for (const auto& f : r.findings()) d.push_back(f.detector());
+  for (const auto& f : r.findings()) d.push_back(DetectorName(f.detector()));
   return d;
 }
 

@@ -14,7 +14,4 @@ namespace gpuspy::analysis {
 std::vector<v1::JobFinding> AggregateFindings(const std::vector<const v1::StepReport*>& basis,
                                               bool steady_only);
 
-// info < warning < critical; an unknown severity ranks as info.
-int SeverityRank(const std::string& severity);
-
 }  // namespace gpuspy::analysis

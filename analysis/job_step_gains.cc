@@ -34,7 +34,7 @@ void SetJobGains(const std::vector<v1::StepReport*>& reports, bool uncaptured_pe
     for (const v1::StepReport* r : reports) slowest = std::max(slowest, r->breakdown().wall_ns());
   }
   // Per detector, per rank: the rank's own work with that fix.
-  std::map<std::string, std::vector<int64_t>> fixed_own;
+  std::map<v1::Detector, std::vector<int64_t>> fixed_own;
   for (size_t i = 0; i < reports.size(); ++i) {
     for (const v1::Finding& f : reports[i]->findings()) {
       auto [it, fresh] = fixed_own.try_emplace(f.detector());
@@ -44,7 +44,7 @@ void SetJobGains(const std::vector<v1::StepReport*>& reports, bool uncaptured_pe
       it->second[i] = std::min(it->second[i], std::max<int64_t>(0, OwnWork(*reports[i]) - OwnGain(f)));
     }
   }
-  std::map<std::string, int64_t> job_gain;
+  std::map<v1::Detector, int64_t> job_gain;
   for (const auto& [detector, own] : fixed_own) {
     int64_t after = uncaptured_peer ? slowest : 0;
     for (int64_t ns : own) after = std::max(after, ns);
@@ -63,7 +63,7 @@ void SetJobGains(const std::vector<v1::StepReport*>& reports, bool uncaptured_pe
                     " saved on this rank alone; the job's step runs at its slowest rank's pace");
       }
       f.set_lost_ns(gain);
-      f.set_severity(SeverityName(SeverityFor(wall > 0 ? static_cast<double>(gain) / wall : 0)));
+      f.set_severity(SeverityFor(wall > 0 ? static_cast<double>(gain) / wall : 0));
       if (f.has_what_if()) {
         const std::string fix = f.what_if().fix();
         SetWhatIf(&f, fix, wall, gain);

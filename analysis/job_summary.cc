@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "analysis/step_source.h"
+#include "analysis/detector_names.h"
 #include "analysis/job_findings.h"
+#include "analysis/step_source.h"
 #include "analysis/stats.h"
 
 namespace gpuspy::analysis {
@@ -45,6 +46,7 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
 
   std::vector<int64_t> walls;
   std::vector<double> busy;
+  // By name: bottlenecks of as many steps list in alphabetical order.
   std::map<std::string, std::vector<int64_t>> lost_by_bottleneck;
   struct KernelAcc {
     uint64_t count = 0;
@@ -60,7 +62,7 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
     int64_t best_ns = -1;
     std::string fix_hint;
   };
-  std::map<std::string, GainAcc> gains;
+  std::map<v1::Detector, GainAcc> gains;
   // Where the GPU time goes: each class's kernel time summed over the steady steps.
   std::map<std::string, std::pair<int64_t, uint64_t>> classes;
   int64_t class_total_ns = 0;
@@ -84,9 +86,9 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
     const auto& b = s->breakdown();
     walls.push_back(b.wall_ns());
     busy.push_back(b.wall_ns() > 0 ? static_cast<double>(b.gpu_busy_ns()) / b.wall_ns() : 0.0);
-    if (!s->primary_bottleneck().empty() && s->primary_bottleneck() != "none") {
+    if (s->primary_bottleneck() != v1::DETECTOR_UNSPECIFIED && s->primary_bottleneck() != v1::none) {
       const int64_t lost = s->findings_size() > 0 ? s->findings(0).lost_ns() : 0;
-      lost_by_bottleneck[s->primary_bottleneck()].push_back(lost);
+      lost_by_bottleneck[DetectorName(s->primary_bottleneck())].push_back(lost);
     }
     for (const auto& k : s->top_kernels()) {
       KernelAcc& a = kernels[k.name()];
@@ -106,7 +108,7 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
   });
   for (auto& [detector, lost] : ranked) {
     auto* bc = out.add_bottlenecks();
-    bc->set_detector(detector);
+    bc->set_detector(ParseDetector(detector).value_or(v1::DETECTOR_UNSPECIFIED));
     bc->set_steps(lost.size());
     bc->set_median_lost_ns(stats::Median(lost));
   }
@@ -137,26 +139,21 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
   std::stable_sort(out.mutable_kernel_classes()->begin(), out.mutable_kernel_classes()->end(),
                    [](const auto& a, const auto& b) { return a.ns() > b.ns(); });
 
-  // Ties go to the detector named first (std::map order), so the answer is deterministic.
-  const GainAcc* best = nullptr;
-  std::string best_detector;
-  for (const auto& [detector, g] : gains) {
-    if (best == nullptr || g.total_ns > best->total_ns) {
-      best = &g;
-      best_detector = detector;
-    }
+  if (!steady.empty()) {
+    for (v1::JobFinding& f : AggregateFindings(steady, steady_only)) *out.add_findings() = std::move(f);
   }
-  if (best != nullptr) {
+  // The largest expected gain is the first of those findings, so the two never name different
+  // detectors (ties in lost time go the same way); unset when it loses no time.
+  const auto it = out.findings().empty() ? gains.end() : gains.find(out.findings(0).detector());
+  if (it != gains.end()) {
+    const GainAcc* best = &it->second;
     v1::ExpectedGain* gain = out.mutable_largest_gain();
-    gain->set_detector(best_detector);
+    gain->set_detector(it->first);
     gain->set_steps(best->lost.size());
     gain->set_median_lost_ns(stats::Median(best->lost));
     gain->set_total_lost_ns(best->total_ns);
     gain->set_fix_hint(best->fix_hint);
     gain->set_lost_per_step_ns(best->total_ns / static_cast<int64_t>(steady.size()));
-  }
-  if (!steady.empty()) {
-    for (v1::JobFinding& f : AggregateFindings(steady, steady_only)) *out.add_findings() = std::move(f);
   }
   return out;
 }

@@ -1,3 +1,4 @@
+#include "analysis/detector_names.h"
 #include "analysis/rank_matrix.h"
 
 #include <algorithm>
@@ -16,7 +17,7 @@ constexpr double kSlowOwnWorkShare = 0.05;
 
 bool IsStraggler(const v1::StepReport& r) {
   return std::any_of(r.findings().begin(), r.findings().end(),
-                     [](const v1::Finding& f) { return f.detector() == "straggler"; });
+                     [](const v1::Finding& f) { return f.detector() == v1::straggler; });
 }
 
 v1::RankStepCell Cell(const v1::StepReport& r, int32_t rank) {
@@ -48,7 +49,7 @@ void AddRankMatrix(const std::vector<v1::StepReport>& steps, const std::vector<P
     std::vector<int64_t> walls, waits, exposed, own_work;
     std::vector<const v1::StepReport*> reports;
     uint64_t straggler_steps = 0;
-    std::map<std::string, int> verdicts;
+    std::map<std::string, int> verdicts;  // by name: a tie goes to the first alphabetically
     void Add(const v1::StepReport& r, const v1::RankStepCell& cell) {
       walls.push_back(cell.wall_ns());
       waits.push_back(cell.wait_ns());
@@ -56,7 +57,7 @@ void AddRankMatrix(const std::vector<v1::StepReport>& steps, const std::vector<P
       own_work.push_back(cell.wall_ns() - cell.wait_ns());
       reports.push_back(&r);
       straggler_steps += cell.straggler();
-      verdicts[cell.primary_bottleneck()]++;
+      verdicts[DetectorName(cell.primary_bottleneck())]++;
     }
   };
   // Per rank: its steady steps, and all its steps for a rank with none steady.
@@ -76,7 +77,7 @@ void AddRankMatrix(const std::vector<v1::StepReport>& steps, const std::vector<P
     auto [s, fresh] = steady.try_emplace(number, r.steady_state());
     if (!fresh) s->second = s->second && r.steady_state();
     for (const v1::Finding& f : r.findings()) {
-      if (f.detector() != "straggler") continue;
+      if (f.detector() != v1::straggler) continue;
       StragglerAcc& st = stragglers[it->second];
       st.lost.push_back(f.lost_ns());
       if (st.first == nullptr) st.first = &f;
@@ -154,7 +155,9 @@ void AddRankMatrix(const std::vector<v1::StepReport>& steps, const std::vector<P
     }
     int best = 0;
     for (const auto& [verdict, n] : acc[i].verdicts) {
-      if (n > best) best = n, rs->set_primary_bottleneck(verdict);
+      if (n <= best) continue;
+      best = n;
+      rs->set_primary_bottleneck(ParseDetector(verdict).value_or(v1::DETECTOR_UNSPECIFIED));
     }
   }
   std::sort(summary->mutable_ranks()->begin(), summary->mutable_ranks()->end(),

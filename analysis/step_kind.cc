@@ -7,7 +7,7 @@
 namespace gpuspy::analysis {
 namespace {
 
-bool HasFinding(const v1::StepReport& r, const char* detector) {
+bool HasFinding(const v1::StepReport& r, v1::Detector detector) {
   return std::any_of(r.findings().begin(), r.findings().end(),
                      [&](const v1::Finding& f) { return f.detector() == detector; });
 }
@@ -18,8 +18,8 @@ v1::StepKind StepKindOf(const v1::StepReport& r) {
   if (IsTimeWindow(r.step())) return v1::STEP_KIND_WINDOW;
   if (r.data_quality().insufficient()) return v1::STEP_KIND_INSUFFICIENT_DATA;
   if (r.steady_state()) return v1::STEP_KIND_STEADY;
-  if (HasFinding(r, "warmup")) return v1::STEP_KIND_WARMUP;
-  if (HasFinding(r, "outlier_step")) return v1::STEP_KIND_OUTLIER;
+  if (HasFinding(r, v1::warmup)) return v1::STEP_KIND_WARMUP;
+  if (HasFinding(r, v1::outlier_step)) return v1::STEP_KIND_OUTLIER;
   return v1::STEP_KIND_UNSTEADY;
 }
 

@@ -93,7 +93,7 @@ void RunDetectors(const EventColumns& ev, const StringTable& strings, const Step
     std::rotate(all->begin(), all->end() - 1, all->end());
   }
   if (report->findings().empty()) {
-    report->set_primary_bottleneck("none");
+    report->set_primary_bottleneck(v1::none);
   } else {
     report->set_primary_bottleneck(report->findings(0).detector());
   }

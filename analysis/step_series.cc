@@ -44,18 +44,18 @@ void RankFindings(v1::StepReport* report) {
   // whose sync stall costs 6 ms and that keeps the others waiting 1 ms is sync-stalled first).
   const bool insufficient = report->data_quality().insufficient();
   auto rank = [insufficient](const v1::Finding& f) {
-    const std::string& d = f.detector();
+    const v1::Detector d = f.detector();
     // Memory growth is read from allocator totals, which a recording too thin for a timing
     // verdict still carries: it stays the verdict there.
-    if (d == "memory_growth" && insufficient) return 5;
-    if (d == kInsufficientData) return 4;  // no timing verdict on what the data can't show
-    return d == "warmup" ? 3 : d == "memory_growth" ? 1 : 0;
+    if (d == v1::memory_growth && insufficient) return 5;
+    if (d == v1::insufficient_data) return 4;  // no timing verdict on what the data can't show
+    return d == v1::warmup ? 3 : d == v1::memory_growth ? 1 : 0;
   };
   std::stable_sort(findings->begin(), findings->end(), [&](const v1::Finding& a, const v1::Finding& b) {
     if (rank(a) != rank(b)) return rank(a) > rank(b);
     return a.lost_ns() > b.lost_ns();
   });
-  report->set_primary_bottleneck(findings->empty() ? "none" : findings->Get(0).detector());
+  report->set_primary_bottleneck(findings->empty() ? v1::none : findings->Get(0).detector());
 }
 
 void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
@@ -94,13 +94,13 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
       if (!seen.contains(k)) s.fresh_kernels.push_back(k);
     }
     for (const v1::Finding& g : r.findings()) {
-      if (g.detector() == "cuda_api_bound") s.in_driver = &g;
+      if (g.detector() == v1::cuda_api_bound) s.in_driver = &g;
     }
     // One of them at most: a warm-up step, else an outlier, else (not on the first steady step,
     // which meets the kernels warm-up skipped past) new kernels.
     std::optional<v1::Finding> f = i < warmup ? WarmupFinding(s) : DetectOutlierStep(s);
     if (!f && i > warmup) f = DetectNewKernels(s);
-    if (f && (f->detector() == "warmup" || f->detector() == "outlier_step")) r.set_steady_state(false);
+    if (f && (f->detector() == v1::warmup || f->detector() == v1::outlier_step)) r.set_steady_state(false);
     seen.insert(s.fresh_kernels.begin(), s.fresh_kernels.end());
     if (f) *r.add_findings() = std::move(*f);
   }

@@ -46,12 +46,11 @@ void AddStepTimeStragglers(const std::vector<std::vector<StepAnalysis>*>& ranks)
       const int64_t lag = mine->report.breakdown().wall_ns() - median;
       if (lag <= 0) continue;
       v1::Finding* f = mine->report.add_findings();
-      f->set_detector("straggler");
+      f->set_detector(v1::straggler);
       f->set_title("this rank is the slowest in " + std::to_string(slowest[r]) + "/" +
                    std::to_string(compared) + " steps; the others wait ~" + FormatMs(lag));
       f->set_lost_ns(lag);
-      f->set_severity(SeverityName(
-          SeverityFor(static_cast<double>(lag) / mine->report.breakdown().wall_ns())));
+      f->set_severity(SeverityFor(static_cast<double>(lag) / mine->report.breakdown().wall_ns()));
       AddEvidence(f, "median_rank_step", Ns(median));
       f->set_fix_hint("look at this rank's own findings (input stall, syncs) and its host: "
                       "uneven data sharding, a slower GPU/NIC, or CPU contention");

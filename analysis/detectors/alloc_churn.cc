@@ -62,14 +62,14 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
   };
 
   v1::Finding f;
-  f.set_detector("alloc_churn");
+  f.set_detector(v1::alloc_churn);
   f.set_title(from_calls ? plural(allocs, "allocation call", "allocation calls") + " and " +
                                plural(frees, "free call", "free calls") + " in one step (" +
                                FormatMs(call_ns) + " in allocator calls)"
                          : plural(allocs, "device allocation", "device allocations") + " and " +
                                plural(frees, "free", "frees") + " in one step (memory records)");
   f.set_lost_ns(lost);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
   AddEvidence(&f, "allocator_calls", Count(calls), " = " + FormatMs(call_ns));
   AddEvidence(&f, "gpu_idle_in_allocator", Ns(lost));
   if (ops > 0) {

@@ -52,13 +52,13 @@ std::optional<v1::Finding> DetectCommStorm(const CommStepContext& ctx) {
       (comm_ns / static_cast<int64_t>(c.collective_count()));
   const int64_t lost = std::min({comm_ns, ctx.breakdown().exposed_comm_ns(), saved_ns});
   v1::Finding f;
-  f.set_detector("comm_storm");
+  f.set_detector(v1::comm_storm);
   f.set_title(std::to_string(c.collective_count()) + " collectives in one step" +
               (c.median_bytes() > 0 ? " (median " + FormatBytes(c.median_bytes()) + ")" : "") +
               ": latency-bound communication, " + FormatMs(ctx.breakdown().communication_ns()) +
               " in total");
   f.set_lost_ns(lost);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
   AddEvidence(&f, "collectives", Count(c.collective_count()));
   if (c.median_bytes() > 0) AddEvidence(&f, "median_message", Bytes(c.median_bytes()));
   AddEvidence(&f, "mean_collective", Ns(MeanTransferNs(c)));

@@ -31,12 +31,12 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
     if (m.copy_kind == CopyKind::kDtoH) dtoh_bytes += m.bytes;
   }
   v1::Finding f;
-  f.set_detector("copy_dominated");
+  f.set_detector(v1::copy_dominated);
   f.set_title("copies not overlapped with compute take " + FormatMs(b.memcpy_not_overlapped_ns()) +
               " (" + FormatPercent(ctx.ShareOfWall(b.memcpy_not_overlapped_ns())) +
               " of the step)");
   f.set_lost_ns(b.memcpy_not_overlapped_ns());
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.memcpy_not_overlapped_ns()))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(b.memcpy_not_overlapped_ns())));
   AddEvidence(&f, "copies", Count(copies), " (" + std::to_string(sync_copies) + " synchronous)");
   AddEvidence(&f, "htod", Ns(b.memcpy_htod_ns()), ", " + FormatBytes(htod_bytes));
   AddEvidence(&f, "dtoh", Ns(b.memcpy_dtoh_ns()), ", " + FormatBytes(dtoh_bytes));

@@ -58,7 +58,7 @@ std::optional<v1::Finding> DetectCudaApiBound(const StepContext& ctx) {
   const bool startup = startup_ns * 2 >= idle;
 
   v1::Finding f;
-  f.set_detector("cuda_api_bound");
+  f.set_detector(v1::cuda_api_bound);
   const auto& [top_name, top] = ranked.front();
   f.set_title(absl::StrCat(startup ? "CUDA start-up: " : "", "GPU idle ", FormatMs(idle), " (",
                            FormatPercent(ctx.ShareOfWall(idle)),
@@ -66,7 +66,7 @@ std::optional<v1::Finding> DetectCudaApiBound(const StepContext& ctx) {
                            "GPU to wait for, mostly ",
                            top_name, " (", Describe(top.work), ")"));
   f.set_lost_ns(idle);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(idle))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(idle)));
   AddEvidence(&f, "idle_in_cuda_calls", Ns(idle));
   AddEvidence(&f, "startup", startup ? "yes: context creation or module loading" : "no");
   for (size_t i = 0; i < ranked.size() && i < kListedCalls; ++i) {

@@ -10,19 +10,10 @@ std::string FormatPercent(double fraction) {
   return buf;
 }
 
-Severity SeverityFor(double share_of_wall) {
-  if (share_of_wall >= kCriticalShareOfWall) return Severity::kCritical;
-  if (share_of_wall >= kWarningShareOfWall) return Severity::kWarning;
-  return Severity::kInfo;
-}
-
-const char* SeverityName(Severity severity) {
-  switch (severity) {
-    case Severity::kCritical: return "critical";
-    case Severity::kWarning: return "warning";
-    case Severity::kInfo: return "info";
-  }
-  return "info";
+v1::Severity SeverityFor(double share_of_wall) {
+  if (share_of_wall >= kCriticalShareOfWall) return v1::critical;
+  if (share_of_wall >= kWarningShareOfWall) return v1::warning;
+  return v1::info;
 }
 
 }  // namespace gpuspy::analysis

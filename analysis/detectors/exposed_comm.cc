@@ -23,14 +23,14 @@ std::optional<v1::Finding> DetectExposedComm(const CommStepContext& ctx) {
     return std::nullopt;
   }
   v1::Finding f;
-  f.set_detector("exposed_comm");
+  f.set_detector(v1::exposed_comm);
   const double overlap =
       b.communication_ns() > 0 ? 1.0 - static_cast<double>(b.exposed_comm_ns()) / b.communication_ns() : 0;
   f.set_title("communication not overlapped with compute: " + FormatMs(exposed) + " (" +
               FormatPercent(ctx.ShareOfWall(exposed)) + " of the step)" +
               (c.tail_ns() > 0 ? ", " + FormatMs(c.tail_ns()) + " of it after the last compute" : ""));
   f.set_lost_ns(exposed);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(exposed))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(exposed)));
   AddEvidence(&f, "exposed_comm", Ns(exposed));
   AddEvidence(&f, "communication", Ns(b.communication_ns()));
   AddEvidence(&f, "overlap", Fraction(overlap));

@@ -45,12 +45,12 @@ std::optional<v1::Finding> DetectFp32Gemm(const StepContext& ctx) {
   std::sort(ranked.rbegin(), ranked.rend());
 
   v1::Finding f;
-  f.set_detector("fp32_gemm");
+  f.set_detector(v1::fp32_gemm);
   f.set_title("FP32 GEMMs on CUDA cores take " + FormatMs(simt_ns) + " (" +
               FormatPercent(static_cast<double>(simt_ns) / kernel_ns) +
               " of kernel time); tensor cores are unused for them");
   f.set_lost_ns(lost);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
   AddEvidence(&f, "simt_fp32_gemm_time", Ns(simt_ns));
   AddEvidence(&f, "tensor_core_time", Ns(tensor_ns));
   for (size_t i = 0; i < ranked.size() && i < 3; ++i) {

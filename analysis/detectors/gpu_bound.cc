@@ -56,12 +56,12 @@ std::optional<v1::Finding> DetectGpuBound(const StepContext& ctx) {
   if (ctx.ShareOfWall(kernel_ns) < kMinGpuBusyShare) return std::nullopt;
   const std::vector<v1::KernelClassTime> classes = KernelComposition(kernels);
   v1::Finding f;
-  f.set_detector("gpu_bound");
+  f.set_detector(v1::gpu_bound);
   // The renderers put "gpu_bound: " before the title; the title does not repeat it.
   f.set_title("the GPU runs compute kernels " + FormatPercent(ctx.ShareOfWall(kernel_ns)) +
               " of the step");
   f.set_lost_ns(0);
-  f.set_severity(SeverityName(Severity::kInfo));
+  f.set_severity(v1::info);
   AddEvidence(&f, "compute_kernels", Ns(kernel_ns));
   AddEvidence(&f, "compute_busy", Ns(b.compute_busy_ns()), " (with copies and memsets)");
   if (b.communication_ns() > 0) AddEvidence(&f, "communication", Ns(b.communication_ns()));

@@ -16,10 +16,10 @@ std::optional<v1::Finding> DetectGpuIdle(const StepContext& ctx) {
   const double share = ctx.ShareOfWall(b.gpu_idle_ns());
   if (share < kUnexplainedIdleShare) return std::nullopt;
   v1::Finding f;
-  f.set_detector("gpu_idle");
+  f.set_detector(v1::gpu_idle);
   f.set_title("GPU idle " + FormatPercent(share) + " of the step without a single dominant cause");
   f.set_lost_ns(b.gpu_idle_ns());
-  f.set_severity(SeverityName(SeverityFor(share)));
+  f.set_severity(SeverityFor(share));
   AddEvidence(&f, "idle_sync_blocked", Ns(b.idle_sync_blocked_ns()));
   AddEvidence(&f, "idle_launch_bound", Ns(b.idle_launch_bound_ns()));
   AddEvidence(&f, "idle_input", Ns(b.idle_input_ns()));

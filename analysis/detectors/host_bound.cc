@@ -97,7 +97,7 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   }
 
   v1::Finding f;
-  f.set_detector("host_bound");
+  f.set_detector(v1::host_bound);
   std::string title = absl::StrCat("GPU waited ", FormatMs(waited), " (",
                                    FormatPercent(ctx.ShareOfWall(waited)), " of the step) for the host in ",
                                    gaps.size(), gaps.size() == 1 ? " gap" : " gaps");
@@ -108,7 +108,7 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   }
   f.set_title(title);
   f.set_lost_ns(waited);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(waited))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(waited)));
   AddEvidence(&f, "idle_host_other", Ns(waited));
   AddEvidence(&f, "gaps", Count(gaps.size()));
   AddEvidence(&f, "longest_gap", Ns(longest.length()),

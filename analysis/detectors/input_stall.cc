@@ -44,7 +44,7 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
   if (!loader_evidence && waited < kMinUnnamedInputNs) return std::nullopt;
 
   v1::Finding f;
-  f.set_detector("input_stall");
+  f.set_detector(v1::input_stall);
   const std::string share = FormatPercent(ctx.ShareOfWall(waited));
   if (loader_evidence) {
     f.set_title(absl::StrCat("GPU idle ", FormatMs(waited), " (", share, " of the step) waiting for input",
@@ -56,7 +56,7 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
                              "(waiting for input, or set-up)"));
   }
   f.set_lost_ns(waited);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(waited))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(waited)));
   AddEvidence(&f, "idle_waiting_for_input", Ns(waited),
               absl::StrCat(" (", Render(Fraction(ctx.ShareOfWall(waited))), " of step)"));
   AddEvidence(&f, "leading_gap", Ns(leading));

@@ -40,14 +40,14 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
   std::sort(ranked.rbegin(), ranked.rend());
 
   v1::Finding f;
-  f.set_detector("launch_storm");
+  f.set_detector(v1::launch_storm);
   const bool tiny = b.kernel_median_ns() < kShortKernelNs;
   f.set_title(std::to_string(b.kernel_count()) + (tiny ? " tiny" : "") + " kernels with median " +
               FormatUs(b.kernel_median_ns()) + ": the GPU waits on kernel launches " +
               FormatMs(b.idle_launch_bound_ns()) + " per step" +
               (tiny ? "" : " (the launches cannot keep up with kernels of this length)"));
   f.set_lost_ns(b.idle_launch_bound_ns());
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(b.idle_launch_bound_ns()))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(b.idle_launch_bound_ns())));
   AddEvidence(&f, "kernels", Count(b.kernel_count()));
   AddEvidence(&f, "median_kernel", Ns(b.kernel_median_ns()));
   AddEvidence(&f, "launch_calls", Count(launches));

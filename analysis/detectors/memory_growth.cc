@@ -99,7 +99,7 @@ void DetectMemoryGrowth(const std::vector<v1::StepReport*>& steps) {
     v1::StepReport* r = steady[i];
     const v1::StepMemory& m = r->memory();
     v1::Finding* f = r->add_findings();
-    f->set_detector("memory_growth");
+    f->set_detector(v1::memory_growth);
     f->set_title("device memory (" + level + ") grows " + FormatBytes(per_step) +
                  " per step since step " + std::to_string(onset_step) + ": " +
                  Render(SignedBytes(run->growth_bytes)) + " over " + std::to_string(run->steps) +
@@ -107,7 +107,7 @@ void DetectMemoryGrowth(const std::vector<v1::StepReport*>& steps) {
                  " reserved now");
     // Growth costs no time until it ends in an out-of-memory error.
     f->set_lost_ns(0);
-    f->set_severity(SeverityName(Severity::kWarning));
+    f->set_severity(v1::warning);
     AddEvidence(f, "since_step", std::to_string(onset_step));
     AddEvidence(f, "growing_steps", Count(run->growing_steps),
                 absl::StrCat(" of ", run->steps));

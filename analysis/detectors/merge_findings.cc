@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <string>
 
+#include "analysis/detector_names.h"
 #include "analysis/detectors/detectors.h"
 #include "analysis/evidence.h"
 #include "analysis/job_findings.h"
@@ -27,7 +28,7 @@
 namespace gpuspy::analysis {
 namespace {
 
-v1::Finding* Find(std::vector<v1::Finding>* findings, const char* detector) {
+v1::Finding* Find(std::vector<v1::Finding>* findings, v1::Detector detector) {
   auto it = std::find_if(findings->begin(), findings->end(),
                          [&](const v1::Finding& f) { return f.detector() == detector; });
   return it == findings->end() ? nullptr : &*it;
@@ -36,8 +37,8 @@ v1::Finding* Find(std::vector<v1::Finding>* findings, const char* detector) {
 }  // namespace
 
 void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* findings) {
-  v1::Finding* churn = Find(findings, "alloc_churn");
-  v1::Finding* driver = Find(findings, "cuda_api_bound");
+  v1::Finding* churn = Find(findings, v1::alloc_churn);
+  v1::Finding* driver = Find(findings, v1::cuda_api_bound);
   if (churn == nullptr || driver == nullptr) return;
   const int64_t all = driver->lost_ns();
   const int64_t rest = std::max<int64_t>(0, all - churn->lost_ns());
@@ -53,22 +54,22 @@ void MergeOverlappingFindings(const StepContext& ctx, std::vector<v1::Finding>* 
 }
 
 void MergeStragglerCause(std::vector<v1::Finding>* findings) {
-  v1::Finding* straggler = Find(findings, "straggler");
+  v1::Finding* straggler = Find(findings, v1::straggler);
   if (straggler == nullptr) return;
   std::string cause;
   for (const v1::Evidence& e : straggler->evidence()) {
     if (e.key() == "cause") cause = e.value();
   }
-  const char* stall_detector = cause == "input" ? "input_stall" : cause == "sync" ? "sync_stall" : nullptr;
-  if (stall_detector == nullptr) return;
+  if (cause != "input" && cause != "sync") return;
+  const v1::Detector stall_detector = cause == "input" ? v1::input_stall : v1::sync_stall;
   v1::Finding* stall = Find(findings, stall_detector);
   if (stall == nullptr) return;
   if (stall->lost_ns() > straggler->lost_ns()) {
     straggler->set_lost_ns(stall->lost_ns());
     if (stall->has_what_if()) *straggler->mutable_what_if() = stall->what_if();
   }
-  if (SeverityRank(stall->severity()) > SeverityRank(straggler->severity())) straggler->set_severity(stall->severity());
-  AddEvidence(straggler, stall_detector, stall->title());
+  straggler->set_severity(std::max(straggler->severity(), stall->severity()));  // the worse
+  AddEvidence(straggler, DetectorName(stall_detector), stall->title());
   for (const v1::Evidence& e : stall->evidence()) *straggler->add_evidence() = e;
   findings->erase(findings->begin() + (stall - findings->data()));
 }

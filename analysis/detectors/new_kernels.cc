@@ -9,10 +9,10 @@ namespace gpuspy::analysis {
 std::optional<v1::Finding> DetectNewKernels(const SeriesStep& s) {
   if (s.fresh_kernels.empty()) return std::nullopt;
   v1::Finding f;
-  f.set_detector("new_kernels");
+  f.set_detector(v1::new_kernels);
   f.set_title(std::to_string(s.fresh_kernels.size()) + " kernels never seen in earlier steps");
   f.set_lost_ns(0);
-  f.set_severity(SeverityName(Severity::kInfo));
+  f.set_severity(v1::info);
   AddEvidence(&f, "kernel", s.fresh_kernels[0]);
   f.set_fix_hint("a new code path or a recompile; expected only if the step does something "
                  "different (evaluation, checkpoint)");

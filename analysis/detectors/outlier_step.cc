@@ -13,12 +13,12 @@ std::optional<v1::Finding> DetectOutlierStep(const SeriesStep& s) {
     return std::nullopt;
   }
   v1::Finding f;
-  f.set_detector("outlier_step");
+  f.set_detector(v1::outlier_step);
   const int64_t tenths = s.wall_ns * 10 / s.median_wall_ns;
   f.set_title("step " + FormatMs(s.wall_ns) + " is " + std::to_string(tenths / 10) + "." +
               std::to_string(tenths % 10) + "x the median " + FormatMs(s.median_wall_ns));
   f.set_lost_ns(s.wall_ns - s.median_wall_ns);
-  f.set_severity(SeverityName(SeverityFor(static_cast<double>(s.wall_ns - s.median_wall_ns) / s.wall_ns)));
+  f.set_severity(SeverityFor(static_cast<double>(s.wall_ns - s.median_wall_ns) / s.wall_ns));
   AddDriverEvidence(s, &f);
   if (!s.fresh_kernels.empty()) {
     AddEvidence(&f, "new_kernels", Count(s.fresh_kernels.size()), ", e.g. " + s.fresh_kernels[0]);

@@ -52,13 +52,10 @@ const std::vector<StepDetector>& AllStepDetectors();
 
 // Small helpers for building findings with uniform formatting.
 std::string FormatPercent(double fraction);  // "37%"
-// How much a finding costs its step, as findings report it (v1::Finding.severity names it).
-enum class Severity { kInfo, kWarning, kCritical };
-// From the share of the step's wall time the finding costs (docs/detectors.md, "Severity").
+// How much a finding costs its step (v1::Finding.severity), from the share of the step's wall
+// time it costs (docs/detectors.md, "Severity").
 inline constexpr double kWarningShareOfWall = 0.05;
 inline constexpr double kCriticalShareOfWall = 0.25;
-Severity SeverityFor(double share_of_wall);
-// "info", "warning", "critical": the values of v1::Finding.severity.
-const char* SeverityName(Severity severity);
+v1::Severity SeverityFor(double share_of_wall);
 
 }  // namespace gpuspy::analysis

@@ -61,7 +61,7 @@ double KernelSlowdown(const v1::StepReport& mine, const std::vector<PeerStep>& p
   return weight > 0 ? weighted / weight : 0;
 }
 
-bool HasFinding(const v1::StepReport& r, const std::string& detector) {
+bool HasFinding(const v1::StepReport& r, v1::Detector detector) {
   return std::any_of(r.findings().begin(), r.findings().end(),
                      [&](const v1::Finding& f) { return f.detector() == detector; });
 }
@@ -119,7 +119,7 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
              "this rank does (rank-0-only logging, evaluation, checkpointing) off the step";
     }
   } else if (d_host >= d_sync) {
-    cause = HasFinding(ctx.report, "input_stall") ? "input" : "host";
+    cause = HasFinding(ctx.report, v1::input_stall) ? "input" : "host";
     why = "its GPU idles " + FormatMs(d_host) + " more than the median rank's, waiting for the host" +
           (cause == "input" ? " (data loading)" : "");
     hint = cause == "input"
@@ -134,13 +134,13 @@ std::optional<v1::Finding> DetectStraggler(const CommStepContext& ctx) {
            "0, a metric on the host); see its sync_stall finding";
   }
   v1::Finding f;
-  f.set_detector("straggler");
+  f.set_detector(v1::straggler);
   // The renderers put "straggler: " before the title; the title does not repeat it.
   f.set_title(std::to_string(waiting) + (waiting == 1 ? " rank waits" : " ranks wait") + " up to " +
               FormatMs(caused) + " for this rank; " + why);
   const int64_t gain = JobGainIfFixed(ctx.peers);
   f.set_lost_ns(gain);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(gain))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(gain)));
   // A cross-rank prediction, not a replay of this rank's events: the steps of the others shortened
   // by their waits for this rank, the job's step set by the slowest of what is left.
   if (ctx.breakdown().wall_ns() > 0) {

@@ -33,12 +33,12 @@ std::optional<v1::Finding> DetectStragglerWait(const CommStepContext& ctx) {
   // One cost, one figure: the straggler's own finding predicts the same.
   const int64_t lost = ctx.late_rank_fix_gain_ns ? std::min(exposed, *ctx.late_rank_fix_gain_ns) : exposed;
   v1::Finding f;
-  f.set_detector("straggler_wait");
+  f.set_detector(v1::straggler_wait);
   f.set_title("waited " + FormatMs(exposed) + " (" + FormatPercent(ctx.ShareOfWall(exposed)) +
               " of the step) inside collectives for " + WhoFor(c.waited_for_rank()) +
               " with nothing else to run");
   f.set_lost_ns(lost);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
   AddEvidence(&f, "waited_for", WhoFor(c.waited_for_rank()));
   AddEvidence(&f, "comm_wait", Ns(c.wait_ns()));
   AddEvidence(&f, "comm_wait_exposed", Ns(exposed));

@@ -132,12 +132,12 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
     return a.second.total_ns < b.second.total_ns;
   });
   v1::Finding f;
-  f.set_detector("sync_stall");
+  f.set_detector(v1::sync_stall);
   f.set_title("host blocked on the GPU " + std::to_string(calls) + "x (" + FormatMs(blocked_ns) +
               ", " + FormatPercent(ctx.ShareOfWall(blocked_ns)) + " of the step), mostly in " +
               top->first);
   f.set_lost_ns(lost);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(lost))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(lost)));
   for (const auto& [name, s] : by_api) {
     AddEvidence(&f, "blocking_api", name + " x" + std::to_string(s.count) + " = ",
                 Ns(s.total_ns));

@@ -71,13 +71,13 @@ std::optional<v1::Finding> DetectUnfusedAttention(const StepContext& ctx) {
   const auto top = std::max_element(shapes.begin(), shapes.end(),
                                      [](const auto& x, const auto& y) { return x.second < y.second; });
   v1::Finding f;
-  f.set_detector("unfused_attention");
+  f.set_detector(v1::unfused_attention);
   f.set_title("Attention runs unfused (GEMM → softmax → GEMM, " + std::to_string(repeats) +
               "× in the step, " + FormatMs(pattern_ns) + "); no fused attention kernel");
   // An estimate: a fused kernel keeps the scores on chip, so the memory-bound passes between
   // the GEMMs (mask, softmax, dropout over seq×seq) go away; the GEMMs' math stays.
   f.set_lost_ns(between_ns);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(between_ns))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(between_ns)));
   AddEvidence(&f, "pattern", top->first + " ×" + std::to_string(top->second));
   AddEvidence(&f, "patterns_in_step", Count(repeats));
   AddEvidence(&f, "pattern_time", Ns(pattern_ns));

@@ -96,12 +96,12 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
                    [](const auto& x, const auto& y) { return x.second.ns > y.second.ns; });
   const double share = static_cast<double>(memory_ns) / kernel_ns;
   v1::Finding f;
-  f.set_detector("unfused_elementwise");
+  f.set_detector(v1::unfused_elementwise);
   f.set_title("Memory-bound elementwise/norm kernels take " + FormatPercent(share) +
               " of GPU time (" + std::to_string(memory_count) +
               " kernels); fusing them would save an estimated " + FormatMs(saving_ns));
   f.set_lost_ns(saving_ns);
-  f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(saving_ns))));
+  f.set_severity(SeverityFor(ctx.ShareOfWall(saving_ns)));
   AddEvidence(&f, "memory_bound_time", Ns(memory_ns));
   AddEvidence(&f, "memory_bound_share_of_kernel_time", Fraction(share));
   AddEvidence(&f, "memory_bound_kernels", Count(memory_count));

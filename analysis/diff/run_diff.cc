@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/detector_names.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/text_form.h"
 #include "model/units.h"
@@ -308,12 +309,12 @@ void CollectiveChange(const v1::RunProfile& a, const v1::RunProfile& b, int64_t 
 }
 
 std::vector<v1::VerdictChange> Verdicts(const v1::RunProfile& a, const v1::RunProfile& b) {
-  std::map<std::string, v1::VerdictChange> by;
-  for (const v1::BottleneckCount& v : a.verdicts()) by[v.detector()].set_a_steps(v.steps());
-  for (const v1::BottleneckCount& v : b.verdicts()) by[v.detector()].set_b_steps(v.steps());
+  std::map<std::string, v1::VerdictChange> by;  // by name: ties list alphabetically
+  for (const v1::BottleneckCount& v : a.verdicts()) by[DetectorName(v.detector())].set_a_steps(v.steps());
+  for (const v1::BottleneckCount& v : b.verdicts()) by[DetectorName(v.detector())].set_b_steps(v.steps());
   std::vector<v1::VerdictChange> out;
   for (auto& [detector, v] : by) {
-    v.set_detector(detector);
+    v.set_detector(ParseDetector(detector).value_or(v1::DETECTOR_UNSPECIFIED));
     out.push_back(v);
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) {

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/comm/collective_op.h"
+#include "analysis/detector_names.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/step_source.h"
 #include "analysis/stats.h"
@@ -138,7 +139,7 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
   absl::flat_hash_map<std::string, KernelTotal> kernels;
   absl::flat_hash_map<std::string, SiteTotal> sites;
   std::map<std::string, CollectiveTotal> collectives;
-  std::map<std::string, uint64_t> verdicts;
+  std::map<std::string, uint64_t> verdicts;  // by name: equal counts list alphabetically
   uint64_t launches = 0, kernel_count = 0, copies = 0, pageable_copies = 0;
   uint64_t pageable_bytes = 0, pinned_bytes = 0;
   int64_t copy_ns = 0, comm_wait_ns = 0;
@@ -148,7 +149,7 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
     AddParts(r.breakdown(), &sum);
     moments.Add(r.breakdown());
     copy_moments.Add(static_cast<double>(r.breakdown().memcpy_ns()));
-    ++verdicts[r.primary_bottleneck()];
+    ++verdicts[DetectorName(r.primary_bottleneck())];
     kernel_count += r.breakdown().kernel_count();
     copy_ns += r.breakdown().memcpy_ns();
     comm_wait_ns += r.breakdown().comm_wait_ns();
@@ -237,7 +238,7 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   for (const auto& [detector, count] : ranked) {
     v1::BottleneckCount* v = p.add_verdicts();
-    v->set_detector(detector);
+    v->set_detector(ParseDetector(detector).value_or(v1::DETECTOR_UNSPECIFIED));
     v->set_steps(count);
   }
   return p;

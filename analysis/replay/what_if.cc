@@ -93,7 +93,7 @@ void ApplyWhatIfs(const StepContext& ctx, std::vector<v1::Finding>* findings, v1
     SetWhatIf(*fix, base, edited, f.mutable_what_if());
     best_single_ns = std::min(best_single_ns, edited.step_ns);
     f.set_lost_ns(f.what_if().gain_ns());
-    f.set_severity(SeverityName(SeverityFor(ctx.ShareOfWall(f.lost_ns()))));
+    f.set_severity(SeverityFor(ctx.ShareOfWall(f.lost_ns())));
     for (const Fix& partial : PartialFixesFor(f.detector(), ctx, g)) {
       const ReplayResult r = Replay(g, partial.edit, copies);
       if (r.ok) SetWhatIf(partial, base, r, f.add_partial_fixes());

@@ -8,9 +8,13 @@
 #include "absl/time/clock.h"
 #include "collector/metrics/prometheus_text.h"
 #include "collector/metrics/rank_metrics.h"
+#include "analysis/detector_names.h"
 #include "analysis/stats.h"
 
 namespace gpuspy::collector {
+
+using analysis::DetectorName;
+
 namespace {
 
 double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
@@ -170,8 +174,12 @@ std::string CollectorMetrics(QueryEngine* engine) {
       ++f.reports;
       f.step_seconds.push_back(Seconds(b.wall_ns()));
       f.gpu_busy.push_back(static_cast<double>(b.gpu_busy_ns()) / static_cast<double>(b.wall_ns()));
-      ++f.primary[r.primary_bottleneck().empty() ? "none" : r.primary_bottleneck()];
-      for (const v1::Finding& x : r.findings()) f.lost_seconds[x.detector()] += Seconds(x.lost_ns());
+      const v1::Detector primary =
+          r.primary_bottleneck() == v1::DETECTOR_UNSPECIFIED ? v1::none : r.primary_bottleneck();
+      ++f.primary[DetectorName(primary)];
+      for (const v1::Finding& x : r.findings()) {
+        f.lost_seconds[DetectorName(x.detector())] += Seconds(x.lost_ns());
+      }
     }
     if (f.reports > 0) figures.push_back(std::move(f));
   }

@@ -7,11 +7,16 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/detector_names.h"
 #include "model/dtypes.h"
 #include "model/events.h"
 #include "nlohmann/json.hpp"
 
 namespace gpuspy::exporters {
+
+using analysis::DetectorName;
+using analysis::SeverityName;
+
 namespace {
 
 using nlohmann::json;
@@ -311,13 +316,13 @@ void ChromeTraceStream::EndProcess(const ExportedProcess& p) {
   if (!p.steps.empty()) Meta("thread_name", pid, kStepsTid, "gpuspy steps");
   for (const v1::StepReport& r : p.steps) {
     const auto& s = r.step();
-    json step = Span("gpuspy_step", absl::StrCat("step ", s.number(), " · ", r.primary_bottleneck()),
+    json step = Span("gpuspy_step", absl::StrCat("step ", s.number(), " · ", DetectorName(r.primary_bottleneck())),
                      pid, kStepsTid, s.start_ns(), s.end_ns());
     step["args"] = {{"source", s.source()}, {"steady", r.steady_state()},
                     {"gpu busy ns", r.breakdown().gpu_busy_ns()}};
     Emit(step);
     for (const v1::Finding& f : r.findings()) {
-      json args = {{"detector", f.detector()}, {"severity", f.severity()},
+      json args = {{"detector", DetectorName(f.detector())}, {"severity", SeverityName(f.severity())},
                    {"lost ms", static_cast<double>(f.lost_ns()) / 1e6}, {"fix", f.fix_hint()}};
       for (const auto& ev : f.evidence()) args[ev.key()] = ev.value();
       Emit({{"ph", "i"}, {"s", "t"}, {"cat", "gpuspy_finding"}, {"name", f.title()}, {"pid", pid},

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "analysis/detector_names.h"
 #include "analysis/replay/what_if_text.h"
 #include "analysis/step_kind.h"
 #include "analysis/step_source.h"
@@ -14,6 +15,10 @@
 #include "viewer/palette/time_causes.h"
 
 namespace gpuspy::exporters {
+
+using analysis::DetectorName;
+using analysis::SeverityName;
+
 namespace {
 
 std::string Escape(const std::string& s) {
@@ -125,9 +130,9 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
   }
   const char* unit = s.figures_per_window() ? "window" : "step";
   if (s.has_largest_gain()) {
-    absl::StrAppend(&h, "<p id=largest-gain data-detector=\"", Escape(s.largest_gain().detector()),
+    absl::StrAppend(&h, "<p id=largest-gain data-detector=\"", Escape(DetectorName(s.largest_gain().detector())),
                     "\" data-lost-per-step-ns=\"", s.largest_gain().lost_per_step_ns(),
-                    "\"><b>Largest expected gain:</b> ", Escape(s.largest_gain().detector()), ", ~",
+                    "\"><b>Largest expected gain:</b> ", Escape(DetectorName(s.largest_gain().detector())), ", ~",
                     Ms(s.largest_gain().lost_per_step_ns()), " ms per steady ", unit, " (found in ",
                     s.largest_gain().steps(), " of them). ", Escape(s.largest_gain().fix_hint()), "</p>");
   }
@@ -137,8 +142,8 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
                     s.figures_per_window() ? "Windows" : "Steps", "<th>Lost ms per ", unit,
                     "<th>Fix</tr>");
     for (const v1::JobFinding& f : s.findings()) {
-      absl::StrAppend(&h, "<tr data-detector=\"", Escape(f.detector()), "\" data-lost-per-step-ns=\"",
-                      f.lost_per_step_ns(), "\"><td>", Escape(f.detector()), "<td>", Escape(f.severity()),
+      absl::StrAppend(&h, "<tr data-detector=\"", Escape(DetectorName(f.detector())), "\" data-lost-per-step-ns=\"",
+                      f.lost_per_step_ns(), "\"><td>", Escape(DetectorName(f.detector())), "<td>", Escape(SeverityName(f.severity())),
                       "<td class=n>", f.steps(), "/", f.of_steps(), "<td class=n>",
                       Ms(f.lost_per_step_ns()), "<td>", Escape(f.fix_hint()), "</tr>");
     }
@@ -148,7 +153,7 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
     absl::StrAppend(&h, "<table><tr><th>Primary bottleneck<th>", s.figures_per_window() ? "Windows" : "Steps",
                     "<th>Median lost ms</tr>");
     for (const auto& b : s.bottlenecks()) {
-      absl::StrAppend(&h, "<tr><td>", Escape(b.detector()), "<td class=n>", b.steps(),
+      absl::StrAppend(&h, "<tr><td>", Escape(DetectorName(b.detector())), "<td class=n>", b.steps(),
                       "<td class=n>", Ms(b.median_lost_ns()), "</tr>");
     }
     absl::StrAppend(&h, "</table>");
@@ -161,14 +166,14 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
     const auto& b = r.breakdown();
     absl::StrAppend(&h, "<tr class=step data-process=\"", r.step().process_id(), "\" data-step=\"",
                     r.step().number(), "\" data-kind=\"", v1::StepKind_Name(r.kind()), "\" data-primary=\"",
-                    Escape(r.primary_bottleneck()), "\" data-lost-ns=\"",
+                    Escape(DetectorName(r.primary_bottleneck())), "\" data-lost-ns=\"",
                     r.findings().empty() ? 0 : r.findings(0).lost_ns(), "\"><td class=n>",
                     Escape(Label(labels, r.step().process_id())),
                     "<td class=n><a href=\"#s", r.step().process_id(), "-", r.step().number(),
                     "\">", analysis::IsTimeWindow(r.step()) ? "window " : "", r.step().number(),
                     "</a><td class=n>", Ms(b.wall_ns()), "<td class=n>",
                     Pct(b.gpu_busy_ns(), b.wall_ns()), "<td class=n>", b.kernel_count(), "<td>",
-                    BreakdownBar(b), "<td>", Escape(r.primary_bottleneck()), "<td class=n>",
+                    BreakdownBar(b), "<td>", Escape(DetectorName(r.primary_bottleneck())), "<td class=n>",
                     Ms(r.findings().empty() ? 0 : r.findings(0).lost_ns()), "<td>",
                     analysis::StepKindLabel(r.kind()), "</tr>");
   }
@@ -178,15 +183,15 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
     absl::StrAppend(&h, "<details id=\"s", r.step().process_id(), "-", r.step().number(),
                     "\"><summary>rank ", Escape(Label(labels, r.step().process_id())), " ",
                     std::string(analysis::StepNoun(r.step().source())), " ",
-                    r.step().number(), ": ", Escape(r.primary_bottleneck()), "</summary>");
+                    r.step().number(), ": ", Escape(DetectorName(r.primary_bottleneck())), "</summary>");
     if (!r.capture_note().empty()) absl::StrAppend(&h, "<p>! ", Escape(r.capture_note()), "</p>");
     if (const std::string replay = analysis::replay::ReplayLine(r.replay()); !replay.empty()) {
       absl::StrAppend(&h, "<p class=replay data-all-fixes-ns=\"", r.replay().all_fixes_ns(), "\">",
                       Escape(replay), "</p>");
     }
     for (const v1::Finding& f : r.findings()) {
-      absl::StrAppend(&h, "<div class=\"finding sev-", Escape(f.severity()), "\"><b>",
-                      Escape(f.detector()), "</b>: ", Escape(f.title()), " (", Ms(f.lost_ns()),
+      absl::StrAppend(&h, "<div class=\"finding sev-", Escape(SeverityName(f.severity())), "\"><b>",
+                      Escape(DetectorName(f.detector())), "</b>: ", Escape(f.title()), " (", Ms(f.lost_ns()),
                       " ms)");
       if (f.has_what_if()) {
         absl::StrAppend(&h, "<br><span class=what-if data-gain-ns=\"", f.what_if().gain_ns(), "\">what if: ",

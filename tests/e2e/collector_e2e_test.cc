@@ -207,7 +207,7 @@ TEST_F(CollectorE2E, TheTextTheJsonAndTheFindingAgreeOnAStepsNumbers) {
   const v1::StepBreakdown& b = r.breakdown();
   EXPECT_EQ(b.idle_sync_blocked_ns() + b.idle_launch_bound_ns() + b.idle_input_ns() +
                 b.idle_host_other_ns() + b.idle_cuda_call_ns(), b.gpu_idle_ns());
-  ASSERT_EQ(r.primary_bottleneck(), "sync_stall");
+  ASSERT_EQ(r.primary_bottleneck(), v1::sync_stall);
   ASSERT_GT(r.findings_size(), 0);
   // The finding's loss is what its fix saves (the replay); the idle it describes is the
   // breakdown's.

@@ -18,12 +18,16 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "analysis/detector_names.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "tests/support/all_events.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
+
+using analysis::DetectorName;
+
 namespace {
 
 using testing::Process;
@@ -51,7 +55,7 @@ bool IsNccl(const std::string& kernel) { return kernel.rfind("ncclDevKernel_", 0
 std::string Findings(const v1::StepReport& r) {
   std::string out;
   for (const v1::Finding& f : r.findings()) {
-    out += "\n  " + f.detector() + " (" + std::to_string(f.lost_ns() / 1000) + " us): " + f.title();
+    out += "\n  " + DetectorName(f.detector()) + " (" + std::to_string(f.lost_ns() / 1000) + " us): " + f.title();
   }
   return out;
 }
@@ -236,11 +240,11 @@ TEST_F(CrossRankE2E, StepReportsNameTheStragglerAndWhoWaitedForIt) {
       EXPECT_EQ(r.comm().wait_ns(), r.breakdown().comm_wait_ns()) << where;
       waits.push_back(r.comm().wait_ns());
       if (rank == kSlowRank) {
-        EXPECT_EQ(r.primary_bottleneck(), "straggler") << where;
+        EXPECT_EQ(r.primary_bottleneck(), v1::straggler) << where;
       } else {
         EXPECT_GT(r.comm().wait_ns(), 0) << where;
         EXPECT_EQ(r.comm().waited_for_rank(), kSlowRank) << where;
-        EXPECT_EQ(r.primary_bottleneck(), "straggler_wait") << where;
+        EXPECT_EQ(r.primary_bottleneck(), v1::straggler_wait) << where;
       }
     }
     if (rank == kSlowRank) {
@@ -280,14 +284,14 @@ TEST_F(CrossRankE2E, TheOfflinePathGivesTheLiveVerdicts) {
   for (const auto& [process_id, rank] : Ranks()) rank_of[++i] = rank;
   std::map<std::pair<int, int64_t>, std::string> got;
   for (const v1::StepReport& r : reports.reports()) {
-    got[{rank_of.at(r.step().process_id()), r.step().number()}] = r.primary_bottleneck();
+    got[{rank_of.at(r.step().process_id()), r.step().number()}] = DetectorName(r.primary_bottleneck());
   }
   size_t compared = 0;
   for (const auto& [rank, steps] : live) {
     for (const v1::StepReport& r : steps) {
       auto it = got.find({rank, r.step().number()});
       ASSERT_NE(it, got.end()) << "rank " << rank << " step " << r.step().number();
-      EXPECT_EQ(it->second, r.primary_bottleneck())
+      EXPECT_EQ(it->second, DetectorName(r.primary_bottleneck()))
           << "rank " << rank << " step " << r.step().number() << Findings(r);
       ++compared;
     }

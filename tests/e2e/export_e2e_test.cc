@@ -12,12 +12,16 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/detector_names.h"
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
 namespace gpuspy {
+
+using analysis::DetectorName;
+
 namespace {
 
 constexpr char kValidate[] = R"py(
@@ -134,7 +138,7 @@ class ExportE2E : public ::testing::Test {
     v1::GetStepReportResponse resp;
     EXPECT_TRUE(stub_->GetStepReport(&ctx, req, &resp).ok());
     std::vector<std::pair<int64_t, std::string>> out;
-    for (const auto& r : resp.reports()) out.push_back({r.step().number(), r.primary_bottleneck()});
+    for (const auto& r : resp.reports()) out.push_back({r.step().number(), DetectorName(r.primary_bottleneck())});
     return out;
   }
 
@@ -148,7 +152,7 @@ class ExportE2E : public ::testing::Test {
     EXPECT_TRUE(stub_->GetStepReport(&ctx, req, &resp).ok());
     std::vector<std::string> out;
     for (const auto& r : resp.reports()) {
-      out.push_back(absl::StrCat(r.step().number(), " ", r.primary_bottleneck(), " ",
+      out.push_back(absl::StrCat(r.step().number(), " ", DetectorName(r.primary_bottleneck()), " ",
                                  r.memory().source(), " ", r.memory().reserved_end_bytes(), " ",
                                  r.memory().allocated_end_bytes()));
     }

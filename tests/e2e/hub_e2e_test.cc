@@ -116,7 +116,7 @@ TEST_F(HubE2E, RanksOnTwoNodesAreOneJobAtTheHubWithEveryBatchOnce) {
   v1::GetStepReportResponse resp;
   ASSERT_TRUE(stub->GetStepReport(&ctx, req, &resp).ok());
   ASSERT_EQ(resp.reports_size(), 4);
-  for (const auto& rep : resp.reports()) EXPECT_EQ(rep.primary_bottleneck(), "sync_stall");
+  for (const auto& rep : resp.reports()) EXPECT_EQ(rep.primary_bottleneck(), v1::sync_stall);
   // Finished processes are closed at the hub too.
   RunResult jobs = testing::Run({GPUSPY_BIN, "--collector", hub->address(), "jobs"});
   EXPECT_NE(jobs.out.find("finished"), std::string::npos) << jobs.out;

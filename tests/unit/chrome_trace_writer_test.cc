@@ -44,11 +44,11 @@ ExportedProcess OneLaunch() {
   step.mutable_step()->set_number(3);
   step.mutable_step()->set_start_ns(1'000'000);
   step.mutable_step()->set_end_ns(1'040'000);
-  step.set_primary_bottleneck("fp32_gemm");
+  step.set_primary_bottleneck(v1::fp32_gemm);
   auto* f = step.add_findings();
-  f->set_detector("fp32_gemm");
+  f->set_detector(v1::fp32_gemm);
   f->set_title("FP32 GEMMs on CUDA cores");
-  f->set_severity("critical");
+  f->set_severity(v1::critical);
   f->set_lost_ns(10'000);
   p.steps.push_back(step);
   return p;

@@ -21,7 +21,7 @@ v1::StepReport AReport() {
   r.mutable_step()->set_start_ns(int64_t{1} << 60);  // beyond a double's 2^53: exact or not at all
   r.mutable_breakdown()->set_wall_ns(25'000'000);
   v1::Finding* f = r.add_findings();
-  f->set_detector("sync_stall");
+  f->set_detector(v1::sync_stall);
   f->set_lost_ns(16'900'000);
   v1::Evidence* e = f->add_evidence();
   e->set_key("host_blocked");
@@ -77,11 +77,11 @@ TEST(CliJson, FlatKeepsAStructAsItsJson) {
 
 TEST(CliJson, FlatSurvivesTextThatIsNotUtf8) {
   v1::StepReport r;
-  r.set_primary_bottleneck(std::string("bad \xff byte"));
+  r.set_capture_note(std::string("bad \xff byte"));
   const std::string out = ToJson(r, JsonStyle::kFlat);
   const nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
   EXPECT_FALSE(j.is_discarded()) << out;
-  EXPECT_NE(j["primary_bottleneck"].get<std::string>().find("bad "), std::string::npos);
+  EXPECT_NE(j["capture_note"].get<std::string>().find("bad "), std::string::npos);
 }
 
 }  // namespace

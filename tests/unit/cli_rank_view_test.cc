@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/detector_names.h"
 #include "viewer/cli/comm_view.h"
 #include "viewer/cli/rank_select.h"
 #include "viewer/cli/rank_view.h"
@@ -34,7 +35,7 @@ void AddStep(v1::JobSummary& s, int64_t number, int32_t straggler, int32_t slowe
     v1::RankStepCell* cell = step->add_ranks();
     cell->set_rank(c.rank);
     cell->set_process_id(100 + c.rank);
-    cell->set_primary_bottleneck(c.verdict);
+    cell->set_primary_bottleneck(analysis::ParseDetector(c.verdict).value_or(v1::DETECTOR_UNSPECIFIED));
     cell->set_wait_ns(c.wait_ms * kMs);
     cell->set_exposed_comm_ns(c.exposed_ms * kMs);
     cell->set_straggler(c.straggler);
@@ -81,14 +82,14 @@ std::string StepLines(const v1::JobSummary& s, int32_t rank = -1) {
 }
 
 TEST(CliRankView, VerdictCodesAreShortAndDistinct) {
-  EXPECT_EQ(VerdictCode("straggler_wait"), "SW");
-  EXPECT_EQ(VerdictCode("straggler"), "ST");
-  EXPECT_EQ(VerdictCode("exposed_comm"), "EC");
-  EXPECT_EQ(VerdictCode("comm_storm"), "CS");
-  EXPECT_EQ(VerdictCode("gpu_bound"), "GB");
-  EXPECT_EQ(VerdictCode("none"), "--");
-  EXPECT_EQ(VerdictCode(""), "--");
-  EXPECT_EQ(VerdictCode("new_detector"), "new_detector");  // unknown: spelled out, never guessed
+  EXPECT_EQ(VerdictCode(v1::straggler_wait), "SW");
+  EXPECT_EQ(VerdictCode(v1::straggler), "ST");
+  EXPECT_EQ(VerdictCode(v1::exposed_comm), "EC");
+  EXPECT_EQ(VerdictCode(v1::comm_storm), "CS");
+  EXPECT_EQ(VerdictCode(v1::gpu_bound), "GB");
+  EXPECT_EQ(VerdictCode(v1::none), "--");
+  EXPECT_EQ(VerdictCode(v1::DETECTOR_UNSPECIFIED), "--");
+  EXPECT_EQ(VerdictCode(v1::host_bound), "host_bound");  // no code: spelled out, never guessed
 }
 
 TEST(CliRankView, PicksStepsInOrderLastKOrOne) {

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/detector_names.h"
 #include "analysis/rank_matrix.h"
 #include "analysis/step_series.h"
 #include "tests/support/collective_job.h"
@@ -71,8 +72,8 @@ AnalysedJob Analyse(const CollectiveJobPlan& plan, std::vector<int> captured = {
 }
 
 std::string Describe(const v1::StepReport& r) {
-  std::string out = r.primary_bottleneck();
-  for (const auto& f : r.findings()) out += " | " + f.detector() + ": " + f.title();
+  std::string out = analysis::DetectorName(r.primary_bottleneck());
+  for (const auto& f : r.findings()) out += " | " + analysis::DetectorName(f.detector()) + ": " + f.title();
   return out;
 }
 
@@ -85,7 +86,7 @@ std::string Evidence(const v1::Finding& f, const std::string& key) {
 
 const v1::Finding* FindingOf(const v1::StepReport& r, const std::string& detector) {
   for (const auto& f : r.findings()) {
-    if (f.detector() == detector) return &f;
+    if (analysis::DetectorName(f.detector()) == detector) return &f;
   }
   return nullptr;
 }
@@ -113,14 +114,14 @@ void ExpectStraggler(const AnalysedJob& job, int slow, const std::string& cause)
       EXPECT_EQ(r.breakdown().comm_wait_ns() + r.breakdown().comm_transfer_ns(),
                 r.breakdown().communication_ns());
       if (rank == slow) {
-        EXPECT_EQ(r.primary_bottleneck(), "straggler");
+        EXPECT_EQ(r.primary_bottleneck(), v1::straggler);
         const v1::Finding* f = FindingOf(r, "straggler");
         ASSERT_NE(f, nullptr);
         EXPECT_EQ(Evidence(*f, "cause"), cause);
         EXPECT_FALSE(f->fix_hint().empty());
         EXPECT_LT(r.breakdown().comm_wait_ns(), ms / 10);
       } else {
-        EXPECT_EQ(r.primary_bottleneck(), "straggler_wait");
+        EXPECT_EQ(r.primary_bottleneck(), v1::straggler_wait);
         EXPECT_EQ(r.comm().waited_for_rank(), slow);
         ASSERT_GT(r.comm().collectives_size(), 0);
         EXPECT_EQ(r.comm().collectives(0).last_rank(), slow);
@@ -230,12 +231,12 @@ TEST(CrossRank, AWaitOnAnUncapturedRankIsStillAWait) {
           SCOPED_TRACE("rank " + std::to_string(captured[i]) + " step " + std::to_string(step) +
                        ": " + Describe(r));
           if (step == 1 || step == 3) {
-            EXPECT_EQ(r.primary_bottleneck(), "straggler_wait");
+            EXPECT_EQ(r.primary_bottleneck(), v1::straggler_wait);
             EXPECT_EQ(r.comm().waited_for_rank(), kUncapturedPeer);
             EXPECT_NEAR(r.breakdown().comm_wait_ns(), 14 * ms, 0.05 * 14 * ms);
           } else {
             EXPECT_LT(r.breakdown().comm_wait_ns(), ms / 10);
-            EXPECT_NE(r.primary_bottleneck(), "straggler_wait");
+            EXPECT_NE(r.primary_bottleneck(), v1::straggler_wait);
           }
         }
       }
@@ -264,14 +265,14 @@ TEST(CrossRank, AnAllToAllThatTakesFourTimesLongerWithOneRankCapturedIsAWait) {
     SCOPED_TRACE("step " + std::to_string(step) + ": " + Describe(r));
     ASSERT_TRUE(r.has_comm());
     if (step == 1 || step == 3) {
-      EXPECT_EQ(r.primary_bottleneck(), "straggler_wait");
+      EXPECT_EQ(r.primary_bottleneck(), v1::straggler_wait);
       EXPECT_EQ(r.comm().waited_for_rank(), kUncapturedPeer);
       const double built = static_cast<double>(job.built[0].wait_ns[step]);
       EXPECT_GT(built, 9 * ms);
       EXPECT_NEAR(r.breakdown().comm_wait_ns(), built, 0.05 * built);
     } else {
       EXPECT_LT(r.breakdown().comm_wait_ns(), ms / 10);
-      EXPECT_NE(r.primary_bottleneck(), "straggler_wait");
+      EXPECT_NE(r.primary_bottleneck(), v1::straggler_wait);
     }
   }
 }
@@ -301,7 +302,7 @@ TEST(CrossRank, OneBigAllReduceAfterBackwardIsExposedCommunication) {
   for (const auto& steps : job.steps) {
     for (const StepAnalysis& s : steps) {
       const v1::StepReport& r = s.report;
-      EXPECT_EQ(r.primary_bottleneck(), "exposed_comm") << Describe(r);
+      EXPECT_EQ(r.primary_bottleneck(), v1::exposed_comm) << Describe(r);
       EXPECT_NEAR(r.breakdown().exposed_comm_ns(), 20 * ms, 0.01 * ms);
       EXPECT_NEAR(r.comm().tail_ns(), 20 * ms, 0.01 * ms);
       EXPECT_LT(r.breakdown().comm_wait_ns(), ms / 10);
@@ -320,7 +321,7 @@ TEST(CrossRank, BucketsOverlappedWithBackwardAreHealthy) {
   const AnalysedJob job = Analyse(plan);
   for (const auto& steps : job.steps) {
     for (const StepAnalysis& s : steps) {
-      EXPECT_EQ(s.report.primary_bottleneck(), "gpu_bound") << Describe(s.report);
+      EXPECT_EQ(s.report.primary_bottleneck(), v1::gpu_bound) << Describe(s.report);
       EXPECT_NEAR(s.report.breakdown().exposed_comm_ns(), 2 * ms, 0.01 * ms);
     }
   }
@@ -339,7 +340,7 @@ TEST(CrossRank, HundredsOfTinyAllReducesAreACommStorm) {
     for (const auto& steps : job.steps) {
       for (const StepAnalysis& s : steps) {
         const v1::StepReport& r = s.report;
-        EXPECT_EQ(r.primary_bottleneck(), "comm_storm") << Describe(r);
+        EXPECT_EQ(r.primary_bottleneck(), v1::comm_storm) << Describe(r);
         EXPECT_EQ(r.comm().collective_count(), 400u);
         if (with_args) {
           EXPECT_EQ(r.comm().median_bytes(), 32u << 10);
@@ -364,7 +365,7 @@ TEST(CrossRank, ArrivalNoiseInAStormIsTheStormNotAStraggler) {
   const AnalysedJob job = Analyse(plan);
   for (const auto& steps : job.steps) {
     for (const StepAnalysis& s : steps) {
-      EXPECT_EQ(s.report.primary_bottleneck(), "comm_storm") << Describe(s.report);
+      EXPECT_EQ(s.report.primary_bottleneck(), v1::comm_storm) << Describe(s.report);
       EXPECT_GT(s.report.breakdown().comm_wait_ns(), 0);
       EXPECT_EQ(FindingOf(s.report, "straggler"), nullptr) << Describe(s.report);
     }
@@ -382,7 +383,7 @@ TEST(CrossRank, AWaitOverlappedByComputeIsNotCountedAsLost) {
     for (const StepAnalysis& s : job.steps[r]) {
       const v1::StepReport& rep = s.report;
       SCOPED_TRACE(Describe(rep));
-      EXPECT_EQ(rep.primary_bottleneck(), "straggler_wait");
+      EXPECT_EQ(rep.primary_bottleneck(), v1::straggler_wait);
       const v1::Finding* f = FindingOf(rep, "straggler_wait");
       ASSERT_NE(f, nullptr);
       EXPECT_LE(f->lost_ns(), step_growth);
@@ -412,13 +413,13 @@ TEST(CrossRank, TheRanksByStepsMatrixMarksTheStragglerEveryStep) {
     for (int r = 0; r < 4; ++r) {
       EXPECT_EQ(step.ranks(r).rank(), r);
       EXPECT_EQ(step.ranks(r).straggler(), r == 2);
-      EXPECT_EQ(step.ranks(r).primary_bottleneck(), r == 2 ? "straggler" : "straggler_wait");
+      EXPECT_EQ(step.ranks(r).primary_bottleneck(), r == 2 ? v1::straggler : v1::straggler_wait);
     }
   }
   ASSERT_EQ(summary.ranks_size(), 4);
   EXPECT_EQ(summary.ranks(2).straggler_steps(), 5u);
-  EXPECT_EQ(summary.ranks(2).primary_bottleneck(), "straggler");
-  EXPECT_EQ(summary.ranks(0).primary_bottleneck(), "straggler_wait");
+  EXPECT_EQ(summary.ranks(2).primary_bottleneck(), v1::straggler);
+  EXPECT_EQ(summary.ranks(0).primary_bottleneck(), v1::straggler_wait);
   EXPECT_NEAR(summary.ranks(0).median_wait_ns(), 14 * ms, 0.05 * 14 * ms);
   EXPECT_EQ(summary.ranks(3).host(), "host1");
 }

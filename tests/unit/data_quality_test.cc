@@ -27,7 +27,7 @@ TEST(DataQuality, AWholeRecordedStepIsSufficient) {
   s.Range(kCaptureDomain, "PyTorch Profiler (0)", -10 * us, 2'000 * us);
   s.Run(&DetectGpuBound);
   EXPECT_FALSE(s.report().data_quality().insufficient());
-  EXPECT_NE(s.report().primary_bottleneck(), kInsufficientData);
+  EXPECT_NE(s.report().primary_bottleneck(), v1::insufficient_data);
 }
 
 TEST(DataQuality, ARecordingThatStopsMidStepIsInsufficient) {
@@ -35,7 +35,7 @@ TEST(DataQuality, ARecordingThatStopsMidStepIsInsufficient) {
   s.Range(kCaptureDomain, "PyTorch Profiler (0)", 0, 850 * us);  // covers 85 % < 90 %
   s.Run(&DetectGpuBound);
   EXPECT_TRUE(s.report().data_quality().insufficient());
-  EXPECT_EQ(s.report().primary_bottleneck(), kInsufficientData);
+  EXPECT_EQ(s.report().primary_bottleneck(), v1::insufficient_data);
   EXPECT_THAT(s.report().findings(0).title(), HasSubstr("the recording covers 0.8 ms"));
 
   DetectorStep near = Healthy();
@@ -56,7 +56,7 @@ TEST(DataQuality, NoGpuWorkIsInsufficient) {
   s.Range(kCpuOpDomain, "aten::to", 0, 900 * us);
   s.Idle(1'000 * us);
   s.Run(&DetectInputStall);
-  EXPECT_EQ(s.report().primary_bottleneck(), kInsufficientData);
+  EXPECT_EQ(s.report().primary_bottleneck(), v1::insufficient_data);
   EXPECT_THAT(s.report().data_quality().reasons(0), HasSubstr("no GPU work and no CUDA calls"));
 }
 
@@ -79,7 +79,7 @@ TEST(DataQuality, TheFirstWindowOfAnUnmarkedRecordingWithWorkLaunchedBeforeItIsI
   first.mutable_data_quality()->set_unlaunched_gpu_ns(60 * us);  // 6 % >= 5 %
   MarkFirstWindow(&first);
   EXPECT_TRUE(first.data_quality().insufficient());
-  EXPECT_EQ(first.findings(0).detector(), kInsufficientData);
+  EXPECT_EQ(first.findings(0).detector(), v1::insufficient_data);
 
   v1::StepReport near = first;
   near.clear_data_quality();

@@ -1,5 +1,6 @@
 // `gpuspy report` tells a run of steps with the same findings once: the runs are the analysis's
 // (analysis/finding_runs.h), the line the CLI's (viewer/cli/finding_run_text.h).
+#include "analysis/detector_names.h"
 #include "analysis/finding_runs.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +17,7 @@ v1::StepReport Step(uint64_t process, int64_t n, std::vector<std::string> detect
   r.mutable_step()->set_number(n);
   for (const std::string& d : detectors) {
     auto* f = r.add_findings();
-    f->set_detector(d);
+    f->set_detector(*analysis::ParseDetector(d));
     f->set_lost_ns(lost_ns);
     if (!site.empty()) {
       // The call site is structured; the text around it is for people and is not parsed.

@@ -93,14 +93,14 @@ TEST(IdleAttribution, AfterOneLightSyncTheHostsWorkIsItsOwn) {
   const auto& b = s.report().breakdown();
   EXPECT_EQ(b.idle_sync_blocked_ns(), 0);
   EXPECT_EQ(b.idle_host_other_ns(), 495 * us);
-  EXPECT_EQ(s.report().primary_bottleneck(), "host_bound");
+  EXPECT_EQ(s.report().primary_bottleneck(), v1::host_bound);
   // Heavier (blocked from 150 us: 15 % of the step), the sync's drain is as long as the GPU work
   // it waited for (150 us): the host would have been that far ahead. The rest is host work.
   DetectorStep heavy = OneSyncThenHostWork(150 * us);
   heavy.Run(&DetectSyncStall);
   EXPECT_EQ(heavy.report().breakdown().idle_sync_blocked_ns(), 150 * us);
   EXPECT_EQ(heavy.report().breakdown().idle_host_other_ns(), 345 * us);
-  EXPECT_EQ(heavy.report().primary_bottleneck(), "host_bound");
+  EXPECT_EQ(heavy.report().primary_bottleneck(), v1::host_bound);
 }
 
 // `.item()` in the middle of the step waits for 8 ms of forward GPU work, then 30 ms of CPU-side
@@ -122,9 +122,9 @@ TEST(IdleAttribution, HostWorkAfterASyncLongerThanTheWorkItWaitedForIsHostWork) 
   // metrics (less the final launch) is host work.
   EXPECT_EQ(b.idle_sync_blocked_ns(), 8 * ms - 10 * us);
   EXPECT_EQ(b.idle_host_other_ns(), 22 * ms + 10 * us - 5 * us);
-  EXPECT_EQ(s.report().primary_bottleneck(), "host_bound");
+  EXPECT_EQ(s.report().primary_bottleneck(), v1::host_bound);
   bool sync_finding = false;
-  for (const v1::Finding& f : s.report().findings()) sync_finding |= f.detector() == "sync_stall";
+  for (const v1::Finding& f : s.report().findings()) sync_finding |= f.detector() == v1::sync_stall;
   EXPECT_TRUE(sync_finding);
 }
 

@@ -275,7 +275,7 @@ TEST_F(IncrementalAnalysisTest, StartUpMemoryIsCarriedIntoEveryStepAndALeakIsFou
     EXPECT_GT(full.reports(i).memory().reserved_start_bytes(), static_cast<int64_t>(kStartUpBytes) - 1);
   }
   const v1::StepReport& last = incremental.reports(9);
-  EXPECT_EQ(last.primary_bottleneck(), "memory_growth");
+  EXPECT_EQ(last.primary_bottleneck(), v1::memory_growth);
   // 1 GiB of weights at step 0, then 64 MiB a step: 3 GiB + 1 GiB + 10 x 64 MiB at the end.
   EXPECT_EQ(last.memory().reserved_end_bytes(),
             static_cast<int64_t>(kStartUpBytes + (1ull << 30) + 10 * (64ull << 20)));

@@ -1,4 +1,5 @@
 // A job's steady-state summary from its step reports.
+#include "analysis/detector_names.h"
 #include "analysis/job_summary.h"
 
 #include <string>
@@ -26,10 +27,10 @@ v1::StepReport Step(int64_t number, int64_t wall_ns, int64_t busy_ns, bool stead
   r.mutable_breakdown()->set_wall_ns(wall_ns);
   r.mutable_breakdown()->set_gpu_busy_ns(busy_ns);
   r.set_steady_state(steady);
-  r.set_primary_bottleneck(bottleneck);
+  r.set_primary_bottleneck(*analysis::ParseDetector(bottleneck));
   if (bottleneck != "none" && !bottleneck.empty()) {
     auto* f = r.add_findings();
-    f->set_detector(bottleneck);
+    f->set_detector(*analysis::ParseDetector(bottleneck));
     f->set_lost_ns(lost_ns);
   }
   for (const KernelSpec& k : kernels) {
@@ -45,7 +46,7 @@ v1::StepReport Step(int64_t number, int64_t wall_ns, int64_t busy_ns, bool stead
 
 std::vector<std::string> Detectors(const v1::JobSummary& s) {
   std::vector<std::string> out;
-  for (const auto& b : s.bottlenecks()) out.push_back(b.detector());
+  for (const auto& b : s.bottlenecks()) out.push_back(analysis::DetectorName(b.detector()));
   return out;
 }
 
@@ -204,11 +205,11 @@ TEST(JobSummary, LargestGainIsTheDetectorLosingTheMostOverSteadySteps) {
   steps[1].mutable_findings(0)->set_fix_hint("torch.compile, small");
   steps[3].mutable_findings(0)->set_fix_hint("torch.compile, large");
   auto* extra = steps[2].add_findings();  // not primary on step 2, still a gain
-  extra->set_detector("unfused_elementwise");
+  extra->set_detector(v1::unfused_elementwise);
   extra->set_lost_ns(10);
   const v1::JobSummary s = SummarizeJob("j", steps, 1, 0);
   ASSERT_TRUE(s.has_largest_gain());
-  EXPECT_EQ(s.largest_gain().detector(), "unfused_elementwise");
+  EXPECT_EQ(s.largest_gain().detector(), v1::unfused_elementwise);
   EXPECT_EQ(s.largest_gain().steps(), 3u);
   EXPECT_EQ(s.largest_gain().total_lost_ns(), 80);
   EXPECT_EQ(s.largest_gain().median_lost_ns(), 30);
@@ -235,7 +236,7 @@ TEST(JobSummary, StepsWithoutTheDataForAVerdictAreInNoFigure) {
   const v1::JobSummary s = SummarizeJob("j", steps, 1, 0);
   EXPECT_EQ(s.steady_step_count(), 2u);
   EXPECT_EQ(s.median_step_wall_ns(), 110);
-  for (const v1::JobFinding& f : s.findings()) EXPECT_NE(f.detector(), "host_bound");
+  for (const v1::JobFinding& f : s.findings()) EXPECT_NE(f.detector(), v1::host_bound);
   EXPECT_FALSE(s.has_largest_gain());
 }
 

@@ -122,7 +122,7 @@ std::vector<v1::StepReport*> Pointers(std::vector<v1::StepReport>& reports) {
 
 const v1::Finding* GrowthFinding(const v1::StepReport& r) {
   for (const auto& f : r.findings()) {
-    if (f.detector() == "memory_growth") return &f;
+    if (f.detector() == v1::memory_growth) return &f;
   }
   return nullptr;
 }
@@ -213,7 +213,7 @@ TEST(MemoryGrowthScenario, LeakFixtureIsCalledMemoryGrowthFromItsFirstSteadyStep
   ASSERT_EQ(steps.size(), 8u);
   for (size_t i = 2; i < steps.size(); ++i) {
     const v1::StepReport& r = steps[i].report;
-    EXPECT_EQ(r.primary_bottleneck(), "memory_growth") << "step " << i;
+    EXPECT_EQ(r.primary_bottleneck(), v1::memory_growth) << "step " << i;
     ASSERT_TRUE(r.has_memory());
     EXPECT_EQ(r.memory().source(), "segments");
     EXPECT_EQ(r.memory().reserved_growth_bytes(), 64 * kMiB);
@@ -225,7 +225,7 @@ TEST(MemoryGrowthScenario, LeakFixtureIsCalledMemoryGrowthFromItsFirstSteadyStep
     EXPECT_NE(Evidence(*f, "allocated_at").find("train.py:87"), std::string::npos);
     // Still GPU-bound underneath: the growth outranks it, it does not hide it.
     bool gpu_bound = false;
-    for (const auto& g : r.findings()) gpu_bound |= g.detector() == "gpu_bound";
+    for (const auto& g : r.findings()) gpu_bound |= g.detector() == v1::gpu_bound;
     EXPECT_TRUE(gpu_bound) << "step " << i;
   }
 }
@@ -282,7 +282,7 @@ TEST(MemoryGrowthKineto, AllocatorTotalsOfALeakingTraceAreCalledALeak) {
   EXPECT_EQ(last.memory().source(), "allocator");
   EXPECT_EQ(last.memory().allocated_growth_bytes(), 100 * kMiB);
   EXPECT_EQ(last.memory().allocated_peak_bytes(), last.memory().allocated_end_bytes() + 512 * kMiB);
-  EXPECT_EQ(last.primary_bottleneck(), "memory_growth");
+  EXPECT_EQ(last.primary_bottleneck(), v1::memory_growth);
   const v1::Finding* f = GrowthFinding(last);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->title().find("(allocated)"), std::string::npos) << f->title();

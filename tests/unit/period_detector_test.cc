@@ -54,7 +54,7 @@ TEST(PeriodDetector, VerdictsHoldOnDetectedSteps) {
   const auto steps = DetectPeriodicSteps(all, rank.strings);
   ASSERT_GE(steps.size(), 7u);
   for (size_t i = 3; i + 1 < steps.size(); ++i) {
-    EXPECT_EQ(BuildStepReport(all, rank.strings, steps[i], 1).primary_bottleneck(), "launch_storm");
+    EXPECT_EQ(BuildStepReport(all, rank.strings, steps[i], 1).primary_bottleneck(), v1::launch_storm);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/detector_names.h"
 #include "analysis/process_analysis.h"
 #include "analysis/step_series.h"
 #include "importers/kineto/kineto_reader.h"
@@ -13,6 +14,9 @@
 #include "tests/support/trace_test_name.h"
 
 namespace gpuspy {
+
+using analysis::DetectorName;
+
 namespace {
 
 struct Labelled {
@@ -30,7 +34,7 @@ TEST_P(RealTraceVerdicts, PrimaryBottleneckIsTheHandLabel) {
   ASSERT_TRUE(analysed.ok()) << analysed.status();
   const std::vector<analysis::StepAnalysis>& steps = *analysed;
   std::vector<std::pair<int64_t, std::string>> got;
-  for (const auto& s : steps) got.push_back({s.report.step().number(), s.report.primary_bottleneck()});
+  for (const auto& s : steps) got.push_back({s.report.step().number(), DetectorName(s.report.primary_bottleneck())});
   EXPECT_EQ(got, GetParam().steps);
 }
 

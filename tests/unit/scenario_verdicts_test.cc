@@ -8,12 +8,16 @@
 #include <string>
 
 #include "analysis/cross_rank_analysis.h"
+#include "analysis/detector_names.h"
 #include "analysis/evidence.h"
 #include "analysis/step_report.h"
 #include "analysis/step_series.h"
 #include "tools/replay/synthetic_workload.h"
 
 namespace gpuspy {
+
+using analysis::DetectorName;
+
 namespace {
 
 using analysis::StepAnalysis;
@@ -54,11 +58,11 @@ void ExpectEvidenceRenderedFromItsNumbers(const v1::StepReport& r) {
                                                "fraction", "ratio", "bytes_per_second"};
   for (const v1::Finding& f : r.findings()) {
     for (const v1::Evidence& e : f.evidence()) {
-      EXPECT_TRUE(kUnits.contains(e.unit())) << f.detector() << "." << e.key() << ": " << e.unit();
+      EXPECT_TRUE(kUnits.contains(e.unit())) << DetectorName(f.detector()) << "." << e.key() << ": " << e.unit();
       if (e.unit().empty()) continue;
       const std::string shown = analysis::Render({e.quantity(), e.unit().c_str()});
       EXPECT_NE(e.value().find(shown), std::string::npos)
-          << f.detector() << "." << e.key() << " = '" << e.value() << "' does not show " << shown;
+          << DetectorName(f.detector()) << "." << e.key() << " = '" << e.value() << "' does not show " << shown;
     }
   }
 }
@@ -76,11 +80,11 @@ TEST_P(ScenarioVerdicts, EveryStepGetsTheExpectedPrimaryBottleneck) {
   for (size_t i = 0; i < steps.size(); ++i) {
     const v1::StepReport& r = steps[i].report;
     EXPECT_EQ(r.step().number(), static_cast<int64_t>(i));
-    EXPECT_EQ(r.primary_bottleneck(), rank.expected_primary[i])
+    EXPECT_EQ(DetectorName(r.primary_bottleneck()), rank.expected_primary[i])
         << synthetic::ScenarioName(o.scenario) << " step " << i << ": "
         << (r.findings().empty() ? std::string("no findings") : r.findings(0).title());
     EXPECT_EQ(r.steady_state(), i >= 2);
-    if (r.primary_bottleneck() != "none" && !r.findings().empty()) {
+    if (r.primary_bottleneck() != v1::none && !r.findings().empty()) {
       EXPECT_FALSE(r.findings(0).fix_hint().empty());
       EXPECT_FALSE(r.findings(0).evidence().empty());
     }
@@ -99,7 +103,7 @@ TEST(ScenarioVerdicts, HealthyStepsAreNotAccusedOfAnything) {
   const auto steps = Analyze(synthetic::GenerateRank(o, 0));
   for (size_t i = 2; i < steps.size(); ++i) {
     for (const auto& f : steps[i].report.findings()) {
-      EXPECT_EQ(f.detector(), "gpu_bound") << "step " << i << ": " << f.title();
+      EXPECT_EQ(f.detector(), v1::gpu_bound) << "step " << i << ": " << f.title();
     }
   }
 }
@@ -118,7 +122,7 @@ TEST(ScenarioVerdicts, UnfusedMlpIsBusyAndMostlyMemoryBound) {
     EXPECT_EQ(r.kernel_classes(0).kernel_class(), "elementwise");
     EXPECT_GT(r.kernel_classes(0).share(), 0.5);
     std::set<std::string> detectors;
-    for (const auto& f : r.findings()) detectors.insert(f.detector());
+    for (const auto& f : r.findings()) detectors.insert(DetectorName(f.detector()));
     EXPECT_TRUE(detectors.count("gpu_bound")) << "step " << i;
     EXPECT_FALSE(detectors.count("unfused_attention")) << "step " << i;
   }
@@ -131,7 +135,7 @@ TEST(ScenarioVerdicts, EagerAttentionIsNotCalledUnfusedElementwise) {
   const auto steps = Analyze(synthetic::GenerateRank(o, 0));
   for (size_t i = 2; i < steps.size(); ++i) {
     for (const auto& f : steps[i].report.findings()) {
-      EXPECT_NE(f.detector(), "unfused_elementwise") << "step " << i << ": " << f.title();
+      EXPECT_NE(f.detector(), v1::unfused_elementwise) << "step " << i << ": " << f.title();
     }
   }
 }
@@ -146,10 +150,10 @@ TEST(ScenarioVerdicts, FusedControlsGetNoFusionFinding) {
     const std::vector<StepAnalysis> steps = Analyze(synthetic::GenerateRank(o, 0));
     for (size_t i = 2; i < steps.size(); ++i) {
       const v1::StepReport& r = steps[i].report;
-      EXPECT_EQ(r.primary_bottleneck(), "gpu_bound") << synthetic::ScenarioName(s) << " step " << i;
+      EXPECT_EQ(r.primary_bottleneck(), v1::gpu_bound) << synthetic::ScenarioName(s) << " step " << i;
       for (const v1::Finding& f : r.findings()) {
-        EXPECT_NE(f.detector(), "unfused_elementwise") << synthetic::ScenarioName(s) << ": " << f.title();
-        EXPECT_NE(f.detector(), "unfused_attention") << synthetic::ScenarioName(s) << ": " << f.title();
+        EXPECT_NE(f.detector(), v1::unfused_elementwise) << synthetic::ScenarioName(s) << ": " << f.title();
+        EXPECT_NE(f.detector(), v1::unfused_attention) << synthetic::ScenarioName(s) << ": " << f.title();
       }
       // The composition names the fused kernels' classes.
       const bool fused = std::any_of(r.kernel_classes().begin(), r.kernel_classes().end(),
@@ -170,7 +174,7 @@ TEST(ScenarioVerdicts, DifferentSeedsSameVerdicts) {
     const auto rank = synthetic::GenerateRank(o, 0);
     const auto steps = Analyze(rank);
     for (size_t i = 2; i < steps.size(); ++i) {
-      EXPECT_EQ(steps[i].report.primary_bottleneck(), "launch_storm") << "seed " << seed;
+      EXPECT_EQ(steps[i].report.primary_bottleneck(), v1::launch_storm) << "seed " << seed;
     }
   }
 }
@@ -186,7 +190,7 @@ TEST(ScenarioVerdicts, SlowRankIsTheStragglerAndOnlyIt) {
     std::vector<std::vector<StepAnalysis>> ranks = AnalyzeJob(synthetic::GenerateJob(o));
     for (int r = 0; r < world; ++r) {
       for (size_t i = 2; i < ranks[r].size(); ++i) {
-        const std::string primary = ranks[r][i].report.primary_bottleneck();
+        const std::string primary = DetectorName(ranks[r][i].report.primary_bottleneck());
         if (r == 1) {
           EXPECT_EQ(primary, "straggler") << world << " ranks, step " << i;
         } else {
@@ -210,11 +214,11 @@ TEST(ScenarioVerdicts, TheDemosFastRankSaysItWaitsForRankOneAndWhy) {
   const std::vector<std::vector<StepAnalysis>> ranks = AnalyzeJob(synthetic::GenerateJob(o));
   for (size_t i = 2; i < ranks[0].size(); ++i) {
     const v1::StepReport& r = ranks[0][i].report;
-    EXPECT_NE(r.primary_bottleneck(), "none") << "step " << i;
-    EXPECT_NE(r.primary_bottleneck(), "gpu_bound") << "step " << i;
+    EXPECT_NE(r.primary_bottleneck(), v1::none) << "step " << i;
+    EXPECT_NE(r.primary_bottleneck(), v1::gpu_bound) << "step " << i;
     EXPECT_EQ(r.comm().waited_for_rank(), 1) << "step " << i;
     const auto wait = std::find_if(r.findings().begin(), r.findings().end(),
-                                   [](const v1::Finding& f) { return f.detector() == "straggler_wait"; });
+                                   [](const v1::Finding& f) { return f.detector() == v1::straggler_wait; });
     ASSERT_NE(wait, r.findings().end()) << "step " << i;
     EXPECT_NE(wait->title().find("rank 1"), std::string::npos) << wait->title();
     const bool why = std::any_of(wait->evidence().begin(), wait->evidence().end(),
@@ -222,10 +226,10 @@ TEST(ScenarioVerdicts, TheDemosFastRankSaysItWaitsForRankOneAndWhy) {
     EXPECT_TRUE(why) << "step " << i;
     const v1::StepReport& late = ranks[1][i].report;
     const auto straggler = std::find_if(late.findings().begin(), late.findings().end(),
-                                        [](const v1::Finding& f) { return f.detector() == "straggler"; });
+                                        [](const v1::Finding& f) { return f.detector() == v1::straggler; });
     ASSERT_NE(straggler, late.findings().end()) << "step " << i;
     for (const v1::Finding& f : late.findings()) {
-      EXPECT_LE(f.lost_ns(), late.findings(0).lost_ns()) << f.detector() << ", step " << i;
+      EXPECT_LE(f.lost_ns(), late.findings(0).lost_ns()) << DetectorName(f.detector()) << ", step " << i;
     }
   }
 }
@@ -264,7 +268,7 @@ TEST_P(MultiRankVerdicts, EveryRankGetsItsExpectedPrimaryBottleneck) {
       const v1::StepReport& report = ranks[r][i].report;
       EXPECT_TRUE(report.steady_state()) << "rank " << r << " step " << i;
       ExpectEvidenceRenderedFromItsNumbers(report);
-      EXPECT_EQ(report.primary_bottleneck(), job[r].expected_primary[i])
+      EXPECT_EQ(DetectorName(report.primary_bottleneck()), job[r].expected_primary[i])
           << "rank " << r << " step " << i << ": "
           << (report.findings().empty() ? std::string("no findings") : report.findings(0).title());
     }

@@ -200,7 +200,7 @@ TEST_F(HandBuiltStep, ExplainsTheIdleWithAFinding) {
   const v1::StepReport r = Build();
   ASSERT_GT(r.findings_size(), 0);
   EXPECT_EQ(r.primary_bottleneck(), r.findings(0).detector());
-  EXPECT_NE(r.primary_bottleneck(), "none");
+  EXPECT_NE(r.primary_bottleneck(), v1::none);
   for (int i = 1; i < r.findings_size(); ++i) {
     EXPECT_GE(r.findings(i - 1).lost_ns(), r.findings(i).lost_ns());
   }
@@ -299,7 +299,7 @@ TEST_F(StepReportTest, EmptyStepIsAllIdle) {
   EXPECT_EQ(b.idle_host_other_ns(), 0);
   // ...and no verdict: nothing ran on the GPU.
   EXPECT_TRUE(r.data_quality().insufficient());
-  EXPECT_EQ(r.primary_bottleneck(), "insufficient_data");
+  EXPECT_EQ(r.primary_bottleneck(), v1::insufficient_data);
   EXPECT_EQ(b.kernel_median_ns(), 0);
   EXPECT_EQ(b.kernel_p90_ns(), 0);
   EXPECT_EQ(r.event_count(), 0u);

@@ -89,15 +89,15 @@ TEST(TimeWindows, SeriesOfWindowsHasNoWarmupAndNoSteadyWindow) {
   for (const StepAnalysis& w : windows) {
     EXPECT_FALSE(w.report.steady_state());
     for (const v1::Finding& f : w.report.findings()) {
-      EXPECT_NE(f.detector(), "warmup");
-      EXPECT_NE(f.detector(), "outlier_step");
+      EXPECT_NE(f.detector(), v1::warmup);
+      EXPECT_NE(f.detector(), v1::outlier_step);
     }
   }
   // Near miss: the same series found by period detection has its warm-up and steady steps.
   std::vector<StepAnalysis> steps = Series("period:1 kernels");
   AnalyzeStepSeries(&steps);
   EXPECT_FALSE(steps[0].report.steady_state());
-  EXPECT_EQ(steps[0].report.primary_bottleneck(), "warmup");
+  EXPECT_EQ(steps[0].report.primary_bottleneck(), v1::warmup);
   EXPECT_TRUE(steps[3].report.steady_state());
 }
 

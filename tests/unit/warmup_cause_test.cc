@@ -23,7 +23,7 @@ std::vector<StepAnalysis> Series(int64_t first_ms, int64_t driver_ms) {
     a.report.set_steady_state(true);
     if (i == 0 && driver_ms > 0) {
       v1::Finding* f = a.report.add_findings();
-      f->set_detector("cuda_api_bound");
+      f->set_detector(v1::cuda_api_bound);
       f->set_title("CUDA start-up: GPU idle ... mostly cudaFree (CUDA context or library initialisation)");
       f->set_lost_ns(driver_ms * kMs);
     }
@@ -36,7 +36,7 @@ TEST(WarmupCause, AWarmupStepNamesItsCudaStartUp) {
   std::vector<StepAnalysis> steps = Series(900, 850);
   AnalyzeStepSeries(&steps);
   const v1::StepReport& r = steps[0].report;
-  ASSERT_EQ(r.primary_bottleneck(), "warmup");
+  ASSERT_EQ(r.primary_bottleneck(), v1::warmup);
   EXPECT_THAT(Evidence(r.findings(0), "in_cuda_calls"),
               ::testing::HasSubstr("850.0 ms of it: CUDA start-up"));
 }
@@ -44,7 +44,7 @@ TEST(WarmupCause, AWarmupStepNamesItsCudaStartUp) {
 TEST(WarmupCause, WithoutDriverWorkNothingIsSaid) {
   std::vector<StepAnalysis> steps = Series(900, 0);
   AnalyzeStepSeries(&steps);
-  ASSERT_EQ(steps[0].report.primary_bottleneck(), "warmup");
+  ASSERT_EQ(steps[0].report.primary_bottleneck(), v1::warmup);
   EXPECT_EQ(Evidence(steps[0].report.findings(0), "in_cuda_calls"), "");
 }
 

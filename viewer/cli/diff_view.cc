@@ -7,10 +7,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/detector_names.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
+
+using analysis::DetectorName;
+
 namespace {
 
 std::string Signed(int64_t ns) {
@@ -59,7 +63,7 @@ void PrintDiff(const v1::RunDiff& d, std::ostream& out) {
 
   std::vector<std::string> verdicts;
   for (const v1::VerdictChange& v : d.verdicts()) {
-    verdicts.push_back(absl::StrCat(v.detector(), " ", v.a_steps(), " → ", v.b_steps()));
+    verdicts.push_back(absl::StrCat(DetectorName(v.detector()), " ", v.a_steps(), " → ", v.b_steps()));
   }
   if (!verdicts.empty()) out << "\nverdicts (steps, A → B): " << absl::StrJoin(verdicts, ", ") << "\n";
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/escaping.h"
+#include "gpuspy/v1/report.pb.h"
 
 namespace gpuspy::cli {
 namespace {
@@ -27,6 +28,10 @@ std::string ProtoJson(const Message& m) {
 }
 
 Json FlatMessage(const Message& m);
+
+bool ReplacedAString(const google::protobuf::EnumDescriptor* e) {
+  return e == v1::Detector_descriptor() || e == v1::Severity_descriptor();
+}
 
 // One value of `f` (element `index` when repeated, else -1).
 Json FlatValue(const Message& m, const FieldDescriptor* f, int index) {
@@ -49,6 +54,8 @@ Json FlatValue(const Message& m, const FieldDescriptor* f, int index) {
       return rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f);
     case FieldDescriptor::CPPTYPE_ENUM: {
       const int number = rep ? r->GetRepeatedEnumValue(m, f, index) : r->GetEnumValue(m, f);
+      // Detector and severity were strings: unset, they print as the "" scripts already read.
+      if (number == 0 && ReplacedAString(f->enum_type())) return "";
       const auto* value = f->enum_type()->FindValueByNumber(number);
       return value != nullptr ? Json(value->name()) : Json(number);
     }

@@ -5,29 +5,20 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/detector_names.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
+
+using analysis::DetectorName;
+
 namespace {
 
 // Beyond this many ranks a column per rank no longer fits a terminal: min/median/max instead.
 constexpr size_t kMaxRankColumns = 8;
 constexpr char kStragglerMark = '*';
 constexpr char kNoVerdict[] = "--";
-
-// Detectors by how often they are a step's verdict; two letters each, unique.
-const std::vector<std::pair<std::string, std::string>>& Codes() {
-  static const auto* codes = new std::vector<std::pair<std::string, std::string>>{
-      {"gpu_bound", "GB"},      {"gpu_idle", "GI"},       {"sync_stall", "SY"},
-      {"copy_dominated", "CP"}, {"input_stall", "IN"},    {"launch_storm", "LS"},
-      {"alloc_churn", "AC"},    {"fp32_gemm", "FP"},      {"warmup", "WU"},
-      {"outlier_step", "OU"},   {"straggler", "ST"},      {"straggler_wait", "SW"},
-      {"exposed_comm", "EC"},   {"comm_storm", "CS"},     {"unfused_elementwise", "UE"},
-      {"unfused_attention", "UA"}, {"memory_growth", "MG"},
-  };
-  return *codes;
-}
 
 std::string RankText(int32_t rank) { return rank >= 0 ? std::to_string(rank) : "-"; }
 
@@ -41,12 +32,37 @@ const v1::RankStepCell* CellOf(const v1::JobStep& step, int32_t rank) {
 
 }  // namespace
 
-std::string VerdictCode(const std::string& detector) {
-  if (detector.empty() || detector == "none") return kNoVerdict;
-  for (const auto& [name, code] : Codes()) {
-    if (name == detector) return code;
+// A switch, not a list of names: the compiler (-Wswitch) asks for a code for every new detector.
+std::string VerdictCode(v1::Detector detector) {
+  switch (detector) {
+    case v1::DETECTOR_UNSPECIFIED:
+    case v1::none: return kNoVerdict;
+    case v1::gpu_bound: return "GB";
+    case v1::gpu_idle: return "GI";
+    case v1::sync_stall: return "SY";
+    case v1::copy_dominated: return "CP";
+    case v1::input_stall: return "IN";
+    case v1::launch_storm: return "LS";
+    case v1::alloc_churn: return "AC";
+    case v1::fp32_gemm: return "FP";
+    case v1::warmup: return "WU";
+    case v1::outlier_step: return "OU";
+    case v1::straggler: return "ST";
+    case v1::straggler_wait: return "SW";
+    case v1::exposed_comm: return "EC";
+    case v1::comm_storm: return "CS";
+    case v1::unfused_elementwise: return "UE";
+    case v1::unfused_attention: return "UA";
+    case v1::memory_growth: return "MG";
+    // Rare as a verdict: spelled out.
+    case v1::host_bound:
+    case v1::cuda_api_bound:
+    case v1::new_kernels:
+    case v1::insufficient_data:
+    case v1::Detector_INT_MIN_SENTINEL_DO_NOT_USE_:
+    case v1::Detector_INT_MAX_SENTINEL_DO_NOT_USE_: break;
   }
-  return detector;
+  return DetectorName(detector);
 }
 
 std::vector<const v1::JobStep*> PickSteps(const v1::JobSummary& summary, const StepPick& pick) {
@@ -136,7 +152,9 @@ void PrintRankMatrix(const std::vector<const v1::JobStep*>& steps, int32_t rank,
         continue;
       }
       const std::string code = VerdictCode(c->primary_bottleneck());
-      legend[code] = c->primary_bottleneck().empty() ? "none" : c->primary_bottleneck();
+      legend[code] = c->primary_bottleneck() == v1::DETECTOR_UNSPECIFIED
+                         ? "none"
+                         : DetectorName(c->primary_bottleneck());
       straggler_steps += c->straggler() ? 1 : 0;
       row.push_back(c->straggler() ? code + kStragglerMark : code);
     }

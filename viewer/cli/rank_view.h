@@ -21,8 +21,8 @@ struct StepPick {
 };
 
 // A verdict (the primary bottleneck's detector) as two letters for the matrix; "--" for none,
-// the detector itself for one this CLI does not know.
-std::string VerdictCode(const std::string& detector);
+// the detector's name for one too rare to have a code.
+std::string VerdictCode(v1::Detector detector);
 
 // The summary's steps chosen by `pick`, in step order.
 std::vector<const v1::JobStep*> PickSteps(const v1::JobSummary& summary, const StepPick& pick);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/detector_names.h"
 #include "analysis/finding_runs.h"
 #include "analysis/replay/what_if_text.h"
 #include "analysis/step_source.h"
@@ -18,6 +19,9 @@
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
+
+using analysis::DetectorName;
+using analysis::SeverityName;
 
 // process id -> "rank N" (or "pid P@host" when the launcher gave no rank).
 std::map<uint64_t, std::string> ProcessLabels(QueryClient& q, const std::string& job) {
@@ -78,7 +82,7 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
     const int64_t lost = rep.findings().empty() ? 0 : rep.findings(0).lost_ns();
     t.Add({Label(labels, rep.step().process_id()), number(rep),
            Ms(b.wall_ns()), Percent(b.gpu_busy_ns(), b.wall_ns()), std::to_string(b.kernel_count()),
-           FormatBytes(b.memcpy_bytes()), Ms(b.host_sync_blocked_ns()), rep.primary_bottleneck(),
+           FormatBytes(b.memcpy_bytes()), Ms(b.host_sync_blocked_ns()), DetectorName(rep.primary_bottleneck()),
            Ms(lost), rep.steady_state() ? "yes" : "no"});
   }
   t.Print(std::cout);
@@ -108,7 +112,7 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
       std::cout << "\nrank " << rank << " " << noun(rep) << " " << rep.step().number() << ": "
                 << Ms(b.wall_ns()) << " ms, GPU busy " << Percent(b.gpu_busy_ns(), b.wall_ns())
                 << ", same findings as " << noun(rep) << " " << it->second << " ("
-                << rep.primary_bottleneck();
+                << DetectorName(rep.primary_bottleneck());
       if (rep.findings(0).lost_ns() > 0) std::cout << " ~" << Ms(rep.findings(0).lost_ns()) << " ms lost";
       std::cout << ")\n";
       // What may be missing from this step is its own, whatever its findings.
@@ -138,7 +142,7 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
       for (const std::string& c : WaitedCollectives(rep.comm())) std::cout << "    " << c << "\n";
     }
     for (const auto& f : rep.findings()) {
-      std::cout << "  [" << f.severity() << "] " << f.detector() << ": " << f.title();
+      std::cout << "  [" << SeverityName(f.severity()) << "] " << DetectorName(f.detector()) << ": " << f.title();
       if (f.lost_ns() > 0) std::cout << " (~" << Ms(f.lost_ns()) << " ms lost)";
       std::cout << "\n";
       if (f.has_what_if()) std::cout << "      what if: " << analysis::replay::WhatIfLine(f.what_if()) << "\n";

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/detector_names.h"
 #include "analysis/text_form.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/composition_view.h"
@@ -15,6 +16,9 @@
 #include "viewer/cli/table.h"
 
 namespace gpuspy::cli {
+
+using analysis::DetectorName;
+using analysis::SeverityName;
 
 int Summary(const GlobalOptions& g, const std::string& job) {
   QueryClient q(g.collector, g.timeout_s);
@@ -53,7 +57,7 @@ void PrintSummary(const v1::JobSummary& s) {
     std::cout << "\n";
     Table t({"PRIMARY BOTTLENECK", s.figures_per_window() ? ">WINDOWS" : ">STEPS", ">MEDIAN LOST ms"});
     for (const auto& b : s.bottlenecks()) {
-      t.Add({b.detector(), std::to_string(b.steps()), Ms(b.median_lost_ns())});
+      t.Add({DetectorName(b.detector()), std::to_string(b.steps()), Ms(b.median_lost_ns())});
     }
     t.Print(std::cout);
   }
@@ -62,13 +66,13 @@ void PrintSummary(const v1::JobSummary& s) {
     Table t({"FINDING", "SEVERITY", s.figures_per_window() ? ">WINDOWS" : ">STEPS",
              std::string(">LOST ms/") + unit});
     for (const v1::JobFinding& f : s.findings()) {
-      t.Add({f.detector(), f.severity(), absl::StrCat(f.steps(), "/", f.of_steps()), Ms(f.lost_per_step_ns())});
+      t.Add({DetectorName(f.detector()), SeverityName(f.severity()), absl::StrCat(f.steps(), "/", f.of_steps()), Ms(f.lost_per_step_ns())});
     }
     t.Print(std::cout);
   }
   if (s.has_largest_gain()) {
     const v1::ExpectedGain& g = s.largest_gain();
-    std::cout << "\nlargest expected gain: " << g.detector() << ", ~" << Ms(g.lost_per_step_ns())
+    std::cout << "\nlargest expected gain: " << DetectorName(g.detector()) << ", ~" << Ms(g.lost_per_step_ns())
               << " ms per " << (s.figures_per_window() ? "window" : "steady step") << " (found in "
               << g.steps() << " of them)\n";
     if (!g.fix_hint().empty()) std::cout << "  fix: " << g.fix_hint() << "\n";

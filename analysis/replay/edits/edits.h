@@ -69,9 +69,9 @@ std::optional<Fix> AttentionFusionFix(const StepContext& ctx, const StepGraph& g
 
 // The fix `detector`'s finding names, nullopt when it states none (its lost_ns stays what the
 // idle attribution gives) or the step has nothing to edit.
-std::optional<Fix> FixFor(std::string_view detector, const StepContext& ctx, const StepGraph& g);
+std::optional<Fix> FixFor(v1::Detector detector, const StepContext& ctx, const StepGraph& g);
 // Cheaper, partial fixes of the same cause.
-std::vector<Fix> PartialFixesFor(std::string_view detector, const StepContext& ctx,
+std::vector<Fix> PartialFixesFor(v1::Detector detector, const StepContext& ctx,
                                  const StepGraph& g);
 
 // ---- Helpers the edits share ----------------------------------------------------------------

@@ -6,26 +6,26 @@
 
 namespace gpuspy::analysis::replay {
 
-std::optional<Fix> FixFor(std::string_view detector, const StepContext& ctx, const StepGraph& g) {
-  if (detector == "sync_stall") return SyncFix(ctx, g);
-  if (detector == "host_bound") return HostWorkFix(ctx, g);
-  if (detector == "input_stall") return InputFix(ctx, g);
-  if (detector == "copy_dominated") return CopyFix(ctx, g);
-  if (detector == "launch_storm") return LaunchStormFix(ctx, g);
-  if (detector == "alloc_churn") return AllocatorFix(ctx, g);
-  if (detector == "cuda_api_bound") return DriverCallFix(ctx, g);
-  if (detector == "fp32_gemm") return TensorCoreFix(ctx, g);
-  if (detector == "unfused_elementwise") return ElementwiseFusionFix(ctx, g);
-  if (detector == "unfused_attention") return AttentionFusionFix(ctx, g);
+std::optional<Fix> FixFor(v1::Detector detector, const StepContext& ctx, const StepGraph& g) {
+  if (detector == v1::sync_stall) return SyncFix(ctx, g);
+  if (detector == v1::host_bound) return HostWorkFix(ctx, g);
+  if (detector == v1::input_stall) return InputFix(ctx, g);
+  if (detector == v1::copy_dominated) return CopyFix(ctx, g);
+  if (detector == v1::launch_storm) return LaunchStormFix(ctx, g);
+  if (detector == v1::alloc_churn) return AllocatorFix(ctx, g);
+  if (detector == v1::cuda_api_bound) return DriverCallFix(ctx, g);
+  if (detector == v1::fp32_gemm) return TensorCoreFix(ctx, g);
+  if (detector == v1::unfused_elementwise) return ElementwiseFusionFix(ctx, g);
+  if (detector == v1::unfused_attention) return AttentionFusionFix(ctx, g);
   // gpu_bound, gpu_idle, memory_growth, new_kernels and the communication findings state no
   // single-step edit (the cross-rank ones are the wait beyond the median rank).
   return std::nullopt;
 }
 
-std::vector<Fix> PartialFixesFor(std::string_view detector, const StepContext& ctx,
+std::vector<Fix> PartialFixesFor(v1::Detector detector, const StepContext& ctx,
                                  const StepGraph& g) {
   std::vector<Fix> out;
-  if (detector == "copy_dominated") {
+  if (detector == v1::copy_dominated) {
     if (std::optional<Fix> f = PinnedCopyFix(ctx, g)) out.push_back(std::move(*f));
   }
   return out;

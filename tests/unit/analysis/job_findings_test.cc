@@ -1,5 +1,6 @@
 // A job's findings aggregated once (analysis/job_findings.h): what the job page, `gpuspy summary`
 // and the HTML report list.
+#include "analysis/detector_names.h"
 #include "analysis/job_findings.h"
 
 #include <gtest/gtest.h>
@@ -14,9 +15,9 @@ v1::StepReport Step(int64_t n, std::vector<std::pair<std::string, int64_t>> find
   r.mutable_step()->set_number(n);
   for (const auto& [detector, lost] : findings) {
     v1::Finding* f = r.add_findings();
-    f->set_detector(detector);
+    f->set_detector(*analysis::ParseDetector(detector));
     f->set_lost_ns(lost);
-    f->set_severity(severity);
+    f->set_severity(*analysis::ParseSeverity(severity));
     f->set_title(detector + " in step " + std::to_string(n));
     f->set_fix_hint("fix " + detector);
   }
@@ -31,14 +32,14 @@ TEST(JobFindings, AFindingInEveryStepOutranksABiggerOneInAFew) {
   for (const auto& s : steps) basis.push_back(&s);
   const std::vector<v1::JobFinding> out = AggregateFindings(basis, true);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].detector(), "sync_stall");
+  EXPECT_EQ(out[0].detector(), v1::sync_stall);
   EXPECT_EQ(out[0].steps(), 4u);
   EXPECT_EQ(out[0].of_steps(), 4u);
   EXPECT_EQ(out[0].lost_per_step_ns(), 4);  // 17 / 4 steps
   EXPECT_EQ(out[0].median_lost_ns(), 4);
   EXPECT_EQ(out[0].worst_step().number(), 4);
   EXPECT_EQ(out[0].title(), "sync_stall in step 4");
-  EXPECT_EQ(out[1].detector(), "copy_dominated");
+  EXPECT_EQ(out[1].detector(), v1::copy_dominated);
   EXPECT_EQ(out[1].lost_per_step_ns(), 2);  // 9 over all 4 steps, not over the one it fired in
   EXPECT_TRUE(out[1].steady_only());
 }
@@ -47,7 +48,7 @@ TEST(JobFindings, TheWorstSeverityIsTheFindings) {
   const std::vector<v1::StepReport> steps = {Step(1, {{"straggler", 1}}, "warning"),
                                              Step(2, {{"straggler", 1}}, "critical")};
   std::vector<const v1::StepReport*> basis = {&steps[0], &steps[1]};
-  EXPECT_EQ(AggregateFindings(basis, false)[0].severity(), "critical");
+  EXPECT_EQ(AggregateFindings(basis, false)[0].severity(), v1::critical);
 }
 
 TEST(JobFindings, HealthyStepsGiveNone) {

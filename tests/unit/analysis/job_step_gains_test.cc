@@ -20,7 +20,7 @@ v1::StepReport Rank(int64_t wall_ns, int64_t exposed_wait_ns) {
   return r;
 }
 
-void AddFinding(v1::StepReport* r, const std::string& detector, int64_t gain_ns) {
+void AddFinding(v1::StepReport* r, v1::Detector detector, int64_t gain_ns) {
   v1::Finding* f = r->add_findings();
   f->set_detector(detector);
   f->set_lost_ns(gain_ns);
@@ -40,9 +40,9 @@ std::vector<v1::StepReport> Job() { return {Rank(100 * ms, 20 * ms), Rank(100 * 
 
 TEST(JobStepGains, ACauseOnEveryRankSavesWhatItSavesTheSlowestRank) {
   std::vector<v1::StepReport> job = Job();
-  AddFinding(&job[0], "sync_stall", 8 * ms);  // own work 80 -> 72
-  AddFinding(&job[1], "sync_stall", 8 * ms);  // 75 -> 67
-  AddFinding(&job[2], "sync_stall", 9 * ms);  // 100 -> 91: still the slowest
+  AddFinding(&job[0], v1::sync_stall, 8 * ms);  // own work 80 -> 72
+  AddFinding(&job[1], v1::sync_stall, 8 * ms);  // 75 -> 67
+  AddFinding(&job[2], v1::sync_stall, 9 * ms);  // 100 -> 91: still the slowest
   SetJobGains(All(job), false);
   for (const auto& r : job) {
     EXPECT_EQ(r.findings(0).lost_ns(), 9 * ms);
@@ -57,7 +57,7 @@ TEST(JobStepGains, ACauseOnEveryRankSavesWhatItSavesTheSlowestRank) {
 
 TEST(JobStepGains, ACauseOnAFastRankSavesTheJobNothing) {
   std::vector<v1::StepReport> job = Job();
-  AddFinding(&job[0], "host_bound", 15 * ms);
+  AddFinding(&job[0], v1::host_bound, 15 * ms);
   SetJobGains(All(job), false);
   EXPECT_EQ(job[0].findings(0).lost_ns(), 0);
   EXPECT_EQ(job[0].findings(0).what_if().gain_ns(), 0);
@@ -65,12 +65,12 @@ TEST(JobStepGains, ACauseOnAFastRankSavesTheJobNothing) {
 
 TEST(JobStepGains, ACauseOnTheSlowestRankSavesUntilTheNextSlowestSetsThePace) {
   std::vector<v1::StepReport> job = Job();
-  AddFinding(&job[2], "input_stall", 30 * ms);  // 100 -> 70, but rank 0 needs 80
+  AddFinding(&job[2], v1::input_stall, 30 * ms);  // 100 -> 70, but rank 0 needs 80
   SetJobGains(All(job), false);
   EXPECT_EQ(job[2].findings(0).lost_ns(), 20 * ms);
   // Near miss: a smaller gain is kept whole.
   std::vector<v1::StepReport> small = Job();
-  AddFinding(&small[2], "input_stall", 12 * ms);
+  AddFinding(&small[2], v1::input_stall, 12 * ms);
   SetJobGains(All(small), false);
   EXPECT_EQ(small[2].findings(0).lost_ns(), 12 * ms);
   EXPECT_EQ(small[2].findings(0).evidence_size(), 0);  // nothing changed, nothing to explain
@@ -79,8 +79,8 @@ TEST(JobStepGains, ACauseOnTheSlowestRankSavesUntilTheNextSlowestSetsThePace) {
 TEST(JobStepGains, AnUncapturedLateRankKeepsThePace) {
   // Both captured ranks waited for a rank that was not captured: their own fixes save nothing.
   std::vector<v1::StepReport> job{Rank(100 * ms, 30 * ms), Rank(100 * ms, 35 * ms)};
-  AddFinding(&job[0], "sync_stall", 10 * ms);
-  AddFinding(&job[1], "sync_stall", 10 * ms);
+  AddFinding(&job[0], v1::sync_stall, 10 * ms);
+  AddFinding(&job[1], v1::sync_stall, 10 * ms);
   SetJobGains(All(job), true);
   EXPECT_EQ(job[0].findings(0).lost_ns(), 0);
   EXPECT_EQ(job[1].findings(0).lost_ns(), 0);
@@ -88,8 +88,8 @@ TEST(JobStepGains, AnUncapturedLateRankKeepsThePace) {
 
 TEST(JobStepGains, RunningTwiceGivesTheSameGains) {
   std::vector<v1::StepReport> job = Job();
-  AddFinding(&job[0], "sync_stall", 8 * ms);
-  AddFinding(&job[2], "sync_stall", 9 * ms);
+  AddFinding(&job[0], v1::sync_stall, 8 * ms);
+  AddFinding(&job[2], v1::sync_stall, 9 * ms);
   SetJobGains(All(job), false);
   SetJobGains(All(job), false);
   EXPECT_EQ(job[0].findings(0).lost_ns(), 9 * ms);
@@ -99,7 +99,7 @@ TEST(JobStepGains, RunningTwiceGivesTheSameGains) {
 
 TEST(JobStepGains, OneRankAloneKeepsItsOwnGains) {
   std::vector<v1::StepReport> job{Rank(100 * ms, 0)};
-  AddFinding(&job[0], "sync_stall", 10 * ms);
+  AddFinding(&job[0], v1::sync_stall, 10 * ms);
   SetJobGains(All(job), false);
   EXPECT_EQ(job[0].findings(0).lost_ns(), 10 * ms);
 }

@@ -22,9 +22,9 @@ v1::StepReport Step(uint64_t process, int64_t n, int64_t wall_ns, int64_t wait_n
   SetTimeParts(b);
   if (straggler) {
     v1::Finding* f = r.add_findings();
-    f->set_detector("straggler");
+    f->set_detector(v1::straggler);
     f->set_lost_ns(7'000'000);
-    f->set_severity("critical");
+    f->set_severity(v1::critical);
     f->set_title("this rank is the slowest");
   }
   return r;
@@ -49,7 +49,7 @@ TEST(RankSummary, OwnWorkIsTheStepLessWaitingAndIsComparedWithTheFastestRank) {
   EXPECT_TRUE(slow.slow_own_work());
   EXPECT_EQ(slow.straggler_findings(), 3u);
   EXPECT_EQ(slow.straggler_median_lost_ns(), 7'000'000);
-  EXPECT_EQ(slow.straggler_severity(), "critical");
+  EXPECT_EQ(slow.straggler_severity(), v1::critical);
   // The median parts of the waiting rank: compute and the wait, as its steps split them.
   EXPECT_EQ(PartNs(fast.median_parts(), v1::TIME_CAUSE_COMPUTE), 70'000'000);
   EXPECT_EQ(PartNs(fast.median_parts(), v1::TIME_CAUSE_COMM_WAIT), 30'000'000);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "analysis/detector_names.h"
 #include "analysis/process_analysis.h"
 #include "analysis/replay/what_if.h"
 #include "analysis/step_series.h"
@@ -16,6 +17,9 @@
 #include "tests/support/trace_test_name.h"
 
 namespace gpuspy {
+
+using analysis::DetectorName;
+
 namespace {
 
 class RealTraceReplay : public ::testing::TestWithParam<const char*> {};
@@ -40,7 +44,7 @@ TEST_P(RealTraceReplay, UneditedReplayReproducesEverySteadyStep) {
     EXPECT_GT(replay.gpu_ops(), 0u);
     // A finding's gain never exceeds the step, and all fixes together save at least the largest.
     for (const v1::Finding& f : r.findings()) {
-      EXPECT_LE(f.lost_ns(), replay.recorded_ns()) << f.detector();
+      EXPECT_LE(f.lost_ns(), replay.recorded_ns()) << DetectorName(f.detector());
     }
     if (!r.findings().empty()) {
       EXPECT_GE(replay.all_fixes_gain_ns(), r.findings(0).what_if().gain_ns());

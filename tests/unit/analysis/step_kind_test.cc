@@ -1,4 +1,5 @@
 // What a step is (analysis/step_kind.h), decided once for every screen.
+#include "analysis/detector_names.h"
 #include "analysis/step_kind.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +13,7 @@ v1::StepReport Report(bool steady, const char* finding = nullptr) {
   v1::StepReport r;
   r.mutable_step()->set_source("nvtx:ProfilerStep#*");
   r.set_steady_state(steady);
-  if (finding != nullptr) r.add_findings()->set_detector(finding);
+  if (finding != nullptr) r.add_findings()->set_detector(*analysis::ParseDetector(finding));
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/cross_rank_analysis.h"
+#include "analysis/detector_names.h"
 #include "analysis/stats.h"
 #include "analysis/in_memory_batches.h"
 #include "analysis/process_analysis.h"
@@ -18,6 +19,9 @@
 #include "tools/replay/synthetic_workload.h"
 
 namespace gpuspy {
+
+using analysis::DetectorName;
+
 namespace {
 
 using analysis::StepAnalysis;
@@ -56,7 +60,7 @@ int64_t MedianWall(const std::vector<const v1::StepReport*>& steps) {
 
 const v1::Finding* FindingOf(const v1::StepReport& r, const std::string& detector) {
   for (const v1::Finding& f : r.findings()) {
-    if (f.detector() == detector) return &f;
+    if (DetectorName(f.detector()) == detector) return &f;
   }
   return nullptr;
 }
@@ -96,7 +100,7 @@ void ExpectPredictedGainMatchesTheFixedTwin(Scenario scenario, bool nvtx_steps) 
     EXPECT_TRUE(f->has_what_if()) << cause;
     predicted.push_back(f->lost_ns());
     // The primary is the fix that gains most.
-    EXPECT_EQ(r->primary_bottleneck(), cause) << "step " << r->step().number();
+    EXPECT_EQ(DetectorName(r->primary_bottleneck()), cause) << "step " << r->step().number();
     // All fixes together save at least the largest single fix.
     EXPECT_GE(r->replay().all_fixes_gain_ns(), r->findings(0).lost_ns());
   }
@@ -109,7 +113,7 @@ void ExpectPredictedGainMatchesTheFixedTwin(Scenario scenario, bool nvtx_steps) 
       << synthetic::ScenarioName(scenario) << ": predicted " << median_predicted / 1e6
       << " ms, measured " << measured / 1e6 << " ms";
   for (const v1::StepReport* r : steady_after) {
-    EXPECT_NE(r->primary_bottleneck(), cause)
+    EXPECT_NE(DetectorName(r->primary_bottleneck()), cause)
         << "the fixed twin still blames " << cause << " in step " << r->step().number();
   }
 }
@@ -231,7 +235,7 @@ TEST_P(JobWhatIfTwins, PredictedJobGainMatchesTheFixedTwinOnEveryRank) {
         << "rank " << rank << " (" << cause << ")";
     for (const StepAnalysis& s : after[rank]) {
       if (!s.report.steady_state()) continue;
-      EXPECT_NE(s.report.primary_bottleneck(), cause) << "the fixed twin still blames " << cause;
+      EXPECT_NE(DetectorName(s.report.primary_bottleneck()), cause) << "the fixed twin still blames " << cause;
     }
   }
 }

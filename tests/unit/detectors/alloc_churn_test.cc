@@ -44,14 +44,14 @@ TEST(AllocChurn, AnAllocationAsLongAsAContextCreationIsStartUpNotChurn) {
   const auto f = s.Run(&DetectAllocChurn);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->lost_ns(), 120 * us);  // the twelve short calls only: the long one is cuda_api_bound's
-  EXPECT_EQ(s.report().primary_bottleneck(), "cuda_api_bound");
+  EXPECT_EQ(s.report().primary_bottleneck(), v1::cuda_api_bound);
 }
 
 TEST(AllocChurn, AllocatorCallsThatIdleTheGpuFire) {
   DetectorStep s = AllocatorCalls(12);
   const auto f = s.Run(&DetectAllocChurn);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "alloc_churn");
+  EXPECT_EQ(f->detector(), v1::alloc_churn);
   EXPECT_EQ(f->lost_ns(), 120 * us);
   EXPECT_EQ(Evidence(*f, "allocator_calls"), "12 = 0.1 ms");
   EXPECT_THAT(f->fix_hint(), HasSubstr("empty_cache"));
@@ -105,7 +105,7 @@ TEST(AllocChurn, JustUnderTheMemoryRecordCountDoesNotFire) {
   const auto f = MemoryRecords(20).Run(&DetectAllocChurn);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->lost_ns(), 0);  // the GPU never idled
-  EXPECT_EQ(f->severity(), "info");
+  EXPECT_EQ(f->severity(), v1::info);
 }
 
 }  // namespace

@@ -24,9 +24,9 @@ TEST(CopyDominated, AnExposedPageableCopyFiresAndAsksForPinnedMemory) {
   DetectorStep s = CopyThenCompute(300, MemoryKind::kPageable);
   const auto f = s.Run(&DetectCopyDominated);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "copy_dominated");
+  EXPECT_EQ(f->detector(), v1::copy_dominated);
   EXPECT_EQ(f->lost_ns(), 300 * us);
-  EXPECT_EQ(f->severity(), "critical");  // 30 % of the step
+  EXPECT_EQ(f->severity(), v1::critical);  // 30 % of the step
   EXPECT_EQ(Evidence(*f, "pageable_bytes"), "64.0 MiB");
   EXPECT_THAT(f->fix_hint(), HasSubstr("pin_memory=True"));
 }

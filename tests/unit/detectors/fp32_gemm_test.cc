@@ -26,9 +26,9 @@ TEST(Fp32Gemm, SimtGemmsTakingAThirdOfKernelTimeFire) {
   DetectorStep s = Gemms(300);
   const auto f = s.Run(&DetectFp32Gemm);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "fp32_gemm");
+  EXPECT_EQ(f->detector(), v1::fp32_gemm);
   EXPECT_EQ(f->lost_ns(), 150 * us);
-  EXPECT_EQ(f->severity(), "warning");  // 15 % of the step
+  EXPECT_EQ(f->severity(), v1::warning);  // 15 % of the step
   EXPECT_THAT(Evidence(*f, "kernel"), HasSubstr(kSgemm));
   EXPECT_THAT(f->fix_hint(), HasSubstr("TF32"));
 }

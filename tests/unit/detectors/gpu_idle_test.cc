@@ -15,7 +15,7 @@ TEST(GpuIdle, IdleOverAThirdOfTheStepFiresWithAllOfItLost) {
   s.Then(testing::kTcGemm, 600 * us).Idle(400 * us);
   const auto f = s.Run(&DetectGpuIdle);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "gpu_idle");
+  EXPECT_EQ(f->detector(), v1::gpu_idle);
   EXPECT_EQ(f->lost_ns(), 400 * us);
   EXPECT_EQ(f->evidence_size(), 5);  // the idle by cause, so none is seen to dominate
 }

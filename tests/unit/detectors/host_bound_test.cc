@@ -155,7 +155,7 @@ TEST(HostBound, AHostSpinningWhileTheGpuWorksIsNoStall) {
   s.Then(testing::kTcGemm, 10 * ms);
   EXPECT_FALSE(s.Run(&DetectHostBound).has_value());
   for (const v1::Finding& f : s.report().findings()) {
-    EXPECT_TRUE(f.detector() == "gpu_bound") << f.detector();
+    EXPECT_TRUE(f.detector() == v1::gpu_bound) << f.detector();
   }
   EXPECT_EQ(s.report().breakdown().gpu_idle_ns(), 0);
 }

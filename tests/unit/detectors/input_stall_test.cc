@@ -34,9 +34,9 @@ TEST(InputStall, AGapInTheDataLoaderFiresWithWhatTheHostRan) {
   DetectorStep s = DataLoaderGap(400);
   const auto f = s.Run(&DetectInputStall);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "input_stall");
+  EXPECT_EQ(f->detector(), v1::input_stall);
   EXPECT_EQ(f->lost_ns(), 395 * us);
-  EXPECT_EQ(f->severity(), "critical");
+  EXPECT_EQ(f->severity(), v1::critical);
   EXPECT_EQ(Evidence(*f, "leading_gap"), "0 ns");
   EXPECT_THAT(Evidence(*f, "host_activity"), HasSubstr("DataLoader"));
 }

@@ -32,9 +32,9 @@ TEST(LaunchStorm, TinyKernelsWaitingOnLaunchesFire) {
   DetectorStep s = Storm(300, 8 * us, 2 * us);
   const auto f = s.Run(&DetectLaunchStorm);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "launch_storm");
+  EXPECT_EQ(f->detector(), v1::launch_storm);
   EXPECT_EQ(f->lost_ns(), 300 * 2 * us);
-  EXPECT_EQ(f->severity(), "warning");  // 20 % of the step
+  EXPECT_EQ(f->severity(), v1::warning);  // 20 % of the step
   EXPECT_EQ(Evidence(*f, "launch_calls"), "300");
   EXPECT_THAT(Evidence(*f, "short_kernel"), HasSubstr("x300"));
   EXPECT_THAT(f->fix_hint(), HasSubstr("CUDA graphs"));

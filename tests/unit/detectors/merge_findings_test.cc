@@ -2,6 +2,7 @@
 // counted once, under alloc_churn, not again under cuda_api_bound.
 #include <gtest/gtest.h>
 
+#include "analysis/detector_names.h"
 #include "analysis/detectors/detectors.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
@@ -26,7 +27,7 @@ DetectorStep Churn() {
 
 int Count(const v1::StepReport& r, const char* detector) {
   int n = 0;
-  for (const v1::Finding& f : r.findings()) n += f.detector() == detector;
+  for (const v1::Finding& f : r.findings()) n += analysis::DetectorName(f.detector()) == detector;
   return n;
 }
 
@@ -36,7 +37,7 @@ TEST(MergeFindings, AllocatorIdleIsAllocChurnsAloneAndTheDriverAngleIsEvidence) 
   const v1::StepReport& r = s.report();
   EXPECT_EQ(Count(r, "alloc_churn"), 1);
   EXPECT_EQ(Count(r, "cuda_api_bound"), 0);
-  EXPECT_EQ(r.primary_bottleneck(), "alloc_churn");
+  EXPECT_EQ(r.primary_bottleneck(), v1::alloc_churn);
   EXPECT_EQ(testing::Evidence(r.findings(0), "in_cuda_calls").substr(0, 6), "1.8 ms");
 }
 
@@ -49,8 +50,8 @@ TEST(MergeFindings, DriverWorkBeyondTheAllocatorStaysCudaApiBoundWithTheRestOnly
   ASSERT_EQ(Count(r, "cuda_api_bound"), 1);
   int64_t churn = 0, driver = 0;
   for (const v1::Finding& f : r.findings()) {
-    if (f.detector() == "alloc_churn") churn = f.lost_ns();
-    if (f.detector() == "cuda_api_bound") driver = f.lost_ns();
+    if (f.detector() == v1::alloc_churn) churn = f.lost_ns();
+    if (f.detector() == v1::cuda_api_bound) driver = f.lost_ns();
   }
   // What each fix saves (the replay): the allocator's 1.8 ms less what cached allocations still
   // cost, and the module load only: 2.8 ms in CUDA calls less the allocator's.
@@ -61,9 +62,9 @@ TEST(MergeFindings, DriverWorkBeyondTheAllocatorStaysCudaApiBoundWithTheRestOnly
 
 v1::Finding Finding(const std::string& detector, int64_t lost_ns, int64_t wall_ns) {
   v1::Finding f;
-  f.set_detector(detector);
+  f.set_detector(*analysis::ParseDetector(detector));
   f.set_lost_ns(lost_ns);
-  f.set_severity("warning");
+  f.set_severity(v1::warning);
   v1::WhatIf* w = f.mutable_what_if();
   w->set_gain_ns(lost_ns);
   w->set_step_ns(wall_ns - lost_ns);
@@ -79,7 +80,7 @@ TEST(MergeFindings, AStragglerLateForItsSyncsAbsorbsItsSyncStall) {
   AddEvidence(&found[0], "cause", "sync");
   MergeStragglerCause(&found);
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].detector(), "straggler");
+  EXPECT_EQ(found[0].detector(), v1::straggler);
   EXPECT_EQ(found[0].lost_ns(), 43 * us);
   EXPECT_EQ(found[0].what_if().gain_ns(), 43 * us);
   // Near miss: a straggler late for its compute keeps the sync stall apart.

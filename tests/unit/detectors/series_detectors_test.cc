@@ -13,14 +13,14 @@ TEST(Warmup, ALeadingStepAbove125PercentOfTheMedianIsWarmup) {
   EXPECT_TRUE(IsWarmupWall(126 * ms, 100 * ms));
   EXPECT_FALSE(IsWarmupWall(125 * ms, 100 * ms));  // near miss: at the factor
   const v1::Finding f = WarmupFinding({300 * ms, 100 * ms, {"k1", "k2"}, nullptr});
-  EXPECT_EQ(f.detector(), "warmup");
+  EXPECT_EQ(f.detector(), v1::warmup);
   EXPECT_EQ(f.lost_ns(), 200 * ms);
-  EXPECT_EQ(f.severity(), "info");
+  EXPECT_EQ(f.severity(), v1::info);
 }
 
 TEST(Warmup, SaysWhatTheDriverDidInTheStep) {
   v1::Finding driver;
-  driver.set_detector("cuda_api_bound");
+  driver.set_detector(v1::cuda_api_bound);
   driver.set_lost_ns(150 * ms);
   driver.set_title("module loading");
   const v1::Finding f = WarmupFinding({300 * ms, 100 * ms, {}, &driver});

@@ -28,7 +28,7 @@ v1::StepReport Waiting(int64_t exposed_wait_ns) {
 TEST(StragglerWait, FiresOnFivePercentOfTheStepWaitedWithNothingToRun) {
   const auto f = Check(&DetectStragglerWait, Waiting(5 * ms));
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "straggler_wait");
+  EXPECT_EQ(f->detector(), v1::straggler_wait);
   EXPECT_EQ(f->lost_ns(), 5 * ms);
   EXPECT_EQ(Evidence(*f, "waited_for"), "rank 3");
   EXPECT_NE(f->title().find("rank 3"), std::string::npos);

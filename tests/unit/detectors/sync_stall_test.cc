@@ -47,9 +47,9 @@ TEST(SyncStall, ASyncFollowedByADrainFiresWithItsCallSite) {
   DetectorStep s = SyncThenDrain(400, 400);
   const auto f = s.Run(&DetectSyncStall);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "sync_stall");
+  EXPECT_EQ(f->detector(), v1::sync_stall);
   EXPECT_GE(f->lost_ns(), 395 * us);
-  EXPECT_EQ(f->severity(), "critical");
+  EXPECT_EQ(f->severity(), v1::critical);
   EXPECT_THAT(f->title(), HasSubstr("mostly in cudaStreamSynchronize"));
   EXPECT_EQ(Evidence(*f, "call_site"), "train.py:51 loss.item() x1 (0.4 ms)");
   EXPECT_THAT(f->fix_hint(), HasSubstr(".item()"));

@@ -30,7 +30,7 @@ TEST(UnfusedAttention, FiresOnRepeatingBmmSoftmaxBmm) {
   for (int i = 0; i < 4; ++i) Layer(s);
   const auto f = s.Run(&DetectUnfusedAttention);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "unfused_attention");
+  EXPECT_EQ(f->detector(), v1::unfused_attention);
   // masked_fill + softmax + dropout between the bmms: 70 µs per layer.
   EXPECT_EQ(f->lost_ns(), 280 * us);
   EXPECT_EQ(Evidence(*f, "patterns_in_step"), "4");

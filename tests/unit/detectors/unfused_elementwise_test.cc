@@ -30,7 +30,7 @@ TEST(UnfusedElementwise, FiresOnEagerMlpChainsWithSavingEstimateAndChains) {
   Layers(s, 10, 60 * us, 15 * us);  // 50 % memory-bound, chains of 4
   const auto f = s.Run(&DetectUnfusedElementwise);
   ASSERT_TRUE(f.has_value());
-  EXPECT_EQ(f->detector(), "unfused_elementwise");
+  EXPECT_EQ(f->detector(), v1::unfused_elementwise);
   // Each chain of 4 × 15 µs would make one pass: saving 60 × (1 − 1/4) = 45 µs per layer.
   EXPECT_EQ(f->lost_ns(), 450 * us);
   EXPECT_EQ(Evidence(*f, "memory_bound_kernels"), "40");

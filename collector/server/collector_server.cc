@@ -10,9 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "collector/rpc/bad_request_interceptor.h"
 #include "collector/server/data_dir_lock.h"
 #include "collector/storage/postgres_store.h"
 #include "grpcpp/resource_quota.h"
@@ -142,6 +144,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   if (!options.unix_socket.empty()) {
     builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
     s->unix_socket_ = options.unix_socket;
+  }
+  {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(MakeBadRequestInterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   builder.RegisterService(s->ingest_service_.get());
   builder.RegisterService(s->security_->Wrap(s->query_service_.get()));

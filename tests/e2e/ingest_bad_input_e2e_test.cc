@@ -2,10 +2,14 @@
 // what is already stored.
 #include <signal.h>
 
+#include <chrono>
+#include <future>
 #include <limits>
 #include <string>
 #include <thread>
 
+#include <google/protobuf/descriptor.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/byte_buffer.h>
 #include <gtest/gtest.h>
@@ -325,6 +329,41 @@ TEST_F(IngestBadInput, UnknownJobIsNotFound) {
   grpc::Status st = query_->GetStepReport(&ctx, req, &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(st.error_message(), "unknown job 'missing'");
+}
+
+// Issue 34: gRPC's generated handlers answered INTERNAL with an empty message for a unary request
+// that does not parse. Every unary method of every service, from the services' own descriptors.
+TEST_F(IngestBadInput, UnparseableUnaryRequestIsInvalidArgumentWithAReason) {
+  grpc::GenericStub stub(channel_);
+  // A varint of 11 bytes (at most 10 are allowed).
+  const std::string garbage = std::string(10, '\xff') + "\x01";
+  int methods = 0;
+  for (const char* name : {"gpuspy.v1.Query", "gpuspy.v1.Control", "gpuspy.v1.Ingest"}) {
+    const google::protobuf::ServiceDescriptor* service =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    ASSERT_NE(service, nullptr) << name;
+    for (int i = 0; i < service->method_count(); ++i) {
+      const google::protobuf::MethodDescriptor* m = service->method(i);
+      if (m->client_streaming() || m->server_streaming()) continue;
+      ++methods;
+      const std::string path = "/" + std::string(service->full_name()) + "/" + std::string(m->name());
+      grpc::Slice slice(garbage);
+      grpc::ByteBuffer request(&slice, 1);
+      grpc::ByteBuffer response;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+      std::promise<grpc::Status> done;
+      stub.UnaryCall(&ctx, path, grpc::StubOptions(), &request, &response,
+                     [&done](grpc::Status st) { done.set_value(std::move(st)); });
+      const grpc::Status st = done.get_future().get();
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << path << ": " << st.error_message();
+      EXPECT_NE(st.error_message().find("does not parse"), std::string::npos) << path << ": " << st.error_message();
+      EXPECT_NE(st.error_message().find(path), std::string::npos) << st.error_message();
+    }
+  }
+  EXPECT_GE(methods, 16);  // Query's 13 and Control's 3, at least
+  StoreValid(1, 10);  // the daemon is unharmed
+  EXPECT_EQ(StoredEvents(), 20u);
 }
 
 }  // namespace

@@ -131,18 +131,49 @@ TEST(HugeStrings, AValueTooLongToParseInBoundedMemoryIsRefusedInOneLine) {
   EXPECT_LT(PeakChildRssMb(), 100.0);
 }
 
-TEST(GzipBomb, InflatingStopsAtMaxTraceBytes) {
-  testing::TempDir dir;
-  const std::string bomb = dir.path() + "/bomb.json.gz";
+// `mib` MiB of zeros, gzip'd, in `dir`.
+std::string GzipBombFile(const std::string& dir, int mib) {
+  const std::string bomb = dir + "/bomb" + std::to_string(mib) + ".json.gz";
   gzFile f = gzopen(bomb.c_str(), "wb9");
   const std::string zeros(1 << 20, '\0');
-  for (int i = 0; i < 512; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
+  for (int i = 0; i < mib; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
   gzclose(f);
+  return bomb;
+}
+
+TEST(GzipBomb, InflatingStopsAtMaxTraceBytes) {
+  testing::TempDir dir;
+  const std::string bomb = GzipBombFile(dir.path(), 512);
   testing::RunResult r =
       testing::Run({GPUSPY_BIN, "analyze", "--max-trace-bytes", "33554432", "--job", "j", bomb});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("inflates to more than 33554432 bytes"), std::string::npos) << r.err;
   EXPECT_LT(PeakChildRssMb(), 100.0) << "512 MiB of zeros stopped at 32 MiB";
+}
+
+// `gpuspy import` reads its files through the same bounded inflate before it sends anything.
+TEST(GzipBomb, ImportStopsAtMaxTraceBytesBeforeSending) {
+  testing::TempDir dir;
+  const std::string bomb = GzipBombFile(dir.path(), 512);
+  // No collector listens there: the file is refused before one is needed.
+  testing::RunResult r = testing::Run({GPUSPY_BIN, "--collector", "127.0.0.1:1", "import",
+                                       "--max-trace-bytes", "33554432", "--job", "j", bomb});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("inflates to more than 33554432 bytes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing imported"), std::string::npos) << r.err;
+  EXPECT_LT(PeakChildRssMb(), 100.0) << "512 MiB of zeros stopped at 32 MiB";
+}
+
+// Under the limit the whole text is inflated (then refused as not JSON): memory is the text's
+// size and little more, not a multiple of it.
+TEST(GzipBomb, UnderTheLimitCostsTheTextOnce) {
+  testing::TempDir dir;
+  const std::string bomb = GzipBombFile(dir.path(), 64);
+  testing::RunResult r =
+      testing::Run({GPUSPY_BIN, "analyze", "--max-trace-bytes", "134217728", "--job", "j", bomb});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not JSON"), std::string::npos) << r.err;
+  EXPECT_LT(PeakChildRssMb(), 64.0 + 48.0) << "64 MiB of text";
 }
 
 }  // namespace

@@ -173,7 +173,7 @@ std::unique_ptr<PostgresServer> PostgresServer::Start(const PostgresServerOption
   s->bin_dir_ = FindBinDir();
   if (s->bin_dir_.empty()) {
     *error = "PostgreSQL server binaries (initdb, postgres) not found: install the Debian "
-             'postgresql' package (scripts/install-deps.sh --tests) or set GPUSPY_POSTGRES_BIN";
+             "'postgresql' package (scripts/install-deps.sh --tests) or set GPUSPY_POSTGRES_BIN";
     return nullptr;
   }
   const RunAs as = ServerUser(error);

@@ -32,7 +32,7 @@ th{text-align:left;background:#f4f4f4}td.n{text-align:right;font-variant-numeric
 .finding{margin:.5em 0 .8em 1em;padding-left:.6em;border-left:3px solid #ddd}
 .sev-critical{border-color:#b00}.sev-warning{border-color:#a60}.sev-critical b,.sev-critical .sev{color:#b00}
 .finding .gain{font-weight:600}.finding .fix{margin-top:.2em}
-code{background:#f4f4f4;padding:0 3px}section.step-findings{margin:.8em 0}
+code{background:#f4f4f4;padding:0 3px}td code{overflow-wrap:anywhere}section.step-findings{margin:.8em 0}
 .legend span{margin-right:1em;white-space:nowrap}.legend i,i.sw{display:inline-block;width:10px;height:10px;margin-right:4px}
 .timeline .lane{display:flex;align-items:center;margin:4px 0}.lane-label{width:6em;flex:none}
 .timeline .steps{display:flex;flex:1;gap:2px;min-width:0}.tl-step{flex-basis:0;min-width:2px;display:block}

@@ -57,7 +57,7 @@ std::vector<ReadTrace> ReadAll(const std::vector<std::string>& files, uint64_t m
   std::vector<ReadTrace> out;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string what = absl::StrCat("importing ", std::filesystem::path(files[i]).filename().string());
-    line->Show(what + ": hashing");
+    line->Show(what + ": hashing", /*phase=*/true);
     absl::StatusOr<std::string> sha = FileSha256Hex(files[i]);
     importers::KinetoReadTimings read;
     importers::KinetoReadLimits limits{.max_json_bytes = max_trace_bytes, .progress = {}};
@@ -254,7 +254,8 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     const size_t chunks = r->trace.events.size() / kEventsPerBatch + 1;
     sent.push_back(r);
     line.Show(absl::StrCat("importing ", std::filesystem::path(r->path).filename().string(), ": sending ",
-                           analysis::CountOf(r->trace.events.size(), "event", "events"), " to gpuspyd"));
+                           analysis::CountOf(r->trace.events.size(), "event", "events"), " to gpuspyd"),
+              /*phase=*/true);
     absl::StatusOr<UploadResult> up =
         UploadEvents(g.collector, id, r->trace.strings, r->trace.events.Split(chunks));
     line.Clear();

@@ -59,7 +59,7 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
         f.status = t.status();
       } else {
         f.trace = std::move(*t);
-        line.Show("analysing " + name + files_done());
+        line.Show("analysing " + name + files_done(), /*phase=*/true);
         const int64_t start = NowNs();
         // The process id the collector would give: position among the files, from 1.
         steps[i] = analysis::AnalyzeProcessSteps(analysis::CutIntoImportBatches(f.trace->events),

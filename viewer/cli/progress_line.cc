@@ -34,11 +34,11 @@ ProgressLine::ProgressLine(bool enabled) : enabled_(enabled), start_(std::chrono
 
 ProgressLine::~ProgressLine() { Clear(); }
 
-void ProgressLine::Show(const std::string& text) {
+void ProgressLine::Show(const std::string& text, bool phase) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
-  if (now - start_ < kProgressDelay || (shown_ && now - last_ < kProgressEvery)) return;
+  if (now - start_ < kProgressDelay || (shown_ && !phase && now - last_ < kProgressEvery)) return;
   last_ = now;
   shown_ = true;
   // "\x1b[K" erases what a longer earlier line left to the right.

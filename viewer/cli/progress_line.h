@@ -40,7 +40,9 @@ class ProgressLine {
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  void Show(const std::string& text);
+  // `phase`: the work moved on to another stage ("analysing ..." after "reading ... 100%"): shown
+  // at once, never dropped by the rate limit.
+  void Show(const std::string& text, bool phase = false);
   // Clears the line (before other output on stderr, or at the end).
   void Clear();
 

@@ -4,6 +4,9 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace gpuspy::cli {
@@ -50,6 +53,40 @@ TEST(ProgressLine, WantedOnATerminalForTextOnly) {
   EXPECT_FALSE(ProgressWanted(text, false));
   // And what stderr is, is asked of stderr itself: a pipe is no terminal.
   EXPECT_FALSE(WithStderrOnAPipe([&] { return ProgressWanted(text); }));
+}
+
+// What a line wrote to stderr while `f` ran with it.
+template <typename F>
+std::string StderrOf(F f) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  const int saved = dup(STDERR_FILENO);
+  dup2(fds[1], STDERR_FILENO);
+  f();
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(fds[1]);
+  std::string out;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  return out;
+}
+
+TEST(ProgressLine, ShortWorkAndADisabledLineWriteNothing) {
+  // Under kProgressDelay: nothing, a phase change included.
+  EXPECT_EQ(StderrOf([] {
+              ProgressLine line(true);
+              line.Show("reading a.json: 50% (1 B of 2 B)");
+              line.Show("analysing a.json", /*phase=*/true);
+            }),
+            "");
+  EXPECT_EQ(StderrOf([] {
+              ProgressLine line(false);
+              line.Show("x", true);
+            }),
+            "");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/api_classifier.h"
+#include "analysis/step_source.h"
 #include "model/units.h"
 
 namespace gpuspy::analysis {
@@ -117,6 +118,14 @@ void MarkFirstWindow(v1::StepReport* first) {
   if (wall <= 0 || unlaunched < kMinUnlaunchedShare * wall) return;
   MarkInsufficient(first, absl::StrCat("first window of the recording: ", FormatMs(unlaunched),
                                        " of GPU work launched before the recording began"));
+}
+
+void MarkLastPeriodStep(v1::StepReport* last) {
+  const uint64_t period = PeriodKernels(last->step().source());
+  const uint64_t kernels = last->breakdown().kernel_count();
+  if (period == 0 || kernels >= kMinLastPeriodShare * static_cast<double>(period)) return;
+  MarkInsufficient(last, absl::StrCat("last window of the recording: ", kernels, " of the period's ",
+                                      period, " kernels (the run ended mid-iteration)"));
 }
 
 int64_t UnlaunchedGpuNs(const EventColumns& ev, Interval w) {

@@ -38,6 +38,13 @@ int64_t UnlaunchedGpuNs(const EventColumns& events, Interval window);
 // it or more.
 void MarkFirstWindow(v1::StepReport* first);
 
+// The last step of a process found by its period (period_detector.h) runs from the last
+// recurrence to the last GPU work: when the run stopped mid-iteration it holds only part of one
+// (52 kernels of a 346-kernel period). Insufficient when it launched fewer than this share of
+// the period's kernels (the detector's own "most of a period" between recurrences).
+inline constexpr double kMinLastPeriodShare = 0.75;
+void MarkLastPeriodStep(v1::StepReport* last);
+
 // Marks `report` insufficient with `reason` (keeps earlier reasons) and refreshes its
 // insufficient_data finding; the caller ranks findings afterwards (RankFindings).
 void MarkInsufficient(v1::StepReport* report, const std::string& reason);

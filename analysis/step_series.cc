@@ -63,6 +63,9 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
     v1::StepReport& first = steps->front().report;
     MarkFirstWindow(&first);
     RankFindings(&first);
+    v1::StepReport& last = steps->back().report;
+    MarkLastPeriodStep(&last);
+    RankFindings(&last);
   }
   std::vector<StepMemoryInput> memory;
   for (const StepAnalysis& s : *steps) memory.push_back(s.memory);

@@ -20,6 +20,16 @@ std::string WindowSource(int64_t window_ns) {
 
 bool IsPeriodStep(std::string_view source) { return source.starts_with("period:"); }
 
+uint64_t PeriodKernels(std::string_view source) {
+  if (!IsPeriodStep(source)) return 0;
+  uint64_t n = 0;
+  for (char c : source.substr(sizeof("period:") - 1)) {
+    if (c < '0' || c > '9') break;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
+
 bool IsTimeWindow(std::string_view source) {
   return absl::StartsWith(absl::string_view(source.data(), source.size()), kWindowPrefix);
 }

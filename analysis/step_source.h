@@ -25,6 +25,10 @@ inline bool IsTimeWindow(const v1::Step& step) { return IsTimeWindow(step.source
 // each period's first kernel (period_detector.cc).
 bool IsPeriodStep(std::string_view source);
 
+// The kernels of one period of a period step ("period:346 kernels" -> 346); 0 for any other
+// source.
+uint64_t PeriodKernels(std::string_view source);
+
 // "window" or "step": the word for it in what people read.
 std::string_view StepNoun(std::string_view source);
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "analysis/text_form.h"
 #include "spdlog/spdlog.h"
 
 namespace gpuspy::collector {
@@ -107,7 +108,8 @@ absl::StatusOr<v1::AttachResponse> CaptureManager::Attach(const v1::AttachReques
   }
   if (dormant.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the ", continuous, " matching process(es) of ", Describe(request),
+        "the ", analysis::CountOf(continuous, "matching process", "matching processes"), " of ",
+        Describe(request),
         " trace continuously (GPUSPY_MODE=always): their steps are stored already; "
         "use gpuspy report"));
   }
@@ -143,7 +145,9 @@ absl::StatusOr<v1::AttachResponse> CaptureManager::Attach(const v1::AttachReques
                                  (p.status().state() != v1::CAPTURE_STATE_EXITED));
   }
   if (continuous > 0) {
-    response.add_notes(absl::StrCat(continuous, " process(es) trace continuously and were not armed"));
+    response.add_notes(absl::StrCat(analysis::CountOf(continuous, "process", "processes"),
+                                    continuous == 1 ? " traces continuously and was not armed"
+                                                    : " trace continuously and were not armed"));
   }
   FinishIfOverLocked(capture);
   while (captures_.size() > kMaxCapturesKept) {

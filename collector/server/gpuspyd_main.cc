@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "analysis/text_form.h"
 #include "collector/server/collector_server.h"
 #include "collector/server/index_rebuild.h"
 #include "collector/server/server_flags.h"
@@ -22,20 +23,20 @@ int RebuildIndexAndExit(const gpuspy::collector::ServerOptions& options) {
                  std::string(r.status().message()).c_str());
     return 1;
   }
-  std::printf("gpuspyd: rebuilt the index of %s from %llu segment file(s): %llu process(es), "
-              "%llu batch(es), %llu event(s)\n",
-              options.data_dir.c_str(), static_cast<unsigned long long>(r->segment_files),
-              static_cast<unsigned long long>(r->processes), static_cast<unsigned long long>(r->batches),
-              static_cast<unsigned long long>(r->events));
+  using gpuspy::analysis::CountOf;
+  std::printf("gpuspyd: rebuilt the index of %s from %s: %s, %s, %s\n", options.data_dir.c_str(),
+              CountOf(r->segment_files, "segment file", "segment files").c_str(),
+              CountOf(r->processes, "process", "processes").c_str(),
+              CountOf(r->batches, "batch", "batches").c_str(), CountOf(r->events, "event", "events").c_str());
   if (!r->damaged_index.empty()) std::printf("  the old index is kept as %s\n", r->damaged_index.c_str());
   if (r->step_patterns > 0) {
-    std::printf("  %llu job step pattern(s) read back from the old index\n",
-                static_cast<unsigned long long>(r->step_patterns));
+    std::printf("  %s read back from the old index\n",
+                gpuspy::analysis::CountOf(r->step_patterns, "job step pattern", "job step patterns").c_str());
   }
   if (r->processes_without_identity > 0) {
-    std::printf("  %llu process(es) had no identity record (data from before gpuspy recorded one): "
-                "listed under job 'unknown'\n",
-                static_cast<unsigned long long>(r->processes_without_identity));
+    std::printf("  %s no identity record (data from before gpuspy recorded one): listed under "
+                "job 'unknown'\n",
+                gpuspy::analysis::CountOf(r->processes_without_identity, "process had", "processes had").c_str());
   }
   if (r->batches_with_placeholders > 0) {
     std::printf("  %llu batch(es) use names defined by a batch that is lost: kept, with %llu name(s) "

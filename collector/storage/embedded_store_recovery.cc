@@ -260,7 +260,11 @@ absl::Status EmbeddedStore::BackfillIdentityRecords() {
     if (!row.ok()) return row.status();
   }
   for (const auto& [id, blob] : missing) RETURN_IF_ERROR(WriteIdentityRecord(id, blob));
-  if (!missing.empty()) spdlog::info("storage: identity records written for {} process(es)", missing.size());
+  if (!missing.empty()) {
+    // (storage does not link the analysis library's CountOf: the one noun is spelled here)
+    spdlog::info("storage: identity records written for {} {}", missing.size(),
+                 missing.size() == 1 ? "process" : "processes");
+  }
   return absl::OkStatus();
 }
 

@@ -12,7 +12,8 @@
 #include "analysis/step_kind.h"
 #include "analysis/step_source.h"
 #include "analysis/text_form.h"
-#include "viewer/palette/time_causes.h"
+#include "exporters/html_report/html_sections.h"
+#include "exporters/html_report/html_text.h"
 
 namespace gpuspy::exporters {
 
@@ -21,73 +22,37 @@ using analysis::SeverityName;
 
 namespace {
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string Ms(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
-
-std::string Pct(int64_t part, int64_t whole) {
-  return whole > 0 ? absl::StrFormat("%.0f%%", 100.0 * static_cast<double>(part) / whole) : "-";
-}
-
-std::string Label(const std::map<uint64_t, std::string>& labels, uint64_t id) {
-  auto it = labels.find(id);
-  return it == labels.end() ? absl::StrCat("p", id) : it->second;
-}
-
-// One stacked bar: where the step's wall time went (StepBreakdown.parts, in the viewer's palette).
-// Each part carries its cause and ns, so a script reads the same numbers the bar draws.
-std::string BreakdownBar(const v1::StepBreakdown& b) {
-  std::string out = "<div class=bar>";
-  for (const v1::TimePart& p : b.parts()) {
-    if (p.ns() <= 0 || b.wall_ns() <= 0) continue;
-    const palette::TimeCauseStyle& style = palette::StyleOf(p.cause());
-    absl::StrAppend(&out, "<span data-cause=\"", v1::TimeCause_Name(p.cause()), "\" data-ns=\"", p.ns(),
-                    "\" style=\"width:", absl::StrFormat("%.3f", 100.0 * static_cast<double>(p.ns()) / b.wall_ns()),
-                    "%;background:", style.color, "\" title=\"", style.label, " ", Ms(p.ns()), " ms\"></span>");
-  }
-  absl::StrAppend(&out, "</div>");
-  return out;
-}
-
-// The bar's legend, from the same palette.
-std::string Legend() {
-  std::string out = "<p class=legend>";
-  for (const palette::TimeCauseStyle& style : palette::TimeCauseStyles()) {
-    absl::StrAppend(&out, "<span><i style=\"background:", style.color, "\"></i>", style.label, "</span> ");
-  }
-  absl::StrAppend(&out, "</p>");
-  return out;
-}
+using html::Escape;
+using html::Label;
+using html::Ms;
+using html::Pct;
 
 constexpr char kStyle[] = R"css(
-body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}
+body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:72em;padding:0 1em;color:#222}
+h2{margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 8px;border-bottom:1px solid #ddd}
 th{text-align:left;background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .bar{display:flex;width:360px;height:12px;background:#eee}.bar span{display:block;height:12px}
-.finding{margin:.3em 0 .3em 1em}.sev-critical{color:#b00}.sev-warning{color:#a60}
-code{background:#f4f4f4;padding:0 3px}details{margin:.5em 0}
-.legend span{margin-right:1em;white-space:nowrap}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
+.bar.wide{width:100%;height:18px}.bar.wide span{height:18px}
+.finding{margin:.5em 0 .8em 1em;padding-left:.6em;border-left:3px solid #ddd}
+.sev-critical{border-color:#b00}.sev-warning{border-color:#a60}.sev-critical b,.sev-critical .sev{color:#b00}
+.finding .gain{font-weight:600}.finding .fix{margin-top:.2em}
+code{background:#f4f4f4;padding:0 3px}td code{overflow-wrap:anywhere}section.step-findings{margin:.8em 0}
+.legend span{margin-right:1em;white-space:nowrap}.legend i,i.sw{display:inline-block;width:10px;height:10px;margin-right:4px}
+.timeline .lane{display:flex;align-items:center;margin:4px 0}.lane-label{width:6em;flex:none}
+.timeline .steps{display:flex;flex:1;gap:2px;min-width:0}.tl-step{flex-basis:0;min-width:2px;display:block}
+.tl-step .bar{width:100%;height:18px}.tl-step .bar span{height:18px}.tl-step.unsteady{opacity:.45}
+td.comm{font-weight:600}
 )css";
 
 std::string SignedMs(int64_t ns) { return absl::StrFormat("%+.2f", static_cast<double>(ns) / 1e6); }
 
 // The two ranks compared: headline, the parts of the step on both, the changes that add up.
-std::string RankDiffSection(const v1::RunDiff& d) {
-  std::string h = absl::StrCat("<h2 id=ranks-compared>Ranks compared: ", Escape(d.a_label()),
-                               " vs ", Escape(d.b_label()), "</h2><p>Median step ",
+// Headed by the ranks' numbers (JobSummary.compare_ranks): the diff's labels are selectors
+// ("job@0"), which read as two runs, not two ranks of one.
+std::string RankDiffSection(const v1::RunDiff& d, const v1::RankPair& ranks) {
+  std::string h = absl::StrCat("<h2 id=ranks-compared>Ranks compared: rank ", ranks.a(), " vs rank ",
+                               ranks.b(), "</h2><p>Median step ",
                                Ms(d.a().median_ns()), " vs ", Ms(d.b().median_ns()), " ms (",
                                SignedMs(d.median_delta_ns()), " ms",
                                d.within_noise() ? ", within the noise" : "", ").</p>");
@@ -112,7 +77,7 @@ std::string RankDiffSection(const v1::RunDiff& d) {
 
 std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse& reports,
                        const std::map<uint64_t, std::string>& labels, const v1::RunDiff* rank_diff) {
-  std::string h = absl::StrCat("<!doctype html><html><head><meta charset=utf-8><title>gpuspy: ",
+  std::string h = absl::StrCat("<!doctype html><html><head><meta charset=utf-8><title>gpuspy report: ",
                                Escape(s.job_id()), "</title><style>", kStyle,
                                "</style></head><body><h1>gpuspy report: ", Escape(s.job_id()),
                                "</h1>");
@@ -158,7 +123,9 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
     }
     absl::StrAppend(&h, "</table>");
   }
-  if (rank_diff != nullptr) absl::StrAppend(&h, RankDiffSection(*rank_diff));
+  absl::StrAppend(&h, html::RanksSection(s));
+  if (rank_diff != nullptr) absl::StrAppend(&h, RankDiffSection(*rank_diff, s.compare_ranks()));
+  absl::StrAppend(&h, html::GpuTimeSection(s), html::TopKernelsSection(s));
   absl::StrAppend(&h,
                   "<h2>Steps</h2><table><tr><th>Rank<th>Step<th>Wall ms<th>GPU busy<th>Kernels"
                   "<th>Breakdown<th>Primary bottleneck<th>Lost ms<th>Kind</tr>");
@@ -173,26 +140,29 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
                     "\">", analysis::IsTimeWindow(r.step()) ? "window " : "", r.step().number(),
                     "</a><td class=n>", Ms(b.wall_ns()), "<td class=n>",
                     Pct(b.gpu_busy_ns(), b.wall_ns()), "<td class=n>", b.kernel_count(), "<td>",
-                    BreakdownBar(b), "<td>", Escape(DetectorName(r.primary_bottleneck())), "<td class=n>",
+                    html::PartsBar(b.parts(), b.wall_ns()), "<td>", Escape(DetectorName(r.primary_bottleneck())), "<td class=n>",
                     Ms(r.findings().empty() ? 0 : r.findings(0).lost_ns()), "<td>",
                     analysis::StepKindLabel(r.kind()), "</tr>");
   }
-  absl::StrAppend(&h, "</table>", Legend(), "<h2>Findings</h2>");
+  absl::StrAppend(&h, "</table>", html::CausesLegend(), html::StepTimelineSection(reports, labels),
+                  html::MemorySection(reports, labels), "<h2>Findings</h2>");
+  // Open, not folded away: the page is read (and printed) by someone without the viewer.
   for (const v1::StepReport& r : reports.reports()) {
     if (r.findings().empty()) continue;
-    absl::StrAppend(&h, "<details id=\"s", r.step().process_id(), "-", r.step().number(),
-                    "\"><summary>rank ", Escape(Label(labels, r.step().process_id())), " ",
+    absl::StrAppend(&h, "<section class=step-findings id=\"s", r.step().process_id(), "-", r.step().number(),
+                    "\"><h3>rank ", Escape(Label(labels, r.step().process_id())), " ",
                     std::string(analysis::StepNoun(r.step().source())), " ",
-                    r.step().number(), ": ", Escape(DetectorName(r.primary_bottleneck())), "</summary>");
+                    r.step().number(), ": ", Escape(DetectorName(r.primary_bottleneck())), "</h3>");
     if (!r.capture_note().empty()) absl::StrAppend(&h, "<p>! ", Escape(r.capture_note()), "</p>");
     if (const std::string replay = analysis::replay::ReplayLine(r.replay()); !replay.empty()) {
       absl::StrAppend(&h, "<p class=replay data-all-fixes-ns=\"", r.replay().all_fixes_ns(), "\">",
                       Escape(replay), "</p>");
     }
     for (const v1::Finding& f : r.findings()) {
-      absl::StrAppend(&h, "<div class=\"finding sev-", Escape(SeverityName(f.severity())), "\"><b>",
-                      Escape(DetectorName(f.detector())), "</b>: ", Escape(f.title()), " (", Ms(f.lost_ns()),
-                      " ms)");
+      absl::StrAppend(&h, "<div class=\"finding sev-", Escape(SeverityName(f.severity())), "\" data-detector=\"",
+                      Escape(DetectorName(f.detector())), "\" data-lost-ns=\"", f.lost_ns(), "\"><b>",
+                      Escape(DetectorName(f.detector())), "</b> <span class=sev>[", Escape(SeverityName(f.severity())), "]</span>: ",
+                      Escape(f.title()), "<br><span class=gain>~", Ms(f.lost_ns()), " ms lost</span>");
       if (f.has_what_if()) {
         absl::StrAppend(&h, "<br><span class=what-if data-gain-ns=\"", f.what_if().gain_ns(), "\">what if: ",
                         Escape(analysis::replay::WhatIfLine(f.what_if())), "</span>");
@@ -203,10 +173,10 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
       for (const v1::Evidence& e : f.evidence()) {
         absl::StrAppend(&h, "<br><code>", Escape(e.key()), "</code> ", Escape(e.value()));
       }
-      if (!f.fix_hint().empty()) absl::StrAppend(&h, "<br>fix: ", Escape(f.fix_hint()));
+      if (!f.fix_hint().empty()) absl::StrAppend(&h, "<div class=fix><b>fix:</b> ", Escape(f.fix_hint()), "</div>");
       absl::StrAppend(&h, "</div>");
     }
-    absl::StrAppend(&h, "</details>");
+    absl::StrAppend(&h, "</section>");
   }
   absl::StrAppend(&h, "</body></html>\n");
   return h;

@@ -1,6 +1,10 @@
-// A job's analysis as one self-contained static HTML page (no server, no script, no network):
-// the job summary, the step table (as the viewer's), each step's time breakdown as a bar, and its
-// findings with evidence and fix hints. Written by `gpuspy analyze --html`.
+// A job's analysis as one self-contained static HTML page (no server, no script, no network), a
+// page to send a colleague: the job summary and its findings, where each rank's step goes (the
+// communication split in the palette's comm browns), the two ranks compared, GPU time by kernel
+// class, the top kernels, the step table with each step's breakdown bar, a per-step timeline,
+// device memory when known, and every step's findings open with evidence, gain and fix. Colours
+// come from viewer/palette/ (the web viewer's); numbers only from the analysis' protos.
+// Written by `gpuspy analyze --html`.
 #pragma once
 
 #include <cstdint>

@@ -668,8 +668,13 @@ absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, siz
     timings->json_bytes = bytes->json().size();
     timings->inflate_ns = bytes->inflate_ns();
   }
+  const uint64_t json_bytes = bytes->json().size();
   auto pieces = ParseInPieces(
-      bytes->json(), piece_bytes, [&](size_t offset) { bytes->ReleaseBefore(offset); },
+      bytes->json(), piece_bytes,
+      [&](size_t offset) {
+        bytes->ReleaseBefore(offset);
+        if (limits.progress) limits.progress(offset, json_bytes);
+      },
       [&](size_t from, size_t to) { bytes->Populate(from, to); }, timings);
   if (!pieces && bytes->lost_text()) {
     // The pieces gave up after part of the inflated text was handed back: inflate it again.
@@ -680,6 +685,7 @@ absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, siz
   if (!trace.ok()) {
     return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
   }
+  if (limits.progress) limits.progress(json_bytes, json_bytes);
   return trace;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -50,9 +51,13 @@ struct KinetoReadTimings {
   uint32_t rejected_cuts = 0;  // candidate cuts simdjson rejected (inside a string or value)
 };
 
-// What a read may cost, set by the caller (`--max-trace-bytes`).
+// What a read may cost, set by the caller (`--max-trace-bytes`), and who hears how far it got.
 struct KinetoReadLimits {
   uint64_t max_json_bytes = kDefaultMaxJsonBytes;  // a plain file's size, or what gzip inflates to
+  // Called on the reading thread as each piece of the JSON text is done (bytes read, bytes in
+  // all), and once with both equal at the end: the CLI's progress line. A text read whole (under
+  // two pieces, a fraction of a second) is told only at the end.
+  std::function<void(uint64_t read, uint64_t total)> progress;
 };
 
 // Reads `path` (gzip'd or plain). InvalidArgument for JSON that does not parse (with the byte

@@ -127,7 +127,7 @@ TEST_F(AttachPidE2E, MatchAndCgroupSelectOnlyTheCudaProcessesTheyName) {
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pid " + std::to_string(b->pid()) + ": registered"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("pid " + std::to_string(bystander.pid())), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("2 process(es) of job 77001 armed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 processes of job 77001 armed"), std::string::npos) << r.out;
   // A cgroup is read from its cgroup.procs: here a directory that lists one trainer and the
   // bystander, so only the trainer is attached, and only it is captured though its job has two
   // dormant processes now.
@@ -136,7 +136,7 @@ TEST_F(AttachPidE2E, MatchAndCgroupSelectOnlyTheCudaProcessesTheyName) {
                     " " + std::to_string(b->pid()) + " > " + cgroup + "/cgroup.procs").c_str()), 0);
   RunResult c = Cli({"attach", "--cgroup", cgroup, "--duration", "1s"});
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
-  EXPECT_NE(c.out.find("1 process(es) of job 77001 armed"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("1 process of job 77001 armed"), std::string::npos) << c.out;
   RunResult none = Cli({"attach", "--match", "no-such-program-xyz", "--steps", "1"});
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.err.find("no running CUDA process matches"), std::string::npos) << none.err;

@@ -162,7 +162,9 @@ TEST_F(DiffE2E, AnalyzeHtmlComparesTheRanksTheSummaryPicks) {
   const std::string b = "run@" + std::to_string(pair.value("b", 0));
   EXPECT_NE(a, b);
   const std::string html = testing::ReadFile(html_path);
-  EXPECT_NE(html.find("<h2 id=ranks-compared>Ranks compared: " + a + " vs " + b + "</h2>"),
+  // Headed by the ranks' numbers, not the selectors ("run@0 vs run@1" read as two runs).
+  EXPECT_NE(html.find("<h2 id=ranks-compared>Ranks compared: rank " + a.substr(4) + " vs rank " +
+                      b.substr(4) + "</h2>"),
             std::string::npos);
   // The section is `gpuspy diff` of those ranks: its first change is the page's first item.
   testing::RunResult d = testing::Run({GPUSPY_BIN, "--json", "diff", run_dir_ + "@" + a.substr(4),

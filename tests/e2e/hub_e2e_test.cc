@@ -246,7 +246,7 @@ TEST_F(HubE2E, AttachThroughTheHubReachesDormantProcessesOnTheNodes) {
                               "--steps", "3"},
                              {}, std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << Log("node");
-  EXPECT_NE(r.out.find("2 process(es) of job viahub armed for 3 steps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 processes of job viahub armed for 3 steps"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("PRIMARY BOTTLENECK"), std::string::npos) << r.out;
   // The captured steps are at the hub: 3 per rank.
   EXPECT_EQ(StepCount(*hub, "viahub"), 2 * 3);

@@ -104,9 +104,10 @@ void Damage(const fs::path& path) {
   f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
 }
 
-// The "N event(s)" of gpuspyd --rebuild-index's summary.
+// The "N events" (or "1 event") that ends gpuspyd --rebuild-index's summary line.
 uint64_t RebuiltEvents(const std::string& out) {
-  const size_t at = out.find(" event(s)");
+  size_t at = out.find(" events\n");
+  if (at == std::string::npos) at = out.find(" event\n");
   if (at == std::string::npos) return 0;
   const size_t from = out.rfind(' ', at - 1);
   return std::stoull(out.substr(from + 1, at - from - 1));

@@ -6,6 +6,7 @@
 
 #include "analysis/detectors/detectors.h"
 #include "analysis/step_series.h"
+#include "analysis/step_source.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
@@ -95,6 +96,45 @@ TEST(DataQuality, TheFirstWindowOfAnUnmarkedRecordingWithWorkLaunchedBeforeItIsI
   marked.mutable_data_quality()->set_unlaunched_gpu_ns(600 * us);
   MarkFirstWindow(&marked);
   EXPECT_FALSE(marked.data_quality().insufficient());
+}
+
+v1::StepReport LastStep(const std::string& source, uint64_t kernels) {
+  v1::StepReport last;
+  last.mutable_step()->set_source(source);
+  last.mutable_breakdown()->set_wall_ns(25'650'000);
+  last.mutable_breakdown()->set_kernel_count(kernels);
+  return last;
+}
+
+TEST(DataQuality, TheLastPeriodStepOfARunThatStoppedMidIterationIsInsufficient) {
+  // Issue 35: a replay without NVTX ended with 52 kernels of a 346-kernel period, counted as a
+  // steady step.
+  v1::StepReport partial = LastStep("period:346 kernels", 52);
+  MarkLastPeriodStep(&partial);
+  ASSERT_TRUE(partial.data_quality().insufficient());
+  EXPECT_EQ(partial.data_quality().reasons(0),
+            "last window of the recording: 52 of the period's 346 kernels (the run ended "
+            "mid-iteration)");
+  EXPECT_EQ(partial.findings(0).detector(), v1::insufficient_data);
+
+  // Near miss: 260 of 346 is 75.1 %, most of a period (the detector's own 3/4).
+  v1::StepReport most = LastStep("period:346 kernels", 260);
+  MarkLastPeriodStep(&most);
+  EXPECT_FALSE(most.data_quality().insufficient());
+  v1::StepReport short_of = LastStep("period:346 kernels", 259);
+  MarkLastPeriodStep(&short_of);
+  EXPECT_TRUE(short_of.data_quality().insufficient());
+
+  // A marker-delimited step ends where the program said: never judged by a period.
+  v1::StepReport nvtx = LastStep("nvtx:ProfilerStep#(\\d+)", 3);
+  MarkLastPeriodStep(&nvtx);
+  EXPECT_FALSE(nvtx.data_quality().insufficient());
+}
+
+TEST(DataQuality, PeriodKernelsReadsThePeriodStepsSource) {
+  EXPECT_EQ(PeriodKernels("period:346 kernels"), 346u);
+  EXPECT_EQ(PeriodKernels("nvtx:ProfilerStep"), 0u);
+  EXPECT_EQ(PeriodKernels("window:1000ms"), 0u);
 }
 
 TEST(DataQuality, UnlaunchedWorkNeedsAProducerThatRecordsLaunches) {

@@ -74,7 +74,7 @@ TEST(KinetoLimits, AGzipBombIsRefusedAtTheLimitItWasGiven) {
   const std::string zeros(1 << 20, '\0');
   for (int i = 0; i < 64; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
   gzclose(f);
-  auto t = ReadKinetoTrace(gz, nullptr, {.max_json_bytes = 8 << 20});
+  auto t = ReadKinetoTrace(gz, nullptr, {.max_json_bytes = 8 << 20, .progress = {}});
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted) << t.status();
   EXPECT_NE(t.status().message().find("--max-trace-bytes"), std::string::npos) << t.status();
@@ -89,7 +89,7 @@ TEST(KinetoLimits, APlainFileOverTheLimitIsRefused) {
     std::fwrite(text.data(), 1, text.size(), f);
     std::fclose(f);
   }
-  auto t = ReadKinetoTrace(path, nullptr, {.max_json_bytes = 16});
+  auto t = ReadKinetoTrace(path, nullptr, {.max_json_bytes = 16, .progress = {}});
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kResourceExhausted) << t.status();
 }

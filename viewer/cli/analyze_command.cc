@@ -1,7 +1,5 @@
 #include "viewer/cli/analyze_command.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -23,15 +21,14 @@
 #include "importers/kineto/skip_reasons.h"
 #include "model/units.h"
 #include "viewer/cli/command_registry.h"
+#include "viewer/cli/csv_view.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/offline_job.h"
+#include "viewer/cli/progress_line.h"
 #include "viewer/cli/report_view.h"
 
 namespace gpuspy::cli {
 namespace {
-
-// Progress lines on a terminal only past this much input: small jobs finish before one is read.
-constexpr uint64_t kProgressBytes = 256ull << 20;
 
 uint64_t FileBytes(const std::string& path) {
   std::error_code ec;
@@ -72,14 +69,10 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
     return 2;
   }
   const std::string job = o.job.empty() ? JobFromFile(o.files.front()) : o.job;
-  uint64_t total_bytes = 0;
-  for (const std::string& f : o.files) {
-    std::error_code ec;
-    total_bytes += std::filesystem::file_size(f, ec);
-  }
-  const bool progress = total_bytes >= kProgressBytes && isatty(STDERR_FILENO) && !g.json;
+  // Shown only past kProgressDelay: small files never see it.
+  const bool progress = ProgressWanted(g);
   OfflineJob loaded = LoadOfflineJob(o.files, job, o.threads, progress, pattern,
-                                     {.max_json_bytes = o.max_trace_bytes});
+                                     {.max_json_bytes = o.max_trace_bytes, .progress = {}});
   const size_t n = loaded.files.size();
   std::vector<OfflineFile>& results = loaded.files;
 
@@ -177,6 +170,8 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
     // The two answers the collector gives for the job: `gpuspy report --all` and `gpuspy summary`.
     std::cout << "{\"job\": " << nlohmann::json(job).dump() << ",\n\"reports\": " << ToJson(reports, g.json_style)
               << ",\n\"summary\": " << ToJson(summary, g.json_style) << "}\n";
+  } else if (g.csv) {
+    PrintStepCsv(labels, reports, std::cout);
   } else if (reports.reports().empty()) {
     std::cout << "no steps found in job '" << job << "'\n";
   } else {

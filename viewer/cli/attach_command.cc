@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "analysis/text_form.h"
 #include "viewer/cli/attach_pid_command.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/json_output.h"
@@ -144,8 +145,8 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
   v1::AttachResponse armed;
   if (!q.Control(&v1::Control::Stub::Attach, req, &armed)) return 1;
   if (!g.json) {
-    std::cout << "capture " << armed.capture_id() << ": " << armed.processes_armed()
-              << " process(es) of job " << a.job << " armed for "
+    std::cout << "capture " << armed.capture_id() << ": "
+              << analysis::CountOf(armed.processes_armed(), "process", "processes") << " of job " << a.job << " armed for "
               << (a.steps > 0 ? absl::StrCat(a.steps, " steps") : absl::FormatDuration(duration))
               << "\n";
     for (const std::string& n : armed.notes()) std::cout << "  note: " << n << "\n";
@@ -279,8 +280,8 @@ int Detach(const GlobalOptions& g, const std::string& job) {
     PrintJson(g, resp);
     return 0;
   }
-  std::cout << "capture " << resp.capture_id() << ": " << resp.processes_stopped()
-            << " process(es) told to stop; what they captured so far is kept\n";
+  std::cout << "capture " << resp.capture_id() << ": "
+            << analysis::CountOf(resp.processes_stopped(), "process", "processes") << " told to stop; what they captured so far is kept\n";
   return 0;
 }
 

@@ -19,6 +19,8 @@ struct GlobalOptions {
   std::string collector;
   bool json = false;
   JsonStyle json_style = JsonStyle::kProto;
+  // --csv (csv_view.h): report, summary and analyze print their table as CSV.
+  bool csv = false;
   double timeout_s = 10;
 };
 
@@ -32,6 +34,8 @@ struct EventsOptions {
 
 // Every job, one line each; with `per_process`, one line per process (of `job` when given).
 int Jobs(const GlobalOptions& g, const std::string& job, bool per_process);
+// `gpuspy jobs --names` (hidden): the job ids, one a line, for the shell completion.
+int JobNames(const GlobalOptions& g);
 // `jobs delete` / `jobs rename` (jobs_admin_command.cc).
 int DeleteJob(const GlobalOptions& g, const std::string& job, bool force);
 int RenameJob(const GlobalOptions& g, const std::string& job, const std::string& new_job);

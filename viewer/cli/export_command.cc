@@ -10,6 +10,7 @@
 #include "exporters/chrome_trace/chrome_trace_stream.h"
 #include "exporters/chrome_trace/chrome_trace_writer.h"
 #include "viewer/cli/command_registry.h"
+#include "viewer/cli/progress_line.h"
 #include "viewer/cli/query_client.h"
 #include "viewer/cli/rank_option.h"
 
@@ -58,10 +59,23 @@ int Export(const GlobalOptions& g, const ExportOptions& o) {
   if (!q.Call(&v1::Query::Stub::GetEvents, ereq, &page)) return 1;
   bool failed = false;  // QueryClient printed why
   exporters::ExportStats stats;
+  // The job's stored events bound what a whole-job export reads (a step range reads fewer: no
+  // percentage then, the count alone).
+  uint64_t total = 0;
+  for (const v1::JobInfo& j : jobs.jobs()) {
+    if (j.job_id() != o.job || !o.steps.empty()) continue;
+    for (const auto& p : j.processes()) {
+      if (o.process == 0 || p.process_id() == o.process) total += p.event_count();
+    }
+  }
+  uint64_t events_read = 0;
+  ProgressLine line(ProgressWanted(g));
   absl::Status st = exporters::WriteChromeTraceFrom(
       o.output, out, exporters::PagedBaseNs(page, out),
       [&](exporters::ProcessByProcess* processes) {
         for (;;) {
+          for (const v1::ProcessEvents& p : page.processes()) events_read += p.events_size();
+          line.Show(ProgressText("exporting job " + o.job, events_read, total, ProgressUnit::kEvents));
           processes->Page(&page);
           if (page.next_cursor().empty()) return absl::OkStatus();
           ereq.set_cursor(page.next_cursor());
@@ -72,6 +86,7 @@ int Export(const GlobalOptions& g, const ExportOptions& o) {
         }
       },
       &stats);
+  line.Clear();
   if (failed) {
     std::remove(o.output.c_str());  // a cut trace would open as if it were the whole job
     return 1;

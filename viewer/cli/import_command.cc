@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/step_segmenter.h"
+#include "analysis/text_form.h"
 #include "client/transport/event_upload.h"
 #include "importers/kineto/kineto_reader.h"
 #include "importers/kineto/skip_reasons.h"
@@ -18,6 +19,7 @@
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/file_sha256.h"
 #include "viewer/cli/json_output.h"
+#include "viewer/cli/progress_line.h"
 #include "viewer/cli/query_client.h"
 #include "viewer/cli/table.h"
 
@@ -51,13 +53,19 @@ constexpr size_t kTextSkipReasons = 3;
 // nothing without a staging area in the store. Failures go to `failed`, one line each, naming
 // the file (and the byte where the parser stopped).
 std::vector<ReadTrace> ReadAll(const std::vector<std::string>& files, uint64_t max_trace_bytes,
-                               std::vector<std::string>* failed) {
+                               ProgressLine* line, std::vector<std::string>* failed) {
   std::vector<ReadTrace> out;
   for (size_t i = 0; i < files.size(); ++i) {
+    const std::string what = absl::StrCat("importing ", std::filesystem::path(files[i]).filename().string());
+    line->Show(what + ": hashing", /*phase=*/true);
     absl::StatusOr<std::string> sha = FileSha256Hex(files[i]);
     importers::KinetoReadTimings read;
+    importers::KinetoReadLimits limits{.max_json_bytes = max_trace_bytes, .progress = {}};
+    limits.progress = [&](uint64_t done, uint64_t total) {
+      line->Show(ProgressText(what, done, total, ProgressUnit::kBytes));
+    };
     absl::StatusOr<importers::KinetoTrace> trace =
-        sha.ok() ? importers::ReadKinetoTrace(files[i], &read, {.max_json_bytes = max_trace_bytes}) : absl::StatusOr<importers::KinetoTrace>(sha.status());
+        sha.ok() ? importers::ReadKinetoTrace(files[i], &read, limits) : absl::StatusOr<importers::KinetoTrace>(sha.status());
     if (!trace.ok()) {
       failed->push_back(std::string(trace.status().message()));
       continue;
@@ -172,7 +180,9 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
   }
   const std::string job = o.job.empty() ? JobFromFile(o.files.front()) : o.job;
   std::vector<std::string> failed;
-  std::vector<ReadTrace> traces = ReadAll(o.files, o.max_trace_bytes, &failed);
+  ProgressLine line(ProgressWanted(g));
+  std::vector<ReadTrace> traces = ReadAll(o.files, o.max_trace_bytes, &line, &failed);
+  line.Clear();
   if (!failed.empty() && !o.keep_going) {
     for (const std::string& f : failed) {
       std::fprintf(stderr, "gpuspy import: %s; nothing imported (--keep-going imports the files that read)\n",
@@ -243,8 +253,12 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     const v1::ProcessIdentity id = IdentityOf(*r, job);
     const size_t chunks = r->trace.events.size() / kEventsPerBatch + 1;
     sent.push_back(r);
+    line.Show(absl::StrCat("importing ", std::filesystem::path(r->path).filename().string(), ": sending ",
+                           analysis::CountOf(r->trace.events.size(), "event", "events"), " to gpuspyd"),
+              /*phase=*/true);
     absl::StatusOr<UploadResult> up =
         UploadEvents(g.collector, id, r->trace.strings, r->trace.events.Split(chunks));
+    line.Clear();
     if (!up.ok()) {
       std::fprintf(stderr, "gpuspy import: %s: %s\n", r->path.c_str(), std::string(up.status().message()).c_str());
       // Refused at Hello: another `gpuspy import` of this file stored it or is storing it now.

@@ -61,6 +61,14 @@ void PrintProcesses(const v1::ListJobsResponse& resp, const std::string& job, in
 
 }  // namespace
 
+int JobNames(const GlobalOptions& g) {
+  QueryClient q(g.collector, g.timeout_s);
+  v1::ListJobsResponse resp;
+  if (!q.Call(&v1::Query::Stub::ListJobs, v1::ListJobsRequest(), &resp)) return 1;
+  for (const auto& j : resp.jobs()) std::cout << j.job_id() << "\n";
+  return 0;
+}
+
 int Jobs(const GlobalOptions& g, const std::string& job, bool per_process) {
   QueryClient q(g.collector, g.timeout_s);
   v1::ListJobsResponse resp;
@@ -131,12 +139,16 @@ RegisteredCommand RegisterJobsCommand(CLI::App& app, const GlobalOptions& g) {
     std::string job;
     std::string delete_job, rename_job, rename_to, pattern_job, pattern_re;
     bool delete_force = false;
+    bool names = false;
   };
   auto o = std::make_shared<Options>();
   auto* jobs = app.add_subcommand("jobs", "List jobs with their processes, ranks, hosts and state");
   jobs->add_flag("--processes", o->processes,
                  "One line per process: rank, host, GPUs, state, heartbeat, clock skew");
   jobs->add_option("--job", o->job, "Only this job (implies --processes)");
+  // For the shell completion (cli_docs.h): the job names alone, one a line. Hidden from --help
+  // (group ""): no user needs it typed.
+  jobs->add_flag("--names", o->names, "Job names only, one a line")->group("");
   auto* jobs_delete = jobs->add_subcommand(
       "delete", "Delete a job: its events, steps and processes (its owner or an admin)");
   jobs_delete->add_option("job", o->delete_job, "Job id")->required();
@@ -158,6 +170,7 @@ RegisteredCommand RegisterJobsCommand(CLI::App& app, const GlobalOptions& g) {
             if (*jobs_delete) return DeleteJob(g, o->delete_job, o->delete_force);
             if (*jobs_rename) return RenameJob(g, o->rename_job, o->rename_to);
             if (*jobs_pattern) return SetStepPattern(g, o->pattern_job, o->pattern_re);
+            if (o->names) return JobNames(g);
             return Jobs(g, o->job, o->processes || !o->job.empty());
           }};
 }

@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
                "Print the answer as JSON (for scripts): --json is protobuf's JSON mapping "
                "(64-bit integers as strings), --json=flat has every number as a number")
       ->check(CLI::IsMember({"proto", "flat"}));
+  bool csv = false;
+  app.add_flag("--csv", csv,
+               "Print the table as CSV (report: the step table; summary: the findings with the "
+               "job's figures; analyze: the step table); not with --json");
   // Passed on as GPUSPY_TOKEN_FILE / GPUSPY_TLS_CA: what the clients read, and what `gpuspy run`
   // hands to the profiled program.
   std::string token_file, tls_ca;
@@ -87,6 +91,18 @@ int main(int argc, char** argv) {
     return UsageError(app, e);
   }
   g.json = !json_style.empty();
+  g.csv = csv;
+  const std::string used = app.get_subcommands().front()->get_name();
+  if (csv && g.json) {
+    std::fprintf(stderr, "gpuspy %s: --csv and --json exclude each other: pick one (see gpuspy %s --help)\n",
+                 used.c_str(), used.c_str());
+    return 2;
+  }
+  if (csv && used != "report" && used != "summary" && used != "analyze") {
+    std::fprintf(stderr, "gpuspy %s: --csv is for report, summary and analyze (see gpuspy %s --help)\n",
+                 used.c_str(), used.c_str());
+    return 2;
+  }
   g.json_style = json_style == "flat" ? cli::JsonStyle::kFlat : cli::JsonStyle::kProto;
   if (!token_file.empty()) {
     unsetenv("GPUSPY_TOKEN");  // the flag wins over the environment

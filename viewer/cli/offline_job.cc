@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "analysis/process_analysis.h"
 #include "importers/kineto/trace_rank.h"
+#include "viewer/cli/progress_line.h"
 
 namespace gpuspy::cli {
 namespace {
@@ -39,24 +41,32 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
   out.files.resize(n);
   std::vector<std::vector<analysis::StepAnalysis>> steps(n);
   std::atomic<size_t> next{0}, done{0};
+  ProgressLine line(progress);
+  // "importing" when this is `import --offline` reads the same way: the file is being read.
+  auto files_done = [&] { return n > 1 ? absl::StrCat(" (", done.load(), " of ", n, " files done)") : std::string(); };
   // Each file is read and analysed on its own: ranks share nothing until the job-level step.
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) {
       OfflineFile& f = out.files[i];
       f.path = paths[i];
-      absl::StatusOr<importers::KinetoTrace> t = importers::ReadKinetoTrace(paths[i], &f.timings, limits);
+      const std::string name = std::filesystem::path(paths[i]).filename().string();
+      importers::KinetoReadLimits mine = limits;
+      mine.progress = [&](uint64_t read, uint64_t total) {
+        line.Show(ProgressText("reading " + name, read, total, ProgressUnit::kBytes) + files_done());
+      };
+      absl::StatusOr<importers::KinetoTrace> t = importers::ReadKinetoTrace(paths[i], &f.timings, mine);
       if (!t.ok()) {
         f.status = t.status();
       } else {
         f.trace = std::move(*t);
+        line.Show("analysing " + name + files_done(), /*phase=*/true);
         const int64_t start = NowNs();
         // The process id the collector would give: position among the files, from 1.
         steps[i] = analysis::AnalyzeProcessSteps(analysis::CutIntoImportBatches(f.trace->events),
                                                  f.trace->strings, i + 1, step_pattern);
         f.analyse_ns = NowNs() - start;
       }
-      const size_t d = ++done;
-      if (progress) std::fprintf(stderr, "\rgpuspy: %zu/%zu files analysed", d, n);
+      ++done;
     }
   };
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -65,7 +75,7 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
   for (size_t t = 1; t < pool_size; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
-  if (progress) std::fprintf(stderr, "\n");
+  line.Clear();
 
   // As `gpuspy import`: a trace without distributedInfo has the rank its file name says, else
   // that of its position; a file that cannot be one more rank of this job (the same rank twice,

@@ -41,7 +41,8 @@ struct OfflineJob {
 std::string JobFromFile(const std::string& path);
 
 // Reads and analyses `files` as job `job` with at most `threads` threads (0: one per file, at
-// most the machine's cores); `progress`: a line per file done on stderr. NVTX steps are the
+// most the machine's cores); `progress`: the progress line on stderr (progress_line.h: the
+// caller decides whether stderr is a terminal and the output not --json). NVTX steps are the
 // ranges matching `step_pattern` (as gpuspyd's --step-pattern).
 OfflineJob LoadOfflineJob(const std::vector<std::string>& files, const std::string& job,
                           unsigned threads, bool progress,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "viewer/cli/command_registry.h"
+#include "viewer/cli/csv_view.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
 #include "viewer/cli/rank_option.h"
@@ -54,6 +55,11 @@ int Report(const GlobalOptions& g, const ReportOptions& r) {
   QueryClient q(g.collector, g.timeout_s);
   uint64_t process = r.process;
   if (!ResolveRank(g, r.job, r.rank, &process)) return 1;
+  if (r.ranks && g.csv) {
+    std::fprintf(stderr, "gpuspy report: --csv prints the step table, not the --ranks matrix "
+                         "(see gpuspy report --help)\n");
+    return 2;
+  }
   if (r.ranks) return PrintRanks(q, g, r);
 
   v1::GetStepReportRequest req;
@@ -70,6 +76,10 @@ int Report(const GlobalOptions& g, const ReportOptions& r) {
   if (!q.Call(&v1::Query::Stub::GetStepReport, req, &resp)) return 1;
   if (g.json) {
     PrintJson(g, resp);
+    return 0;
+  }
+  if (g.csv) {
+    PrintStepCsv(ProcessLabels(q, r.job), resp, std::cout);
     return 0;
   }
   if (resp.reports().empty()) {

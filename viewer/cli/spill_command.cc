@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "analysis/text_form.h"
 #include "client/spill/grpc_batch_sink.h"
 #include "client/spill/spill_adoption.h"
 #include "client/spill/spill_file.h"
@@ -84,9 +85,10 @@ int Spill(const GlobalOptions& g, const SpillOptions& s) {
       if (files.empty()) {
         std::printf("no spill files in %s\n", dir.c_str());
       } else if (left > 0) {
-        std::printf("%d file(s) left behind by ended processes (%llu events): "
-                    "`gpuspy spill --deliver` sends them to the collector\n",
-                    left, static_cast<unsigned long long>(events));
+        std::printf("%s left behind by ended processes (%s): "
+                    "`gpuspy spill --deliver` sends %s to the collector\n",
+                    analysis::CountOf(left, "file", "files").c_str(),
+                    analysis::CountOf(events, "event", "events").c_str(), left == 1 ? "it" : "them");
       }
     }
     return left == 0 ? 0 : 1;
@@ -109,12 +111,13 @@ int Spill(const GlobalOptions& g, const SpillOptions& s) {
                      .dump(2)
               << "\n";
   } else {
-    std::printf("delivered %d file(s) to %s: %llu events in %llu batches (%llu batches were "
-                "stored already); %d file(s) left\n",
-                r.files_delivered, collector.c_str(),
-                static_cast<unsigned long long>(r.events_delivered),
-                static_cast<unsigned long long>(r.batches_delivered),
-                static_cast<unsigned long long>(r.batches_already_stored), r.files_left);
+    using analysis::CountOf;
+    std::printf("delivered %s to %s: %s in %s (%s stored already); %s left\n",
+                CountOf(r.files_delivered, "file", "files").c_str(), collector.c_str(),
+                CountOf(r.events_delivered, "event", "events").c_str(),
+                CountOf(r.batches_delivered, "batch", "batches").c_str(),
+                CountOf(r.batches_already_stored, "batch was", "batches were").c_str(),
+                CountOf(r.files_left, "file", "files").c_str());
     if (r.files_left > 0 && !r.last_problem.empty()) {
       std::printf("last problem: %s\n", r.last_problem.c_str());
     }

@@ -10,6 +10,7 @@
 #include "analysis/text_form.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/composition_view.h"
+#include "viewer/cli/csv_view.h"
 #include "viewer/cli/format.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/query_client.h"
@@ -28,6 +29,10 @@ int Summary(const GlobalOptions& g, const std::string& job) {
   if (!q.Call(&v1::Query::Stub::GetJobSummary, req, &resp)) return 1;
   if (g.json) {
     PrintJson(g, resp);
+    return 0;
+  }
+  if (g.csv) {
+    PrintSummaryCsv(resp.summary(), std::cout);
     return 0;
   }
   PrintSummary(resp.summary());

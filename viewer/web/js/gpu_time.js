@@ -4,25 +4,8 @@
 import {h} from './dom.js';
 import {num} from './api.js';
 import * as fmt from './format.js';
-
-const CLASS_COLORS = {
-  gemm_tc: '#4e79a7',
-  gemm_fp32: '#86bcb6',
-  attention: '#59a14f',
-  elementwise: '#e15759',
-  triton: '#b07aa1',
-  comm: '#9c4f2b',
-  other: '#bab0ac',
-};
-const CLASS_LABELS = {
-  gemm_tc: 'GEMM (tensor cores)',
-  gemm_fp32: 'GEMM (FP32, CUDA cores)',
-  attention: 'fused attention',
-  elementwise: 'memory-bound (elementwise/norm/softmax/copy)',
-  triton: 'Triton (compiled, fused)',
-  comm: 'communication',
-  other: 'other',
-};
+// The kernel classes' colours and names: the palette gpuspyd generates from viewer/palette/.
+import {CLASS_COLORS, CLASS_LABELS} from './cause_colors.js';
 
 export function gpuTime(classes) {
   if (!classes || !classes.length) return null;

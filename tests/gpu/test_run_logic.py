@@ -73,16 +73,14 @@ class ExpectedTable(unittest.TestCase):
         self.assertTrue(table["overhead"] and table["event_counts"])
 
     def test_known_detectors_are_the_collectors(self):
-        sources = glob.glob(os.path.join(REPO, "analysis", "detectors", "*.cc"))
-        sources += [os.path.join(REPO, "analysis", p)
-                    for p in ("step_series.cc", "step_report.cc", "step_time_straggler.cc")]
-        found = set()
-        for path in sources:
-            with open(path) as f:
-                text = f.read()
-            found |= set(re.findall(r'set_detector\("([a-z_0-9]+)"\)', text))
-            found |= set(re.findall(r'AddFinding\(&?[a-z_>.-]+(?:\(\))?, "([a-z_0-9]+)"\)', text))
-        self.assertEqual(found, set(E.KNOWN_DETECTORS))
+        # The collector's detectors are the values of the Detector enum (report.proto), less the
+        # two that are not detectors: "none" (no findings) and insufficient_data (no verdict).
+        with open(os.path.join(REPO, "proto", "gpuspy", "v1", "report.proto")) as f:
+            text = f.read()
+        body = re.search(r"enum Detector \{(.*?)\}", text, re.S).group(1)
+        found = set(re.findall(r"^\s*([a-z_0-9]+)\s*=\s*\d+;", body, re.M))
+        self.assertTrue(found, "no Detector enum values found in report.proto")
+        self.assertEqual(found - {"none", "insufficient_data"}, set(E.KNOWN_DETECTORS))
 
     def test_bad_tables_are_rejected_with_the_reason(self):
         good = {"workloads": [{"name": "a", "script": "healthy.py",

@@ -23,7 +23,7 @@ apt-get install -y -qq --no-install-recommends \
   libsqlite3-dev zlib1g-dev libzstd-dev libre2-dev libsimdjson-dev libdeflate-dev \
   libpq-dev libssl-dev >/dev/null
 if [[ $tests == 0 ]]; then
-  echo "install-deps: done (the build and run dependencies; --tests adds the test-only ones)"
+  echo "install-deps: done (the build and run dependencies, --tests adds the test-only ones)"
   exit 0
 fi
 apt-get install -y -qq --no-install-recommends \

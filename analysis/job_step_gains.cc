@@ -10,12 +10,18 @@
 namespace gpuspy::analysis {
 namespace {
 
+// The evidence a previous run left with the rank's own gain, or nullptr.
+const v1::Evidence* OwnGainNoted(const v1::Finding& f) {
+  for (const v1::Evidence& e : f.evidence()) {
+    if (e.key() == kThisRankAloneKey) return &e;
+  }
+  return nullptr;
+}
+
 // The rank's own gain for `f`: what its replay (or attribution) said before the job was seen.
 int64_t OwnGain(const v1::Finding& f) {
-  for (const v1::Evidence& e : f.evidence()) {
-    if (e.key() == kThisRankAloneKey) return static_cast<int64_t>(e.quantity());
-  }
-  return f.lost_ns();
+  const v1::Evidence* noted = OwnGainNoted(f);
+  return noted != nullptr ? static_cast<int64_t>(noted->quantity()) : f.lost_ns();
 }
 
 // The step of a rank with no waits: what its own work takes.
@@ -56,9 +62,7 @@ void SetJobGains(const std::vector<v1::StepReport*>& reports, bool uncaptured_pe
       const int64_t own = OwnGain(f);
       const int64_t gain = job_gain[f.detector()];
       if (own == gain && f.lost_ns() == gain) continue;
-      bool noted = false;
-      for (const v1::Evidence& e : f.evidence()) noted = noted || e.key() == kThisRankAloneKey;
-      if (!noted) {
+      if (OwnGainNoted(f) == nullptr) {
         AddEvidence(&f, kThisRankAloneKey, Ns(own),
                     " saved on this rank alone; the job's step runs at its slowest rank's pace");
       }

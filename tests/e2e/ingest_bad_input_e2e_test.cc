@@ -3,13 +3,11 @@
 #include <signal.h>
 
 #include <chrono>
-#include <future>
 #include <limits>
 #include <string>
 #include <thread>
 
 #include <google/protobuf/descriptor.h>
-#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/byte_buffer.h>
 #include <gtest/gtest.h>

@@ -243,8 +243,10 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     const v1::ProcessIdentity id = IdentityOf(*r, job);
     const size_t chunks = r->trace.events.size() / kEventsPerBatch + 1;
     sent.push_back(r);
+    UploadOptions upload;
+    upload.thread_names = &r->trace.thread_names;  // the timeline's lane names
     absl::StatusOr<UploadResult> up =
-        UploadEvents(g.collector, id, r->trace.strings, r->trace.events.Split(chunks));
+        UploadEvents(g.collector, id, r->trace.strings, r->trace.events.Split(chunks), upload);
     if (!up.ok()) {
       std::fprintf(stderr, "gpuspy import: %s: %s\n", r->path.c_str(), std::string(up.status().message()).c_str());
       // Refused at Hello: another `gpuspy import` of this file stored it or is storing it now.

@@ -166,13 +166,13 @@ TEST(KinetoReader, NegativeTimestampsKeepTheirPlaceInTime) {
 // "threads" are GPU streams); the metadata is still counted as skipped events.
 TEST(KinetoReader, ThreadNamesOfTheProfiledProcessAreKept) {
   auto t = ParseKinetoTrace(
-      R"({"traceEvents":[)"
-      R"({"ph":"M","name":"thread_name","pid":50,"tid":50,"args":{"name":"thread 50 (python3)"}},)"
-      R"({"ph":"M","name":"thread_name","pid":50,"tid":52,"args":{"name":"thread 52 (pt_pin_memory)"}},)"
-      R"({"ph":"M","name":"thread_name","pid":0,"tid":7,"args":{"name":"stream 7 "}},)"
-      R"({"ph":"M","name":"process_name","pid":50,"tid":0,"args":{"name":"python3"}},)"
-      R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":50,"tid":50,"ts":1,"dur":2,"args":{"correlation":1}},)"
-      R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":5,"args":{"correlation":1,"stream":7}}]})");
+      R"x({"traceEvents":[)x"
+      R"x({"ph":"M","name":"thread_name","pid":50,"tid":50,"args":{"name":"thread 50 (python3)"}},)x"
+      R"x({"ph":"M","name":"thread_name","pid":50,"tid":52,"args":{"name":"thread 52 (pt_pin_memory)"}},)x"
+      R"x({"ph":"M","name":"thread_name","pid":0,"tid":7,"args":{"name":"stream 7 "}},)x"
+      R"x({"ph":"M","name":"process_name","pid":50,"tid":0,"args":{"name":"python3"}},)x"
+      R"x({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":50,"tid":50,"ts":1,"dur":2,"args":{"correlation":1}},)x"
+      R"x({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":5,"args":{"correlation":1,"stream":7}}]})x");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->identity.pid(), 50u);
   std::map<uint32_t, std::string> names;

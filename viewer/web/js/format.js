@@ -60,14 +60,14 @@ export function shortKernel(name) {
 
 // `text` in at most `max` characters: whole, or cut after a word or template boundary (a space,
 // ',', '<', '(', '::', '_', a camelCase hump) with an ellipsis, so that a cut never ends
-// mid-word ("…float, float x12", "ncclWor" read as names of their own). A hard cut only where no
-// boundary lies in the second half. Where a name is cut, its element has the full name as a
+// mid-word ("…float, float x12", "ncclWor" read as names of their own). A hard cut only where the
+// text has no boundary at all. Where a name is cut, its element has the full name as a
 // tooltip (the tables' title, the timeline's hover).
 export function cutName(text, max) {
   if (text.length <= max) return text;
   const limit = max - 1;  // room for the ellipsis
   let cut = -1;
-  for (let i = limit; i >= Math.ceil(limit / 2); --i) {
+  for (let i = limit; i >= 2; --i) {
     const prev = text[i - 1], next = text[i];
     if (' ,<(_'.includes(prev) || (prev === ':' && text[i - 2] === ':') || next === '<' || next === '(' ||
         (/[a-z0-9]/.test(prev) && /[A-Z]/.test(next))) { cut = i; break; }

@@ -4,7 +4,7 @@
 import {PALETTE, IDLE_COLORS, KIND} from './colors.js';
 import {cutName, duration, niceStep} from '../format.js';
 
-export const GUTTER = 150;   // lane labels
+export const GUTTER = 190;   // lane labels: room for "dataloader worker 12" beside a row label
 export const AXIS_H = 24;    // time axis
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
 const LABEL_H = 12;          // a label's height at FONT

@@ -3,10 +3,12 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/idle_attribution.h"
+#include "analysis/nvtx_rows.h"
 #include "model/units.h"
 
 namespace gpuspy::analysis {
@@ -58,7 +60,8 @@ const char* SyncKindName(SyncKind k) {
 // Fills a v1::StepTimeline: interns strings, numbers lanes, appends event columns.
 class Builder {
  public:
-  Builder(Interval window, v1::StepTimeline* out) : origin_(window.start_ns), out_(out), ev_(out->mutable_events()) {
+  Builder(Interval window, const HostThreads& threads, v1::StepTimeline* out)
+      : origin_(window.start_ns), threads_(threads), out_(out), ev_(out->mutable_events()) {
     String("");
     for (const char* k : kKindNames) out_->add_kinds(k);
   }
@@ -75,7 +78,9 @@ class Builder {
       it->second = out_->lanes_size();
       v1::TimelineLane* lane = out_->add_lanes();
       lane->set_thread_id(tid);
-      lane->set_label(absl::StrCat("thread ", tid));
+      auto name = threads_.names.find(tid);
+      lane->set_label(ThreadDisplayName(tid, threads_.pid,
+                                        name == threads_.names.end() ? "" : name->second));
     }
     return it->second;
   }
@@ -108,6 +113,7 @@ class Builder {
 
  private:
   int64_t origin_;
+  const HostThreads& threads_;
   v1::StepTimeline* out_;
   v1::TimelineEvents* ev_;
   absl::flat_hash_map<std::string, int> index_;
@@ -120,9 +126,9 @@ class Builder {
 }  // namespace
 
 v1::StepTimeline BuildStepTimeline(const EventColumns& ev, const StringTable& strings,
-                                   Interval window, bool truncated) {
+                                   Interval window, bool truncated, const HostThreads& threads) {
   v1::StepTimeline out;
-  Builder b(window, &out);
+  Builder b(window, threads, &out);
   // Host lanes first (the thread that launches is the one people read first), then streams.
   for (const auto& a : ev.apis) {
     std::string info = a.domain == ApiDomain::kDriver ? "driver API" : "runtime API";
@@ -130,10 +136,12 @@ v1::StepTimeline BuildStepTimeline(const EventColumns& ev, const StringTable& st
     b.Add(b.ThreadLane(a.thread_id), kApi, a.start_ns, a.end_ns, strings.Get(a.name), info,
           a.correlation_id, 0);
   }
-  for (const auto& r : ev.nvtx_ranges) {
+  const std::vector<uint32_t> nvtx_rows = NvtxRows(ev.nvtx_ranges);
+  for (size_t i = 0; i < ev.nvtx_ranges.size(); ++i) {
+    const NvtxRangeEvent& r = ev.nvtx_ranges[i];
     b.Add(b.ThreadLane(r.thread_id), kNvtx, r.start_ns, r.end_ns, strings.Get(r.message),
           absl::StrCat("NVTX range, domain ", r.domain ? Str(strings.Get(r.domain)) : "default"), 0,
-          r.depth);
+          nvtx_rows[i]);
   }
   const StringRef host_sample = strings.Find(kHostSampleDomain);
   for (const auto& m : ev.nvtx_marks) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "analysis/intervals.h"
+#include "analysis/thread_names.h"
 #include "gpuspy/v1/timeline.pb.h"
 #include "model/events.h"
 #include "model/string_table.h"
@@ -12,8 +13,10 @@
 namespace gpuspy::analysis {
 
 // `events` are the step's (any order); `strings` resolves their names; `truncated`: the step
-// had more events than were read. Times come out relative to window.start_ns.
+// had more events than were read; `threads` names the host lanes (ThreadDisplayName). Times come
+// out relative to window.start_ns. NVTX ranges' depth is their row (NvtxRows), not the recorded
+// depth.
 v1::StepTimeline BuildStepTimeline(const EventColumns& events, const StringTable& strings,
-                                   Interval window, bool truncated);
+                                   Interval window, bool truncated, const HostThreads& threads = {});
 
 }  // namespace gpuspy::analysis

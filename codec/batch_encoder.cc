@@ -97,6 +97,11 @@ void BatchEncoder::EmitNewDefinitions(v1::Dictionary* out) {
     auto* def = out->add_threads();
     def->set_ref(threads_sent_ + 1);
     def->set_os_thread_id(threads_[threads_sent_]);
+    if (thread_names_ != nullptr) {
+      if (auto name = thread_names_->find(threads_[threads_sent_]); name != thread_names_->end()) {
+        def->set_name_ref(name->second);
+      }
+    }
   }
   for (; apis_sent_ < apis_.size(); ++apis_sent_) {
     const auto& [domain, cbid, name] = apis_[apis_sent_];

@@ -30,6 +30,11 @@ class BatchEncoder {
   // whole dictionary.
   void ResendAllDefinitions();
 
+  // Names of host threads (OS thread id -> a string of `strings`: a trace's thread_name), sent
+  // with each thread's definition (ThreadDef.name_ref), so the timeline can say "main thread",
+  // "pin-memory thread". Must outlive the encoder; a thread already defined keeps its name.
+  void SetThreadNames(const absl::flat_hash_map<uint32_t, StringRef>* names) { thread_names_ = names; }
+
  private:
   struct SignatureKey {
     StringRef name;
@@ -66,6 +71,7 @@ class BatchEncoder {
   absl::flat_hash_map<uint32_t, uint32_t> thread_refs_;
   std::vector<uint32_t> threads_;
   size_t threads_sent_ = 0;
+  const absl::flat_hash_map<uint32_t, StringRef>* thread_names_ = nullptr;
 
   absl::flat_hash_map<ApiTuple, uint32_t> api_refs_;
   std::vector<ApiTuple> apis_;

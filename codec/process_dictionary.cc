@@ -52,6 +52,7 @@ absl::Status ProcessDictionary::Apply(const v1::Dictionary& defs) {
     absl::Status st =
         DefineRef(threads_, "thread", d.ref(), d.os_thread_id(), std::equal_to<uint32_t>());
     if (!st.ok()) return st;
+    if (d.name_ref() != 0) thread_names_[d.os_thread_id()] = d.name_ref();
   }
   for (const auto& d : defs.apis()) {
     if (absl::Status st = require_string("api", d.name_ref()); !st.ok()) return st;

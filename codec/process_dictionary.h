@@ -32,6 +32,9 @@ class ProcessDictionary {
   const KernelSignature* signature(uint32_t ref) const { return Find(signatures_, ref); }
   const StreamKey* stream(uint32_t ref) const { return Find(streams_, ref); }
   const uint32_t* thread(uint32_t ref) const { return Find(threads_, ref); }
+  // Names the producer gave its threads (ThreadDef.name_ref: a trace's thread_name), by OS
+  // thread id; a thread defined without one is absent.
+  const absl::flat_hash_map<uint32_t, StringRef>& thread_names() const { return thread_names_; }
   const ApiFunction* api(uint32_t ref) const { return Find(apis_, ref); }
   size_t definition_count() const {
     return strings_.size() + signatures_.size() + streams_.size() + threads_.size() + apis_.size();
@@ -48,6 +51,7 @@ class ProcessDictionary {
   absl::flat_hash_map<uint32_t, KernelSignature> signatures_;
   absl::flat_hash_map<uint32_t, StreamKey> streams_;
   absl::flat_hash_map<uint32_t, uint32_t> threads_;
+  absl::flat_hash_map<uint32_t, StringRef> thread_names_;
   absl::flat_hash_map<uint32_t, ApiFunction> apis_;
 };
 

@@ -33,6 +33,7 @@ absl::StatusOr<UploadResult> UploadEvents(const std::string& address,
     absl::SleepFor(PauseAfter(st));
   }
   BatchEncoder encoder(&strings);
+  encoder.SetThreadNames(options.thread_names);
   UploadResult r;
   // Chunk i is batch base + i + 1: a re-upload continues after what is stored, not duplicates.
   const uint64_t base = client.last_stored_sequence();

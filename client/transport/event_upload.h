@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gpuspy/v1/identity.pb.h"
@@ -33,6 +34,9 @@ struct UploadOptions {
   absl::Duration chunk_interval = absl::ZeroDuration();
   // Told each batch sequence the collector acknowledged, as the acknowledgement arrives.
   std::function<void(uint64_t sequence)> on_ack;
+  // Host threads' names (OS thread id -> a string of `strings`), sent with their definitions
+  // (BatchEncoder::SetThreadNames); null: none.
+  const absl::flat_hash_map<uint32_t, StringRef>* thread_names = nullptr;
 };
 
 absl::StatusOr<UploadResult> UploadEvents(const std::string& address,

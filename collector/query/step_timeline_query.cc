@@ -1,6 +1,7 @@
 // QueryEngine::GetStepTimeline: one step's stored columns, read once, laid out by the analysis
 // (analysis/step_timeline.h) for the web viewer's timeline.
 #include <shared_mutex>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/step_timeline.h"
@@ -42,11 +43,19 @@ absl::StatusOr<v1::GetStepTimelineResponse> QueryEngine::GetStepTimeline(
   // One process: its events resolve against its own dictionary, held shared while they are
   // read, as GetEvents holds it to expand them.
   const WindowEvents& step_events = events->processes.front().window;
+  // Host lanes are named from the process's pid (its main thread) and the names its producer
+  // gave the threads (a trace's thread_name; live capture sends none).
+  analysis::HostThreads threads;
+  if (absl::StatusOr<ProcessRecord> p = store_->GetProcess(request.process_id()); p.ok()) {
+    threads.pid = p->identity.pid();
+  }
   std::shared_lock lock(step_events.dictionary->mu);
+  const ProcessDictionary& dict = step_events.dictionary->dict;
+  for (const auto& [tid, name] : dict.thread_names()) threads.names[tid] = std::string(dict.strings().Get(name));
   v1::GetStepTimelineResponse out;
   *out.mutable_timeline() = analysis::BuildStepTimeline(
-      step_events.events, step_events.dictionary->dict.strings(),
-      analysis::Interval{found->start_ns(), found->end_ns()}, events->truncated);
+      step_events.events, dict.strings(), analysis::Interval{found->start_ns(), found->end_ns()},
+      events->truncated, threads);
   return out;
 }
 

@@ -262,11 +262,21 @@ void KinetoMapper::SetBase(std::string_view text) {
   if (ToInt(text, &n)) base_ns_ = n;
 }
 
+void KinetoMapper::KeepThreadName(const RawEvent& e) {
+  int64_t tid = 0;
+  const std::string_view name = e.Arg("name");
+  if (!ToInt(e.tid, &tid) || tid <= 0 || name.empty()) return;
+  // Bounded like every kept string: a trace has a few dozen threads, not millions.
+  auto& names = thread_names_[std::string(e.pid)];
+  if (names.size() < kMaxThreadNames) names[static_cast<uint32_t>(tid)] = std::string(name.substr(0, 200));
+}
+
 void KinetoMapper::Map(const RawEvent& e) {
   if (e.name == "[memory]") {  // an instant event ("ph": "i") with the allocator's totals
     MapMemorySample(e);
     return;
   }
+  if (e.ph == "M" && e.name == "thread_name") KeepThreadName(e);  // still counted as skipped
   if (e.ph != "X") {
     std::string scratch;
     Skip(PhaseReason(e.ph, &scratch));
@@ -444,6 +454,10 @@ void KinetoMapper::Finish() {
   }
   int64_t n = 0;
   if (ToInt(pid, &n)) out_->identity.set_pid(static_cast<uint32_t>(n));
+  // The profiled process's threads only (pid 0's "threads" are GPU streams).
+  if (auto names = thread_names_.find(pid); names != thread_names_.end()) {
+    for (const auto& [tid, name] : names->second) out_->thread_names[tid] = names_.Intern(name);
+  }
   // Trace files list events in any order; batches want time locality.
   auto by_start = [](auto& v) {
     std::stable_sort(v.begin(), v.end(),

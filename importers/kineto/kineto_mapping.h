@@ -61,6 +61,8 @@ class KinetoMapper {
  private:
   void Skip(std::string_view why);
   void MapMemorySample(const RawEvent& e);
+  // A "thread_name" metadata event ("ph": "M"): the name of a host thread, for the timeline.
+  void KeepThreadName(const RawEvent& e);
 
   KinetoTrace* out_;
   BoundedInterner names_;  // every string the mapping keeps goes through it
@@ -70,6 +72,9 @@ class KinetoMapper {
   // Counted by view while the document lives; folded into the stats' std::maps by Finish.
   absl::flat_hash_map<std::string, uint64_t> imported_, skipped_;
   absl::flat_hash_map<std::string, uint64_t> pid_votes_;
+  // pid text -> tid -> name; only the profiled pid's are kept (Finish).
+  static constexpr size_t kMaxThreadNames = 4096;
+  absl::flat_hash_map<std::string, absl::flat_hash_map<uint32_t, std::string>> thread_names_;
   int64_t base_ns_ = 0;
 };
 

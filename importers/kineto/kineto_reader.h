@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "gpuspy/v1/identity.pb.h"
 #include "importers/kineto/trace_bytes.h"
@@ -37,6 +38,9 @@ struct KinetoTrace {
   StringTable strings;
   EventColumns events;
   KinetoImportStats stats;
+  // The profiled process's host threads as its thread_name metadata names them: OS thread id ->
+  // a string of `strings` ("thread 4037 (python3.8)"); sent with the threads' definitions.
+  absl::flat_hash_map<uint32_t, StringRef> thread_names;
 };
 
 // Where the time of one read went (the benchmark's per-stage figures).

@@ -89,7 +89,9 @@ EventPipeline::EventPipeline(const CoreConfig& config, const MakeRecordParser& m
                     .resend_definitions = [this] { encoder_.ResendAllDefinitions(); },
                     // Tell the (possibly restarted) collector where a window stands.
                     .connected = [this] { capture_.Reconnected(); },
-                }) {}
+                }) {
+  encoder_.SetThreadNames(&thread_names_.names());
+}
 
 EventPipeline::~EventPipeline() { Stop(std::chrono::milliseconds(0)); }
 
@@ -282,6 +284,7 @@ void EventPipeline::CutBatch() {
     out->set_compute_capability_minor(d.cc_minor);
   }
   v1::EventBatch batch;
+  thread_names_.Learn(outgoing_);
   encoder_.Encode(outgoing_, next_sequence_++, Loss(), &batch);
   const uint64_t events = outgoing_.size();
   stats_.events.fetch_add(events);

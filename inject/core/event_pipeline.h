@@ -23,6 +23,7 @@
 #include "inject/core/core_config.h"
 #include "inject/core/delivery.h"
 #include "inject/core/host_sampler.h"
+#include "inject/core/os_thread_names.h"
 #include "inject/core/pipeline_stats.h"
 #include "inject/core/record_parser.h"
 
@@ -105,6 +106,7 @@ class EventPipeline {
   StringTable strings_;
   std::unique_ptr<RecordParser> parser_;
   BatchEncoder encoder_;
+  OsThreadNames thread_names_{&strings_};  // sent with the threads' definitions
   EventColumns pending_;   // parsed, not yet routed
   EventColumns outgoing_;  // to be cut into batches
   std::chrono::steady_clock::time_point last_heartbeat_{};

@@ -212,6 +212,16 @@ browserTest('one colour per cause: the step chart\'s legend and the timeline\'s 
     assert.equal(timeline[idle], chart[bar], `"${idle}" in the timeline is "${bar}" in the step chart`);
   }
   assert.equal(new Set(pairs.map(([bar]) => chart[bar])).size, pairs.length, 'one colour per cause');
+  // The GPU-time bar's kernel classes never wear a cause's colour (elementwise once took the
+  // sync-blocked red and read as time lost).
+  const classColors = await page.locator('.gpu-time .gpu-time-class').evaluateAll((spans) =>
+    spans.map((s) => [s.dataset.kernelClass, getComputedStyle(s).backgroundColor]));
+  assert.ok(classColors.length > 0, 'the step has a GPU-time bar');
+  const causeColors = new Set(Object.values(chart));
+  for (const [cls, color] of classColors) assert.ok(!causeColors.has(color), `${cls} is drawn in a cause's colour ${color}`);
+  const palette = await page.evaluate(async () => (await import('/static/js/cause_colors.js')).KERNEL_CLASSES);
+  assert.notEqual(palette.elementwise.color, (await page.evaluate(async () =>
+    (await import('/static/js/cause_colors.js')).CAUSE_COLORS.sync)));
 });
 
 browserTest('a leaking job\'s step shows its device memory growing, memory_growth as the verdict and the call site', async (t) => {
@@ -339,6 +349,18 @@ browserTest('a multi-rank job gets a tab per rank and the straggler stands out',
   await page.waitForFunction(() => document.querySelector('.tabs .tab.active').textContent.startsWith('rank 2'));
   await page.locator('.tabs .tab').nth(0).click();
   await screenshot(page, 'viewer-job.png', {doc: true});
+
+  // The straggler cell stays inside its card, at the test's width and at a narrow window; the
+  // finding's whole title is its tooltip.
+  const cell = straggler.locator('td.straggler-cell');
+  assert.match(await cell.getAttribute('title'), /\S/);
+  for (const width of [VIEWPORT.width, 1024]) {
+    await page.setViewportSize({width, height: VIEWPORT.height});
+    const [c, card] = [await cell.boundingBox(), await page.locator('.card.ranks').boundingBox()];
+    assert.ok(c.x >= card.x && c.x + c.width <= card.x + card.width && c.y >= card.y && c.y + c.height <= card.y + card.height,
+      `at ${width}px the straggler cell ${JSON.stringify(c)} spills out of its card ${JSON.stringify(card)}`);
+    if (width !== VIEWPORT.width) await screenshot(page, `viewer-ranks-${width}.png`);
+  }
 });
 
 // One report, one owner: the page shows the analysis's numbers (the same ones the CLI, the HTTP
@@ -642,4 +664,106 @@ browserTest('a job whose steps were not found is shown as time windows, labelled
   assert.equal((await title.textContent()).trim(), `Window ${n}`);
   assert.equal(await page.locator('.badge.kind-window').textContent(), 'time window, not a step');
   await screenshot(page, 'viewer-window.png');
+});
+
+// Adds a job. A PyTorch-profiler-like trace: nested record_function ranges all recorded at depth
+// 0 (ProfilerStep#N > zero_grad, DDP.forward > aten::mm), named host threads (the main thread, a
+// pin-memory thread, a data-loader worker) and long templated kernel names. The timeline gives
+// each nesting level its row, draws no two labels over each other, names the host lanes as the
+// analysis does, and cuts names at a boundary.
+browserTest('nested ranges get rows and never overprint; host lanes are named from the trace\'s threads', async (t) => {
+  const pid = 4242, pin = 4250, worker = 4251, ms = 1000;
+  const kernel = 'void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4<float, float, float, ' +
+    'float, float, float, float, float, float, float, float, float> >(Params)';
+  const events = [
+    {ph: 'M', name: 'thread_name', pid, tid: pid, args: {name: `thread ${pid} (python3)`}},
+    {ph: 'M', name: 'thread_name', pid, tid: pin, args: {name: `thread ${pin} (pt_pin_memory)`}},
+    {ph: 'M', name: 'thread_name', pid, tid: worker, args: {name: `thread ${worker} (pt_data_worker_0)`}},
+    {ph: 'M', name: 'thread_name', pid: 0, tid: 7, args: {name: 'stream 7 '}},
+  ];
+  let corr = 1;
+  for (let s = 0; s < 4; ++s) {
+    const t0 = 1000 + s * 10 * ms;
+    const range = (name, ts, dur, tid = pid) => events.push({ph: 'X', cat: 'user_annotation', name, pid, tid, ts, dur});
+    range(`ProfilerStep#${s + 1}`, t0, 9.5 * ms);
+    range('Optimizer.zero_grad#SGD.zero_grad', t0 + 50, 0.9 * ms);
+    range('DDP.forward', t0 + ms, 5 * ms);
+    events.push({ph: 'X', cat: 'cpu_op', name: 'aten::mm', pid, tid: pid, ts: t0 + 1.2 * ms, dur: 3 * ms});
+    events.push({ph: 'X', cat: 'cpu_op', name: 'aten::pin_memory', pid, tid: pin, ts: t0 + 200, dur: 2 * ms});
+    events.push({ph: 'X', cat: 'cpu_op', name: 'aten::copy_', pid, tid: worker, ts: t0 + 300, dur: 1.5 * ms});
+    for (const at of [t0 + 1.3 * ms, t0 + 3 * ms, t0 + 6.5 * ms]) {
+      events.push({ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid, tid: pid, ts: at, dur: 20, args: {correlation: corr}},
+        {ph: 'X', cat: 'kernel', name: kernel, pid: 0, tid: 7, ts: at + 30, dur: 1.2 * ms,
+          args: {correlation: corr, device: 0, stream: 7, grid: [8, 1, 1], block: [128, 1, 1]}});
+      ++corr;
+    }
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gpuspy-threads-'));
+  const trace = path.join(dir, 'threads.json');
+  fs.writeFileSync(trace, JSON.stringify({traceEvents: events}));
+  await collector.importTraces(requireEnv('GPUSPY_BIN'), 'threads', [trace]);
+  fs.rmSync(dir, {recursive: true, force: true});
+  const p = await processOf('threads');
+  const steps = (await collector.json(`/api/jobs/threads/steps?process=${p}`)).steps;
+  assert.ok(steps.length >= 3, JSON.stringify(steps));
+  const n = num(steps[1].number);
+
+  // The analysis names the lanes and puts each nesting level in its own row.
+  const tl = await collector.json(`/api/jobs/threads/timeline?step=${n}&process=${p}`);
+  const hostLanes = tl.lanes.filter((l) => l.kind === 'thread').map((l) => l.label);
+  assert.deepEqual([...hostLanes].sort(), ['dataloader worker 0', 'main thread', 'pin-memory thread']);
+  const depthOf = (name) => tl.events.depth[tl.events.name.findIndex((id, i) => tl.strings[id] === name && tl.events.kind[i] === 5)];
+  assert.equal(depthOf(`ProfilerStep#${n}`), 0);
+  assert.equal(depthOf('Optimizer.zero_grad#SGD.zero_grad'), 1);
+  assert.equal(depthOf('DDP.forward'), 1);
+  assert.equal(depthOf('aten::mm'), 2);
+
+  const page = await openPage(t);
+  await page.goto(collector.url + `/#/job/threads/step/${p}/${n}`);
+  await page.waitForFunction(() => window.__timelineStats && window.__timelineStats.renders > 0);
+  const overlaps = (boxes) => {
+    const out = [];
+    for (let a = 0; a < boxes.length; ++a) {
+      for (let b = a + 1; b < boxes.length; ++b) {
+        const [x1, y1, w1, h1] = boxes[a], [x2, y2, w2, h2] = boxes[b];
+        if (x1 < x2 + w2 && x2 < x1 + w1 && y1 < y2 + h2 && y2 < y1 + h1) out.push([boxes[a], boxes[b]]);
+      }
+    }
+    return out;
+  };
+  // The lanes read as the analysis named them (the main thread first: it launches).
+  const whole = await page.evaluate(() => window.__timelineStats);
+  assert.deepEqual(whole.laneLabels.slice(0, 3), hostLanes);
+  assert.equal(whole.laneLabels[0], 'main thread');
+  assert.ok(whole.labels > 0, 'some labels fit at the whole-step zoom');
+  assert.deepEqual(overlaps(whole.labelBoxes), [], 'labels drawn over each other (whole step)');
+  // Zoomed onto the forward pass: more and longer labels, still apart, and each inside its bar.
+  await page.evaluate(() => {
+    const tl = window.__gpuspyTimeline;
+    tl.zoomTo(tl.m.wall * 0.05, tl.m.wall * 0.45);
+    tl.render();
+  });
+  const zoomed = await page.evaluate(() => window.__timelineStats);
+  assert.ok(zoomed.labels > whole.labels / 2, `${zoomed.labels} labels zoomed in`);
+  assert.deepEqual(overlaps(zoomed.labelBoxes), [], 'labels drawn over each other (zoomed)');
+  await page.locator('canvas.timeline-canvas').scrollIntoViewIfNeeded();
+  await page.mouse.move(5, 5);
+  await screenshot(page, 'viewer-step-threads.png');
+
+  // Names are cut at a word or template boundary with an ellipsis, never mid-word; the table
+  // keeps the full name as its tooltip.
+  const cuts = await page.evaluate(async (names) => {
+    const {cutName} = await import('/static/js/format.js');
+    return names.flatMap((name) => [12, 20, 40, 60].map((max) => ({name, max, cut: cutName(name, max)})));
+  }, [kernel, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)',
+    'void gemm_kernel<float, float, float, float, float, float, float, float, float, float, float, float>(float*)']);
+  for (const {name, max, cut} of cuts) {
+    assert.ok(cut.length <= max && cut.endsWith('…'), `${max}: ${cut}`);
+    const head = cut.slice(0, -1);
+    assert.ok(name.startsWith(head), `${cut} is a prefix of ${name}`);
+    const midWord = /[A-Za-z0-9]$/.test(head) && /[a-z0-9]/.test(name[head.length]);
+    assert.ok(!midWord, `"${cut}" cuts "${name}" mid-word`);
+  }
+  const cell = page.locator('.kernels-table .kernel-name').first();
+  assert.equal(await cell.getAttribute('title'), kernel);
 });

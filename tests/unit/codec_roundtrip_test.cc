@@ -844,5 +844,23 @@ TEST(EventColumnsSplit, ACollectiveGoesToThePartHoldingItsKernel) {
   EXPECT_EQ(parts[2].collectives.size(), 1u);  // index 2 of 3 -> part 2
 }
 
+TEST(CodecDefinitions, ThreadNamesTravelWithTheirThreadsDefinitions) {
+  StringTable producer;
+  const StringRef launch = producer.Intern("cudaLaunchKernel");
+  const absl::flat_hash_map<uint32_t, StringRef> names = {{12, producer.Intern("thread 12 (pt_pin_memory)")}};
+  EventColumns ev;
+  ev.apis.push_back({100, 110, 1, ApiDomain::kRuntime, 211, launch, 11, 0});  // unnamed
+  ev.apis.push_back({120, 130, 2, ApiDomain::kRuntime, 211, launch, 12, 0});
+  BatchEncoder encoder(&producer);
+  encoder.SetThreadNames(&names);
+  v1::EventBatch batch;
+  encoder.Encode(ev, 1, LossCounters{}, &batch);
+  ProcessDictionary dict;
+  ASSERT_TRUE(dict.Apply(batch.dictionary()).ok());
+  ASSERT_EQ(dict.thread_names().size(), 1u);
+  ASSERT_TRUE(dict.thread_names().contains(12));
+  EXPECT_EQ(dict.strings().Get(dict.thread_names().at(12)), "thread 12 (pt_pin_memory)");
+}
+
 }  // namespace
 }  // namespace gpuspy

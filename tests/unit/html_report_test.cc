@@ -133,11 +133,10 @@ TEST(HtmlReport, SelfContained) {
   EXPECT_THAT(page, Not(HasSubstr("https://")));
 }
 
-TEST(Palette, TheViewerModuleCarriesTheKernelClassColours) {
+TEST(Palette, TheViewerModuleCarriesTheKernelClassColoursTheReportUses) {
   const std::string module = palette::TimeCausesJsModule();
-  EXPECT_THAT(module, HasSubstr("export const CLASS_COLORS"));
-  EXPECT_THAT(module, HasSubstr(std::string("\"comm\":\"") + palette::StyleOfClass("comm").color));
-  EXPECT_THAT(module, HasSubstr("export const CLASS_LABELS"));
+  EXPECT_THAT(module, HasSubstr("export const KERNEL_CLASSES"));
+  EXPECT_THAT(module, HasSubstr(std::string("\"comm\":{\"color\":\"") + palette::StyleOfClass("comm").color));
   EXPECT_STREQ(palette::StyleOfClass("no_such_class").key, "other");
 }
 

@@ -162,6 +162,25 @@ TEST(KinetoReader, NegativeTimestampsKeepTheirPlaceInTime) {
   EXPECT_EQ(t->events.kernels[1].start_ns, 10'000);
 }
 
+// Host threads' names come from the thread_name metadata of the profiled process only (pid 0's
+// "threads" are GPU streams); the metadata is still counted as skipped events.
+TEST(KinetoReader, ThreadNamesOfTheProfiledProcessAreKept) {
+  auto t = ParseKinetoTrace(
+      R"x({"traceEvents":[)x"
+      R"x({"ph":"M","name":"thread_name","pid":50,"tid":50,"args":{"name":"thread 50 (python3)"}},)x"
+      R"x({"ph":"M","name":"thread_name","pid":50,"tid":52,"args":{"name":"thread 52 (pt_pin_memory)"}},)x"
+      R"x({"ph":"M","name":"thread_name","pid":0,"tid":7,"args":{"name":"stream 7 "}},)x"
+      R"x({"ph":"M","name":"process_name","pid":50,"tid":0,"args":{"name":"python3"}},)x"
+      R"x({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":50,"tid":50,"ts":1,"dur":2,"args":{"correlation":1}},)x"
+      R"x({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":5,"args":{"correlation":1,"stream":7}}]})x");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->identity.pid(), 50u);
+  std::map<uint32_t, std::string> names;
+  for (const auto& [tid, ref] : t->thread_names) names[tid] = std::string(t->strings.Get(ref));
+  EXPECT_EQ(names, (std::map<uint32_t, std::string>{{50, "thread 50 (python3)"}, {52, "thread 52 (pt_pin_memory)"}}));
+  EXPECT_EQ(t->stats.skipped.at("phase M"), 4u);
+}
+
 TEST(KinetoReader, IdentityFromDistributedInfoAndDeviceProperties) {
   auto t = ParseKinetoTrace(kTrace);
   ASSERT_TRUE(t.ok());

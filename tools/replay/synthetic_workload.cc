@@ -35,12 +35,16 @@ constexpr uint64_t kCopyHeavyBytes = 64ull << 20;
 // NCCL's low-latency protocol carries small messages, SIMPLE the large ones.
 constexpr uint64_t kLowLatencyProtocolMaxBytes = 256ull << 10;
 
+// A rank's pid; its host work runs on its main thread, whose OS thread id is the pid (as a Python
+// training script's does), so the timeline calls that lane "main thread".
+uint32_t PidOf(int rank) { return 40000 + rank; }
+
 v1::ProcessIdentity Identity(const SyntheticOptions& o, int rank) {
   v1::ProcessIdentity id;
   id.set_process_key(absl::StrCat("replay-host:", 40000 + rank, ":", o.seed, ":", o.job_id));
   id.set_job_id(o.job_id);
   id.set_host(absl::StrCat("replay-host-", rank / 8));
-  id.set_pid(40000 + rank);
+  id.set_pid(PidOf(rank));
   id.set_rank(rank);
   id.set_local_rank(rank % 8);
   id.set_world_size(o.ranks);
@@ -62,7 +66,7 @@ v1::ProcessIdentity Identity(const SyntheticOptions& o, int rank) {
 struct RankSim {
   RankSim(SyntheticRank* out, const SyntheticOptions& o, int rank, double host_scale,
           double gpu_scale)
-      : out(out), t(&out->strings, o.seed * 1000003 + rank, 1000 + rank, host_scale, gpu_scale) {}
+      : out(out), t(&out->strings, o.seed * 1000003 + rank, PidOf(rank), host_scale, gpu_scale) {}
   SyntheticRank* out;
   Timeline t;
   int64_t step_start = 0;

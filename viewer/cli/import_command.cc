@@ -256,8 +256,10 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
     line.Show(absl::StrCat("importing ", std::filesystem::path(r->path).filename().string(), ": sending ",
                            analysis::CountOf(r->trace.events.size(), "event", "events"), " to gpuspyd"),
               /*phase=*/true);
+    UploadOptions upload;
+    upload.thread_names = &r->trace.thread_names;  // the timeline's lane names
     absl::StatusOr<UploadResult> up =
-        UploadEvents(g.collector, id, r->trace.strings, r->trace.events.Split(chunks));
+        UploadEvents(g.collector, id, r->trace.strings, r->trace.events.Split(chunks), upload);
     line.Clear();
     if (!up.ok()) {
       std::fprintf(stderr, "gpuspy import: %s: %s\n", r->path.c_str(), std::string(up.status().message()).c_str());

@@ -2,29 +2,38 @@
 
 #include <array>
 
+#include "nlohmann/json.hpp"
+
 namespace gpuspy::palette {
 namespace {
 
-// Moved from the viewer's gpu_time.js (Tableau 10, as the time causes).
-constexpr std::array<KernelClassStyle, 7> kClasses = {{
-    {"gemm_tc", "GEMM (tensor cores)", "#4e79a7"},
-    {"gemm_fp32", "GEMM (FP32, CUDA cores)", "#86bcb6"},
+// Tableau 20's lighter and darker shades: near the causes' Tableau 10 hues where the meaning is
+// near (matrix maths in compute's blues), never one of them (time_causes.cc; a unit test checks).
+constexpr std::array<KernelClassStyle, 7> kStyles = {{
+    {"gemm_tc", "GEMM (tensor cores)", "#2f5d8a"},
+    {"gemm_fp32", "GEMM (FP32, CUDA cores)", "#86acd6"},
     {"attention", "fused attention", "#59a14f"},
-    {"elementwise", "memory-bound (elementwise/norm/softmax/copy)", "#e15759"},
-    {"triton", "Triton (compiled, fused)", "#b07aa1"},
-    {"comm", "communication", "#9c4f2b"},
-    {"other", "other", "#bab0ac"},
+    {"elementwise", "memory-bound (elementwise/norm/softmax/copy)", "#ff9da7"},
+    {"triton", "Triton (compiled, fused)", "#d4a6c8"},
+    {"comm", "communication", "#8f6d5a"},
+    {"other", "other", "#d7d2cc"},
 }};
 
 }  // namespace
 
-std::span<const KernelClassStyle> KernelClassStyles() { return kClasses; }
+std::span<const KernelClassStyle> KernelClassStyles() { return kStyles; }
 
 const KernelClassStyle& StyleOfClass(std::string_view kernel_class) {
-  for (const KernelClassStyle& s : kClasses) {
+  for (const KernelClassStyle& s : kStyles) {
     if (kernel_class == s.key) return s;
   }
-  return kClasses.back();
+  return kStyles.back();
+}
+
+std::string KernelClassesJs() {
+  nlohmann::json classes = nlohmann::json::object();
+  for (const KernelClassStyle& s : kStyles) classes[s.key] = {{"label", s.label}, {"color", s.color}};
+  return "export const KERNEL_CLASSES = Object.freeze(" + classes.dump() + ");\n";
 }
 
 }  // namespace gpuspy::palette

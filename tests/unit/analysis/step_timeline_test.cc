@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "analysis/idle_attribution.h"
 
@@ -121,6 +123,34 @@ TEST(StepTimeline, NamesThatAreNotUtf8ComeThroughAsTheirBytes) {
   v1::StepTimeline back;
   EXPECT_TRUE(back.ParseFromString(wire));
   EXPECT_EQ(back.strings(back.events().name(3)), std::string("bad\xff kernel"));
+}
+
+TEST(StepTimeline, HostLanesAreNamedFromThePidAndTheTracesThreadNames) {
+  LaunchThenSync s;
+  const StringRef pin = s.strings.Intern("pin");
+  s.events.nvtx_marks.push_back({kOrigin + 30 * us, 0, pin, 9});
+  s.events.nvtx_marks.push_back({kOrigin + 31 * us, 0, pin, 11});
+  HostThreads threads{.pid = 7, .names = {{9, "thread 9 (pt_pin_memory)"}, {11, "thread 11 (pt_data_worker_1)"}}};
+  const v1::StepTimeline t = BuildStepTimeline(s.events, s.strings, s.window, false, threads);
+  std::vector<std::string> labels;
+  for (const auto& l : t.lanes()) labels.push_back(l.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"main thread", "pin-memory thread", "dataloader worker 1",
+                                              "GPU 0 stream 3"}));
+}
+
+TEST(StepTimeline, NestedNvtxRangesRecordedAtDepthZeroComeOutInRowsOfTheirNesting) {
+  LaunchThenSync s;
+  const StringRef step = s.strings.Intern("ProfilerStep#5"), zero = s.strings.Intern("zero_grad");
+  const StringRef fwd = s.strings.Intern("DDP.forward");
+  s.events.nvtx_ranges.push_back({kOrigin, kOrigin + 900 * us, 0, step, 7, 0});
+  s.events.nvtx_ranges.push_back({kOrigin + 1 * us, kOrigin + 9 * us, 0, zero, 7, 0});
+  s.events.nvtx_ranges.push_back({kOrigin + 10 * us, kOrigin + 500 * us, 0, fwd, 7, 0});
+  const v1::StepTimeline t = BuildStepTimeline(s.events, s.strings, s.window, false);
+  std::map<std::string, uint32_t> depth;
+  for (int i = 0; i < t.events().lane_size(); ++i) {
+    if (t.kinds(t.events().kind(i)) == "nvtx") depth[t.strings(t.events().name(i))] = t.events().depth(i);
+  }
+  EXPECT_EQ(depth, (std::map<std::string, uint32_t>{{"ProfilerStep#5", 0}, {"zero_grad", 1}, {"DDP.forward", 1}}));
 }
 
 }  // namespace

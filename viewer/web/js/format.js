@@ -55,7 +55,25 @@ export function shortKernel(name) {
   const parts = out.split('::');
   if (parts.length > 2) out = '…::' + parts.slice(-2).join('::');
   if (!out) out = name;
-  return out.length > 90 ? out.slice(0, 88) + '…' : out;
+  return cutName(out, 90);
+}
+
+// `text` in at most `max` characters: whole, or cut after a word or template boundary (a space,
+// ',', '<', '(', '::', '_', a camelCase hump) with an ellipsis, so that a cut never ends
+// mid-word ("…float, float x12", "ncclWor" read as names of their own). A hard cut only where the
+// text has no boundary at all. Where a name is cut, its element has the full name as a
+// tooltip (the tables' title, the timeline's hover).
+export function cutName(text, max) {
+  if (text.length <= max) return text;
+  const limit = max - 1;  // room for the ellipsis
+  let cut = -1;
+  for (let i = limit; i >= 2; --i) {
+    const prev = text[i - 1], next = text[i];
+    if (' ,<(_'.includes(prev) || (prev === ':' && text[i - 2] === ':') || next === '<' || next === '(' ||
+        (/[a-z0-9]/.test(prev) && /[A-Z]/.test(next))) { cut = i; break; }
+  }
+  const head = (cut > 0 ? text.slice(0, cut) : text.slice(0, limit)).replace(/(?:[\s,_]|::)+$/, '');
+  return head + '…';
 }
 
 // The same as shortKernel for a set of names that must stay told apart (a table, a timeline):
@@ -79,7 +97,7 @@ export function shortKernelNames(names) {
     const counts = new Map();
     for (const [, l] of longer) counts.set(l, (counts.get(l) || 0) + 1);
     for (const [n, l] of longer) {
-      labels.set(n, counts.get(l) === 1 ? l : (n.length > 160 ? n.slice(0, 158) + '…' : n));
+      labels.set(n, counts.get(l) === 1 ? l : cutName(n, 160));
     }
   }
   return labels;
@@ -108,7 +126,7 @@ function withTemplateArgs(name) {
   }
   // Namespaces off every identifier: "at::native::CUDAFunctor_add" -> "CUDAFunctor_add".
   out = out.replace(/(?:[A-Za-z_{}][\w{}]*::)+/g, '');
-  return out.length > 120 ? out.slice(0, 118) + '…' : out;
+  return cutName(out, 120);
 }
 
 // 1, 2, 5 x 10^k: axis ticks that read well.

@@ -214,8 +214,11 @@ function drawRanks(box, procs, ranks) {
           h('td', {class: 'num', title: 'median time inside collectives (NCCL) waiting for the last rank to arrive'},
             num(r.median_wait_ns) ? fmt.ms(num(r.median_wait_ns)) : '—'),
           h('td', {}, h('code', {}, r.primary_bottleneck || 'none')),
-          h('td', {}, straggler ? h('span', {title: r.straggler_title}, severityBadge(r.straggler_severity),
-            ' ', 'slowest; others wait ~' + fmt.ms(num(r.straggler_median_lost_ns))) : ''));
+          // May wrap (the other cells keep one line): it is the longest, and at a narrow window
+          // it spilled out of the card. The finding's whole title is its tooltip.
+          h('td', {class: 'straggler-cell', title: straggler ? r.straggler_title : undefined},
+            straggler ? [severityBadge(r.straggler_severity), ' ',
+              'slowest; others wait ~' + fmt.ms(num(r.straggler_median_lost_ns))] : ''));
       })))));
 }
 

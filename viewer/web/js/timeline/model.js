@@ -70,6 +70,7 @@ export function buildModel(t) {
   for (let i = 0; i < n; ++i) if (m.kind[i] === KIND.kernel) kernelNames.add(m.name[i]);
   const short = shortKernelNames([...kernelNames].map((id) => t.strings[id]));
   m.labels = t.strings.map((s, id) => (kernelNames.has(id) ? short.get(s) : s));
+  m.labelWidth = new Map();  // string id -> its label's width in pixels (render.js measures once)
 
   // Rows per lane, created on first use.
   const laneRows = t.lanes.map(() => ({}));

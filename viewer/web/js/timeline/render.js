@@ -2,23 +2,25 @@
 // search), and events narrower than a pixel are merged into one 1-px column per pixel, so a frame
 // costs O(visible events) JS work and O(width x rows) drawing, whatever the step holds.
 import {PALETTE, IDLE_COLORS, KIND} from './colors.js';
-import {duration, niceStep} from '../format.js';
+import {cutName, duration, niceStep} from '../format.js';
 
-export const GUTTER = 150;   // lane labels
+export const GUTTER = 190;   // lane labels: room for "dataloader worker 12" beside a row label
 export const AXIS_H = 24;    // time axis
 const FONT = '11px system-ui, -apple-system, "Segoe UI", sans-serif';
-const CHAR_W = 6.2;          // average glyph width at FONT: cheaper than measureText per label
+const LABEL_H = 12;          // a label's height at FONT
 
-// `text` cut (with an ellipsis) to fit `width` pixels as `ctx` draws it: measured, not estimated,
-// since the gutter's few labels must never run into each other.
+// `text` cut (with an ellipsis, at a word or template boundary: format.js cutName) to fit
+// `width` pixels as `ctx` draws it: measured, not estimated, since labels must never run into
+// each other. '' when not even a few characters fit.
 export function fitLabel(ctx, text, width) {
   if (ctx.measureText(text).width <= width) return text;
-  let lo = 0, hi = text.length;
-  while (lo < hi) {  // the longest prefix that fits with the ellipsis
+  let lo = 0, hi = text.length - 1;
+  while (lo < hi) {  // the most characters whose cut fits
     const mid = (lo + hi + 1) >> 1;
-    if (ctx.measureText(text.slice(0, mid) + '…').width <= width) lo = mid; else hi = mid - 1;
+    if (ctx.measureText(cutName(text, mid)).width <= width) lo = mid; else hi = mid - 1;
   }
-  return lo ? text.slice(0, lo) + '…' : '';
+  const cut = lo >= 2 ? cutName(text, lo) : '';
+  return cut.length >= 3 && ctx.measureText(cut).width <= width ? cut : '';
 }
 
 // view: {start, end} in ns relative to the step start. sel: {selected, related, hover} indexes.
@@ -105,14 +107,27 @@ export function drawTimeline(ctx, m, view, width, height, sel) {
     for (let k = 0; k < b.length; k += 4) ctx.rect(b[k], b[k + 1], b[k + 2], b[k + 3]);
     ctx.fill();
   }
+  // Labels: only where one fits inside its bar (cut at a boundary, else left out; the full name
+  // is in the hover), and never over the previous label of the same row. Widths are measured
+  // (cached per name), so a label cannot spill past its bar into its neighbour's.
+  stats.labelBoxes = [];
+  let rowY = NaN, rowRight = -Infinity;
   for (let k = 0; k < labels.length; k += 4) {
-    const i = labels[k + 3];
-    const chars = Math.floor((labels[k + 2] - 6) / CHAR_W);
-    if (chars < 3) continue;
-    let text = m.labels[m.name[i]];
-    if (text.length > chars) text = text.slice(0, chars - 1) + '…';
+    const i = labels[k + 3], bx = labels[k], cy = labels[k + 1], room = labels[k + 2] - 6;
+    if (cy !== rowY) { rowY = cy; rowRight = -Infinity; }
+    const x = Math.max(bx + 3, rowRight + 4);
+    const avail = bx + 3 + room - x;
+    if (avail < 12) continue;
+    const full = m.labels[m.name[i]];
+    let w = m.labelWidth.get(m.name[i]);
+    if (w === undefined) { w = ctx.measureText(full).width; m.labelWidth.set(m.name[i], w); }
+    const text = w <= avail ? full : fitLabel(ctx, full, avail);
+    if (!text) continue;
+    const tw = text === full ? w : ctx.measureText(text).width;
     ctx.fillStyle = m.kind[i] === KIND.nvtx || m.kind[i] === KIND.api ? '#1d2a1d' : '#fff';
-    ctx.fillText(text, labels[k] + 3, labels[k + 1]);
+    ctx.fillText(text, x, cy);
+    rowRight = x + tw;
+    stats.labelBoxes.push([x, cy - LABEL_H / 2 + AXIS_H, tw, LABEL_H]);
     stats.labels++;
   }
 
@@ -141,7 +156,7 @@ export function drawTimeline(ctx, m, view, width, height, sel) {
   ctx.restore();
 
   drawAxis(ctx, view, width, X);
-  drawGutter(ctx, m, height);
+  stats.laneLabels = drawGutter(ctx, m, height);
   stats.ms = performance.now() - t0;
   return stats;
 }
@@ -169,7 +184,9 @@ function drawAxis(ctx, view, width, X) {
   ctx.stroke();
 }
 
+// Returns the lane labels as drawn, top to bottom.
 function drawGutter(ctx, m, height) {
+  const drawn = [];
   ctx.fillStyle = '#fff';
   ctx.fillRect(0, 0, GUTTER, height);
   ctx.fillStyle = '#666';
@@ -193,7 +210,10 @@ function drawGutter(ctx, m, height) {
     } else if (laneStart) {
       ctx.fillStyle = '#222';
       // Cut to the room left of the row's own label, so a long thread name never runs into it.
-      ctx.fillText(fitLabel(ctx, m.lanesJson[r.lane].label, (r.label ? GUTTER - 58 : GUTTER) - 6 - 6), 6, y);
+      // The names are the analysis's (main thread, dataloader worker 1, ...): drawn, not made.
+      const text = fitLabel(ctx, m.lanesJson[r.lane].label, (r.label ? GUTTER - 58 : GUTTER) - 6 - 6);
+      ctx.fillText(text, 6, y);
+      drawn.push(text);
       if (r.label) { ctx.fillStyle = '#888'; ctx.fillText(fitLabel(ctx, r.label, 58 - 4), GUTTER - 58, y); }
     } else if (r.label) {
       ctx.fillStyle = '#888';
@@ -202,4 +222,5 @@ function drawGutter(ctx, m, height) {
     lastLane = r.lane;
   }
   ctx.restore();
+  return drawn;
 }

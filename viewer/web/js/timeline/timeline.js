@@ -152,6 +152,8 @@ export class Timeline {
       buildMs: this.buildMs,
       renders: this.renders, lastRenderMs: s.ms, maxRenderMs: Math.max(...this.renderTimes),
       visibleEvents: s.visible, drawnKernels: s.byKind[0], rects: s.rects, mergedColumns: s.columns, labels: s.labels,
+      labelBoxes: s.labelBoxes,  // [x, y, w, h] in canvas pixels of each label drawn
+      laneLabels: s.laneLabels,  // the gutter's lane names as drawn, top to bottom
       view: {...this.view},
       selected: this.sel.selected >= 0 ? this.describe(this.sel.selected) : null,
       related: this.sel.related >= 0 ? this.describe(this.sel.related) : null,

@@ -23,6 +23,7 @@
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/csv_view.h"
 #include "viewer/cli/json_output.h"
+#include "viewer/cli/job_name_for_files.h"
 #include "viewer/cli/offline_job.h"
 #include "viewer/cli/progress_line.h"
 #include "viewer/cli/report_view.h"
@@ -68,7 +69,7 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
     std::fprintf(stderr, "gpuspy analyze: %s\n", std::string(st.message()).c_str());
     return 2;
   }
-  const std::string job = o.job.empty() ? JobFromFile(o.files.front()) : o.job;
+  const std::string job = o.job.empty() ? JobNameForFiles(o.files) : o.job;
   // Shown only past kProgressDelay: small files never see it.
   const bool progress = ProgressWanted(g);
   OfflineJob loaded = LoadOfflineJob(o.files, job, o.threads, progress, pattern,
@@ -210,7 +211,8 @@ RegisteredCommand RegisterAnalyzeCommand(CLI::App& app, const GlobalOptions& g) 
                  "cross-rank findings; several files = ranks of one job");
   analyze->add_option("files", an->files, "Trace files (*.pt.trace.json[.gz])")
       ->required()->check(CLI::ExistingFile);
-  analyze->add_option("--job", an->job, "Job id (default: the first file's name)");
+  analyze->add_option("--job", an->job, "Job id (default: one file's name; for several, the name they share less the rank, "
+                 "else their directory)");
   AddOfflineOptions(analyze, an.get());
   AddStepPatternOption(analyze, &an->step_pattern);
   analyze->footer("Example: gpuspy analyze run/rank*.pt.trace.json.gz --html report.html");

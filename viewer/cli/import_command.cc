@@ -18,6 +18,7 @@
 #include "viewer/cli/analyze_command.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/file_sha256.h"
+#include "viewer/cli/job_name_for_files.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/progress_line.h"
 #include "viewer/cli/query_client.h"
@@ -31,12 +32,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr size_t kEventsPerBatch = 4096;
-
-// "rank0.pt.trace.json.gz" -> "rank0"
-std::string JobFromFile(const std::string& path) {
-  std::string name = std::filesystem::path(path).filename().string();
-  return name.substr(0, name.find('.'));
-}
 
 struct ReadTrace {
   size_t index = 0;  // position on the command line: the rank of a trace that names none
@@ -178,7 +173,7 @@ int Import(const GlobalOptions& g, const ImportOptions& o) {
       return 2;
     }
   }
-  const std::string job = o.job.empty() ? JobFromFile(o.files.front()) : o.job;
+  const std::string job = o.job.empty() ? JobNameForFiles(o.files) : o.job;
   std::vector<std::string> failed;
   ProgressLine line(ProgressWanted(g));
   std::vector<ReadTrace> traces = ReadAll(o.files, o.max_trace_bytes, &line, &failed);
@@ -334,7 +329,8 @@ RegisteredCommand RegisterImportCommand(CLI::App& app, const GlobalOptions& g) {
   auto* import = app.add_subcommand(
       "import", "Import PyTorch profiler traces (*.pt.trace.json[.gz]); several files = ranks of one job");
   import->add_option("files", o->im.files, "Trace files")->required()->check(CLI::ExistingFile);
-  import->add_option("--job", o->im.job, "Job id (default: the first file's name)");
+  import->add_option("--job", o->im.job, "Job id (default: one file's name; for several, the name they share less the rank, "
+                 "else their directory)");
   import->add_flag("--offline", o->offline, "Analyse here instead (gpuspy analyze)");
   import->add_flag("--replace", o->im.replace,
                    "Files imported before (same content) replace their earlier copy instead of "

@@ -27,11 +27,6 @@ bool OfflineJob::any_failed() const {
   return std::any_of(files.begin(), files.end(), [](const OfflineFile& f) { return !f.status.ok(); });
 }
 
-std::string JobFromFile(const std::string& path) {
-  std::string name = std::filesystem::path(path).filename().string();
-  return name.substr(0, name.find('.'));
-}
-
 OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::string& job,
                           unsigned threads, bool progress, const std::string& step_pattern,
                           const importers::KinetoReadLimits& limits) {

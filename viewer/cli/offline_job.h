@@ -37,9 +37,6 @@ struct OfflineJob {
   bool any_failed() const;
 };
 
-// "rank0.pt.trace.json.gz" -> "rank0" (what `gpuspy import` names the job).
-std::string JobFromFile(const std::string& path);
-
 // Reads and analyses `files` as job `job` with at most `threads` threads (0: one per file, at
 // most the machine's cores); `progress`: the progress line on stderr (progress_line.h: the
 // caller decides whether stderr is a terminal and the output not --json). NVTX steps are the

@@ -271,6 +271,41 @@ void BlockingChange(const v1::RunProfile& a, const v1::RunProfile& b, int64_t de
                       delta));
 }
 
+// The GPU idle for other host work, named by where the host was (the host_bound finding's hot
+// lines or the call sites that ended its gaps) when the step reports name a place: a diff line
+// "+30 ms host work" says where, as the step report does.
+void HostChange(const v1::RunProfile& a, const v1::RunProfile& b, int64_t delta,
+                std::vector<v1::Contribution>* out) {
+  struct Site {
+    const v1::HostSiteProfile* a = nullptr;
+    const v1::HostSiteProfile* b = nullptr;
+    int64_t delta() const { return (b ? b->ns_per_step() : 0) - (a ? a->ns_per_step() : 0); }
+  };
+  std::map<std::pair<std::string, std::string>, Site> sites;
+  for (const v1::HostSiteProfile& s : a.host_sites()) sites[{s.kind(), s.site()}].a = &s;
+  for (const v1::HostSiteProfile& s : b.host_sites()) sites[{s.kind(), s.site()}].b = &s;
+  std::vector<Site> ranked;
+  for (const auto& [key, s] : sites) ranked.push_back(s);
+  std::stable_sort(ranked.begin(), ranked.end(), [delta](const Site& x, const Site& y) {
+    return delta >= 0 ? x.delta() > y.delta() : x.delta() < y.delta();
+  });
+  std::vector<std::string> lines;
+  std::string subject = "host work";
+  for (const Site& s : ranked) {
+    if (lines.size() >= kDetailItems) break;
+    if (std::llabs(s.delta()) < kMinContributionNs || (s.delta() > 0) != (delta > 0)) break;
+    const v1::HostSiteProfile& any = s.b ? *s.b : *s.a;
+    if (lines.empty()) subject = any.site();
+    lines.push_back(absl::StrCat(any.kind() == "hot_line" ? "at " : "then resumed at ", any.site(), " ",
+                                 Ms(s.a ? s.a->ns_per_step() : 0), " → ", Ms(s.b ? s.b->ns_per_step() : 0)));
+  }
+  out->push_back(Make("host", "idle_host", subject,
+                      absl::StrCat("GPU idle while the host runs other code ",
+                                   PerStepMs(a.parts().idle_host_ns(), b.parts().idle_host_ns()),
+                                   lines.empty() ? "" : ": ", absl::StrJoin(lines, "; ")),
+                      delta));
+}
+
 void CollectiveChange(const v1::RunProfile& a, const v1::RunProfile& b, int64_t delta,
                       std::vector<v1::Contribution>* out) {
   struct Op {
@@ -400,10 +435,7 @@ v1::RunDiff DiffRuns(const v1::RunProfile& a, const v1::RunProfile& b) {
                          delta));
   }
   if (const int64_t delta = PartDelta(a, b, "idle_host", threshold); delta != 0) {
-    items.push_back(Make("host", "idle_host", "host work",
-                         absl::StrCat("GPU idle while the host runs other code ",
-                                      PerStepMs(a.parts().idle_host_ns(), b.parts().idle_host_ns())),
-                         delta));
+    HostChange(a, b, delta, &items);
   }
   if (const int64_t delta = PartDelta(a, b, "idle_cuda_call", threshold); delta != 0) {
     items.push_back(Make("cuda_calls", "idle_cuda_call", "CUDA calls",

@@ -51,6 +51,27 @@ struct SiteTotal {
   std::map<std::string, uint64_t> apis;
 };
 
+// A host site's gap time, keyed by (kind, site).
+using HostSiteKey = std::pair<std::string, std::string>;
+
+// Where the step's host_bound finding placed the GPU's wait for the host: its sampled hot lines
+// when the sampler caught any (they say what ran), else the call sites that ended the gaps. The
+// report's own figures: the diff names the place the step report names.
+void AddHostSites(const v1::StepReport& r, std::map<HostSiteKey, int64_t>* out) {
+  for (const v1::Finding& f : r.findings()) {
+    if (f.detector() != v1::host_bound) continue;
+    for (const char* kind : {"hot_line", "resumed_at"}) {
+      bool any = false;
+      for (const v1::Evidence& e : f.evidence()) {
+        if (e.key() != kind || e.call_site().empty() || e.unit() != "ns") continue;
+        (*out)[{kind, e.call_site()}] += std::llround(e.quantity());
+        any = true;
+      }
+      if (any) return;
+    }
+  }
+}
+
 struct CollectiveTotal {
   uint64_t calls = 0;
   int64_t ns = 0;
@@ -139,6 +160,7 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
   absl::flat_hash_map<std::string, KernelTotal> kernels;
   absl::flat_hash_map<std::string, SiteTotal> sites;
   std::map<std::string, CollectiveTotal> collectives;
+  std::map<HostSiteKey, int64_t> host_sites;
   std::map<std::string, uint64_t> verdicts;  // by name: equal counts list alphabetically
   uint64_t launches = 0, kernel_count = 0, copies = 0, pageable_copies = 0;
   uint64_t pageable_bytes = 0, pinned_bytes = 0;
@@ -165,6 +187,7 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
       t.blocked_ns += b.blocked_ns;
       t.apis[b.api] += b.calls;
     }
+    AddHostSites(r, &host_sites);
     launches += s.facts.launches;
     copies += s.facts.copies;
     pageable_copies += s.facts.pageable_copies;
@@ -213,6 +236,16 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
                          ? a.blocked_ns_per_step() > b.blocked_ns_per_step()
                          : a.site() < b.site();
             });
+  for (const auto& [key, ns] : host_sites) {
+    v1::HostSiteProfile* h = p.add_host_sites();
+    h->set_kind(key.first);
+    h->set_site(key.second);
+    h->set_ns_per_step(PerStep(ns, n));
+  }
+  std::stable_sort(p.mutable_host_sites()->begin(), p.mutable_host_sites()->end(),
+                   [](const v1::HostSiteProfile& a, const v1::HostSiteProfile& b) {
+                     return a.ns_per_step() > b.ns_per_step();
+                   });
   for (auto& [op, t] : collectives) {
     v1::CollectiveProfile* c = p.add_collectives();
     c->set_op(op);

@@ -11,6 +11,7 @@
 #include "analysis/diff/run_profile.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/diff_view.h"
+#include "viewer/cli/job_name_for_files.h"
 #include "viewer/cli/json_output.h"
 #include "viewer/cli/offline_job.h"
 #include "viewer/cli/query_client.h"
@@ -105,7 +106,7 @@ int Diff(const GlobalOptions& g, const DiffOptions& o) {
           return 1;
         }
         job = std::make_unique<OfflineJob>(
-            LoadOfflineJob(*files, JobFromFile(spec.selector.base), o.threads, /*progress=*/false));
+            LoadOfflineJob(*files, JobNameForFiles({spec.selector.base}), o.threads, /*progress=*/false));
         for (const OfflineFile& f : job->files) {
           if (!f.status.ok()) {
             std::fprintf(stderr, "gpuspy diff: %s\n", std::string(f.status.message()).c_str());

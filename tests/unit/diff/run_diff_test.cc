@@ -147,6 +147,45 @@ TEST(RunDiffTest, AnAddedItemIsItsCallSiteWithTheStallItCosts) {
   EXPECT_EQ(Sum(d), d.mean_delta_ns());
 }
 
+TEST(RunDiffTest, AddedHostWorkIsNamedByTheLineTheSamplerCaughtInTheGaps) {
+  // A GPU-bound model; B adds 4 ms of Python after the step's .item() (a metrics helper), which
+  // the GPU waits for: host work, caught by the host sampler at one line every 0.5 ms.
+  constexpr char kHotLine[] = "train.py:88 log_metrics";
+  auto model = [](Timeline& t) { Model(t, synthetic::kTensorCoreGemms, 300 * kUs); };
+  auto a = MakeRun(model, 5);
+  auto b = MakeRun(
+      [&](Timeline& t) {
+        t.Item();
+        const int64_t from = t.host();
+        t.HostWork(4 * kMs);
+        for (int64_t at = from + 250 * kUs; at < t.host(); at += 500 * kUs) t.Sample(at, kHotLine);
+        model(t);
+      },
+      5);
+  const v1::RunDiff d = DiffRuns(Profile(*a, "a"), Profile(*b, "b"));
+  ASSERT_GE(d.contributions_size(), 1);
+  const v1::Contribution& first = d.contributions(0);
+  EXPECT_EQ(first.kind(), "host");
+  EXPECT_EQ(first.subject(), kHotLine);
+  EXPECT_NE(first.detail().find(std::string("at ") + kHotLine + " 0.00 ms → "), std::string::npos) << first.detail();
+  ExpectWithin(first.delta_ns(), 4 * kMs, 0.1);
+  EXPECT_EQ(Sum(d), d.mean_delta_ns());
+
+  // Near miss: without samples (nor call sites on the launches), the part is still host work,
+  // with no place it cannot know.
+  auto unsampled = MakeRun(
+      [&](Timeline& t) {
+        t.Item();
+        t.HostWork(4 * kMs);
+        model(t);
+      },
+      5);
+  const v1::RunDiff plain = DiffRuns(Profile(*a, "a"), Profile(*unsampled, "b"));
+  ASSERT_GE(plain.contributions_size(), 1);
+  EXPECT_EQ(plain.contributions(0).kind(), "host");
+  EXPECT_EQ(plain.contributions(0).subject(), "host work");
+}
+
 TEST(RunDiffTest, Bf16GemmsTurnedFp32AreOneTensorCoreChange) {
   auto a = MakeRun([](Timeline& t) { Model(t, synthetic::kTensorCoreGemms, 900 * kUs); }, 5);
   auto b = MakeRun([](Timeline& t) { Model(t, synthetic::kSimtGemms, 2250 * kUs); }, 5);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "codec/batch_encoder.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -21,8 +22,23 @@ inline uint64_t Fnv1a(const std::string& bytes, uint64_t h = 1469598103934665603
   return h;
 }
 
+// The strings of `t` less those only its thread names brought (interned last, when the read
+// finishes): the threads' names are newer than the recorded digests, which cover the events.
+inline void EventStrings(const KinetoTrace& t, StringTable* out) {
+  absl::flat_hash_set<StringRef> names;
+  for (const auto& [tid, ref] : t.thread_names) names.insert(ref);
+  size_t n = t.strings.size();
+  while (n > 0 && names.contains(t.strings.Entry(n - 1).first)) --n;
+  for (size_t i = 0; i < n; ++i) {
+    const auto [ref, value] = t.strings.Entry(i);
+    (void)out->Define(ref, value);  // refs are unique in `t`: cannot conflict
+  }
+}
+
 inline uint64_t Digest(const KinetoTrace& t) {
-  BatchEncoder encoder(&t.strings);
+  StringTable strings;  // holds the encoder's strings: declared first, destroyed last
+  EventStrings(t, &strings);
+  BatchEncoder encoder(&strings);
   v1::EventBatch batch;
   encoder.Encode(t.events, 1, LossCounters{}, &batch);
   std::string bytes;

@@ -23,26 +23,58 @@ absl::StatusOr<T> InTransaction(PgConnection& conn, const std::function<absl::St
   return out;
 }
 
+// Deletes the processes `ids` with everything they own, in the caller's transaction; returns how
+// many of them existed.
+absl::StatusOr<uint64_t> DeleteProcessRows(PgConnection& conn, const std::vector<int64_t>& ids) {
+  // The process rows first, FOR UPDATE: append_batch locks them too, so no batch of these
+  // processes lands between the deletes below.
+  PgParams lock;
+  lock.IntArray(ids);
+  absl::StatusOr<PgResult> locked = conn.Query(
+      "SELECT process_id FROM processes WHERE process_id = ANY($1) FOR UPDATE", lock);
+  if (!locked.ok()) return locked.status();
+  for (const char* table : {"batches", "dictionary", "steps", "processes"}) {
+    PgParams p;
+    p.IntArray(ids);
+    absl::StatusOr<PgResult> r =
+        conn.Query(absl::StrCat("DELETE FROM ", table, " WHERE process_id = ANY($1)"), p);
+    if (!r.ok()) return r.status();
+  }
+  return static_cast<uint64_t>(locked->rows());
+}
+
 }  // namespace
 
 absl::StatusOr<uint64_t> PgDeleteProcesses(PgConnection& conn, const std::vector<uint64_t>& process_ids) {
   std::vector<int64_t> ids(process_ids.begin(), process_ids.end());
+  return InTransaction<uint64_t>(conn, [&]() { return DeleteProcessRows(conn, ids); });
+}
+
+absl::Status PgCommitImport(PgConnection& conn, uint64_t process_id) {
+  // Durably (InTransaction): the sender hears its import is complete only after this commit.
+  return InTransaction<bool>(conn, [&]() -> absl::StatusOr<bool> {
+    PgParams p;
+    p.Int(static_cast<int64_t>(process_id));
+    absl::StatusOr<PgResult> r = conn.Query("UPDATE processes SET pending = false WHERE process_id = $1", p);
+    if (!r.ok()) return r.status();
+    return true;
+  }).status();
+}
+
+absl::StatusOr<uint64_t> PgDiscardPendingImports(PgConnection& conn,
+                                                 const std::optional<std::string>& process_key) {
   return InTransaction<uint64_t>(conn, [&]() -> absl::StatusOr<uint64_t> {
-    // The process rows first, FOR UPDATE: append_batch locks them too, so no batch of these
-    // processes lands between the deletes below.
-    PgParams lock;
-    lock.IntArray(ids);
-    absl::StatusOr<PgResult> locked = conn.Query(
-        "SELECT process_id FROM processes WHERE process_id = ANY($1) FOR UPDATE", lock);
-    if (!locked.ok()) return locked.status();
-    for (const char* table : {"batches", "dictionary", "steps", "processes"}) {
-      PgParams p;
-      p.IntArray(ids);
-      absl::StatusOr<PgResult> r =
-          conn.Query(absl::StrCat("DELETE FROM ", table, " WHERE process_id = ANY($1)"), p);
-      if (!r.ok()) return r.status();
-    }
-    return static_cast<uint64_t>(locked->rows());
+    PgParams p;
+    if (process_key.has_value()) p.Text(*process_key);
+    absl::StatusOr<PgResult> pending = conn.Query(
+        process_key.has_value() ? "SELECT process_id FROM processes WHERE pending AND process_key = $1"
+                                : "SELECT process_id FROM processes WHERE pending",
+        p);
+    if (!pending.ok()) return pending.status();
+    if (pending->rows() == 0) return uint64_t{0};
+    std::vector<int64_t> ids;
+    for (int i = 0; i < pending->rows(); ++i) ids.push_back(pending->Int(i, 0));
+    return DeleteProcessRows(conn, ids);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -73,6 +74,12 @@ class PostgresStore final : public Store {
   }
   absl::StatusOr<std::string> GetJobStepPattern(const std::string& job_id) override {
     return PgGetJobStepPattern(*pool_->Acquire(), job_id);
+  }
+  absl::Status CommitImport(uint64_t process_id) override {
+    return PgCommitImport(*pool_->Acquire(), process_id);
+  }
+  absl::StatusOr<uint64_t> DiscardPendingImport(const std::string& process_key) override {
+    return PgDiscardPendingImports(*pool_->Acquire(), process_key);
   }
   absl::StatusOr<uint64_t> EnforceRetention(const RetentionPolicy& policy,
                                             int64_t now_unix_ns) override {
@@ -155,6 +162,13 @@ absl::Status PostgresStore::Open() {
   absl::StatusOr<std::unique_ptr<PgPool>> pool = PgPool::Open(pool_options, options_.pool_size);
   if (!pool.ok()) return pool.status();
   pool_ = std::move(*pool);
+  // Under the schema's lock no stream of this daemon is open yet: what is pending was left by a
+  // collector that stopped while an import was sent.
+  absl::StatusOr<uint64_t> dropped = PgDiscardPendingImports(*pool_->Acquire(), std::nullopt);
+  if (!dropped.ok()) return dropped.status();
+  if (*dropped > 0) {
+    spdlog::warn("storage: dropped {} import(s) left unfinished when the collector stopped", *dropped);
+  }
   return absl::OkStatus();
 }
 
@@ -175,11 +189,13 @@ absl::StatusOr<uint64_t> PostgresStore::UpsertProcess(const v1::ProcessIdentity&
     if (!r.ok()) return r.status();
     if (r->rows() == 1) return static_cast<uint64_t>(r->Int(0, 0));
   }
+  // An import is pending until its last batch is stored (store.h: CommitImport).
   PgParams p;
-  p.Text(identity.process_key()).Text(identity.job_id()).Bytes(blob).Int(now);
+  p.Text(identity.process_key()).Text(identity.job_id()).Bytes(blob).Int(now)
+      .Bool(!identity.content_sha256().empty());
   absl::StatusOr<PgResult> r = c->Query(
-      "INSERT INTO processes(process_key, job_id, identity, first_seen_ns, last_seen_ns) "
-      "VALUES($1, $2, $3, $4, $4) ON CONFLICT (process_key) DO UPDATE SET "
+      "INSERT INTO processes(process_key, job_id, identity, first_seen_ns, last_seen_ns, pending) "
+      "VALUES($1, $2, $3, $4, $4, $5) ON CONFLICT (process_key) DO UPDATE SET "
       "identity = EXCLUDED.identity, job_id = EXCLUDED.job_id, last_seen_ns = EXCLUDED.last_seen_ns "
       "RETURNING process_id",
       p);
@@ -223,10 +239,11 @@ absl::StatusOr<ProcessRecord> PostgresStore::GetProcess(uint64_t process_id) {
 }
 
 absl::StatusOr<std::vector<ProcessRecord>> PostgresStore::ListProcesses(const std::string& job_id) {
-  if (job_id.empty()) return Processes("", PgParams());
+  // Pending imports are not there yet (store.h: CommitImport).
+  if (job_id.empty()) return Processes("WHERE NOT pending", PgParams());
   PgParams p;
   p.Text(job_id);
-  return Processes("WHERE job_id = $1", p);
+  return Processes("WHERE job_id = $1 AND NOT pending", p);
 }
 
 absl::Status PostgresStore::AppendDictionary(uint64_t process_id, const v1::Dictionary& defs) {

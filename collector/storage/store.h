@@ -140,13 +140,13 @@ class Store {
   // by process_id. The default reads every process: imports are rare, processes thousands at most.
   virtual absl::StatusOr<std::vector<ProcessRecord>> FindByContentHash(const std::string& content_sha256);
 
-  // An import (identity.content_sha256 set) is complete or absent: the embedded store creates its
+  // An import (identity.content_sha256 set) is complete or absent: both stores create its
   // process pending, listed by neither ListProcesses nor FindByContentHash, until CommitImport
   // (ingest calls it when the import's stream closes after its last batch). A `kill -9` of
   // `gpuspy import` mid-send left 2,029,012 of 2,412,000 events stored for good, and the next
   // import of the file said "already imported" (issue 34). A pending import whose stream died is
   // dropped when the store opens next, or by DiscardPendingImport when the file is imported again.
-  // Backends without a pending state (PostgreSQL) commit on creation: these do nothing there.
+  // The defaults are for stores without a pending state (test doubles): listed on creation.
   virtual absl::Status CommitImport(uint64_t /*process_id*/) { return absl::OkStatus(); }
   // Deletes the pending (uncommitted) process with this process_key, if any; returns how many.
   virtual absl::StatusOr<uint64_t> DiscardPendingImport(const std::string& /*process_key*/) { return 0; }

@@ -11,9 +11,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "importers/kineto/gzip_size.h"
 
 namespace gpuspy::importers {
 namespace {
@@ -51,19 +54,53 @@ bool MayBeJson(const unsigned char* p, size_t n) {
   return false;
 }
 
-}  // namespace
-
-uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size,
-                              uint64_t max_json_bytes) {
-  // The trailer's ISIZE is the last member's size mod 2^32: right for the usual one-member file,
-  // a first guess otherwise (then the buffer doubles). It is the file's own word, so a damaged or
-  // hostile 2 KB file could claim 4 GB: no claim beyond what deflate can physically expand to is
-  // believed (the fuzzer's 3.5 GB malloc for a 2 KB input).
-  const uint64_t most_possible = compressed_bytes * kDeflateMaxExpansion;
-  const uint64_t claimed = std::min<uint64_t>(trailer_size, most_possible);
-  return std::min<uint64_t>(std::max<uint64_t>({claimed, compressed_bytes * 4, 1 << 16}),
-                            std::min(max_json_bytes, kMaxTraceBytes));
+absl::Status GzipDamaged(const std::string& path, size_t member_offset, size_t file_bytes) {
+  return absl::DataLossError(absl::StrCat(
+      path, ": truncated or corrupt gzip stream (the member starting at compressed byte ",
+      member_offset, " of ", file_bytes, " does not inflate)"));
 }
+
+// Where inflating into an exact size ended, when it did not end well.
+struct InflateFailure {
+  bool no_memory = false;
+  size_t member_offset = 0;  // the member that did not inflate, or did not fit
+};
+
+// Inflates the gzip members of `gz` (concatenated members are one stream: gzip -c a b > c) into
+// one new anonymous mapping of `size` bytes and the parser's padding; nullptr unless they inflate
+// to exactly `size` bytes. Anonymous pages, not malloc: ReleaseBefore can hand them back as the
+// reader moves on.
+char* InflateExactly(std::span<const unsigned char> gz, uint64_t size, InflateFailure* failure) {
+  const size_t reserved = PageRound(size + kPaddingBytes);
+  void* area = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  libdeflate_decompressor* d = area == MAP_FAILED ? nullptr : libdeflate_alloc_decompressor();
+  if (d == nullptr) {
+    if (area != MAP_FAILED) munmap(area, reserved);
+    failure->no_memory = true;
+    return nullptr;
+  }
+  char* buf = static_cast<char*>(area);
+  size_t in_off = 0, out_off = 0;
+  libdeflate_result r = LIBDEFLATE_SUCCESS;
+  while (in_off < gz.size() && IsGzip(gz.data() + in_off, gz.size() - in_off)) {
+    size_t in_used = 0, out_used = 0;
+    r = libdeflate_gzip_decompress_ex(d, gz.data() + in_off, gz.size() - in_off, buf + out_off,
+                                      size - out_off, &in_used, &out_used);
+    if (r != LIBDEFLATE_SUCCESS) break;
+    in_off += in_used;
+    out_off += out_used;
+  }
+  libdeflate_free_decompressor(d);
+  if (r != LIBDEFLATE_SUCCESS || out_off != size) {
+    munmap(buf, reserved);
+    failure->member_offset = in_off;
+    return nullptr;
+  }
+  std::memset(buf + out_off, 0, kPaddingBytes);
+  return buf;
+}
+
+}  // namespace
 
 TraceBytes::TraceBytes(TraceBytes&& o) noexcept { *this = std::move(o); }
 
@@ -186,56 +223,42 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
 
   out.gzipped_ = true;
   const int64_t start = NowNs();
-  uint32_t trailer_size = 0;
-  if (file.size >= 18) std::memcpy(&trailer_size, file.data + file.size - 4, 4);
-  size_t capacity = InflateCapacityGuess(file.size, trailer_size, most);
-  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
-  if (d == nullptr) return absl::ResourceExhaustedError("cannot allocate a gzip decompressor");
+  const std::span<const unsigned char> gz(file.data, file.size);
+  // The size first, then one buffer of exactly that size: memory never holds text that may turn
+  // out to be over the limit (before: a bomb filled the whole limit, 2 GiB, before its refusal).
+  // A trailer that must be exact saves the count (one member, under ~4 MB compressed); any other
+  // file is counted in bounded memory at zlib's speed before libdeflate inflates it (the cost of
+  // that pass: bench/results/hardening-gzip-bomb-2026-11-28.md).
+  const std::optional<uint64_t> trailer = ExactTrailerSize(gz);
+  // A trailer over the limit is over it, or damaged: the count says which.
+  bool count = !trailer.has_value() || *trailer > most;
+  uint64_t size = count ? 0 : *trailer;
   for (;;) {
-    // Anonymous pages, not malloc: ReleaseBefore can hand them back as the reader moves on.
-    const size_t reserved = PageRound(capacity + kPaddingBytes);
-    void* area = mmap(nullptr, reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    char* buf = area == MAP_FAILED ? nullptr : static_cast<char*>(area);
-    if (buf == nullptr) {
-      libdeflate_free_decompressor(d);
-      return absl::ResourceExhaustedError(
-          absl::StrCat(path, ": cannot allocate ", capacity, " bytes to inflate into"));
-    }
-    size_t in_off = 0, out_off = 0;
-    libdeflate_result r = LIBDEFLATE_SUCCESS;
-    // Concatenated gzip members are one stream (gzip -c a b > c).
-    while (in_off < file.size && IsGzip(file.data + in_off, file.size - in_off)) {
-      size_t in_used = 0, out_used = 0;
-      r = libdeflate_gzip_decompress_ex(d, file.data + in_off, file.size - in_off, buf + out_off,
-                                        capacity - out_off, &in_used, &out_used);
-      if (r != LIBDEFLATE_SUCCESS) break;
-      in_off += in_used;
-      out_off += out_used;
-    }
-    if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
-      munmap(buf, reserved);
-      if (capacity >= most) {
-        libdeflate_free_decompressor(d);
+    if (count) {
+      const InflatedCount counted = CountInflatedBytes(gz, most);
+      if (counted.over_limit) {
         return absl::ResourceExhaustedError(absl::StrCat(
-            path, ": inflates to more than ", most,
-            " bytes, the most a trace may have (--max-trace-bytes)"));
+            path, ": inflates to more than ", most, " bytes, the most a trace may have (--max-trace-bytes)"));
       }
-      capacity = std::min<uint64_t>(capacity * 2, most);
-      continue;
+      if (counted.damaged) return GzipDamaged(path, counted.member_offset, file.size);
+      size = counted.bytes;
     }
-    libdeflate_free_decompressor(d);
-    if (r != LIBDEFLATE_SUCCESS) {
-      munmap(buf, reserved);
-      return absl::DataLossError(absl::StrCat(
-          path, ": truncated or corrupt gzip stream (the member starting at compressed byte ",
-          in_off, " of ", file.size, " does not inflate)"));
+    InflateFailure failure;
+    if (char* text = InflateExactly(gz, size, &failure); text != nullptr) {
+      out.data_ = text;
+      out.size_ = size;
+      out.mapped_bytes_ = PageRound(size + kPaddingBytes);
+      out.inflate_ns_ = NowNs() - start;
+      return out;
     }
-    std::memset(buf + out_off, 0, kPaddingBytes);
-    out.data_ = buf;
-    out.size_ = out_off;
-    out.mapped_bytes_ = reserved;
-    out.inflate_ns_ = NowNs() - start;
-    return out;
+    if (failure.no_memory) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(path, ": cannot allocate ", size, " bytes to inflate into"));
+    }
+    // A trailer that lied (damaged) gets the count; after a count, the members' CRC or ISIZE
+    // check failed (the count does not check them), or zlib and libdeflate disagree: damage.
+    if (count) return GzipDamaged(path, failure.member_offset, file.size);
+    count = true;
   }
 }
 

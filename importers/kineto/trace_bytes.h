@@ -1,8 +1,10 @@
 // A trace file's JSON text in memory, laid out for simdjson (which reads up to 64 bytes past the
 // end): plain files are mmap'd, not copied; gzip files are inflated by libdeflate in one pass into
-// one anonymous mapping sized from the gzip trailer (pages the reader is done with can then be
-// handed back one by one). zlib's streaming inflate measured ~300 MB/s here and
-// libdeflate about twice that, and a whole-buffer inflate is what a whole-document parser needs.
+// one anonymous mapping of the inflated size, learnt first (gzip_size.h: the trailer where it must
+// be exact, else a count in bounded memory), so pages the reader is done with can be handed back
+// one by one and a file over the limit is refused before any of it is inflated. The text itself
+// is libdeflate's: zlib's streaming inflate measured ~300 MB/s here and libdeflate about twice
+// that, and a whole-buffer inflate is what a whole-document parser needs.
 #pragma once
 
 #include <cstddef>
@@ -30,7 +32,8 @@ class TraceBytes {
   // in whole up front (one bulk fault instead of one per page) when `populate`; a reader that
   // goes piece by piece passes false and calls Populate for each piece instead.
   // `max_json_bytes` (at most kMaxTraceBytes) bounds the text: a plain file's size, and what a
-  // gzip file may inflate to, so memory holds no more than that before the refusal.
+  // gzip file may inflate to: a gzip file over it is refused before its text is inflated, in
+  // bounded memory (gzip_size.h).
   static absl::StatusOr<TraceBytes> Read(const std::string& path, bool populate = true,
                                          uint64_t max_json_bytes = kDefaultMaxJsonBytes);
   // A copy of `json` with the padding the parser needs (tests, fuzzing).
@@ -72,13 +75,5 @@ class TraceBytes {
   bool gzipped_ = false;
   int64_t inflate_ns_ = 0;
 };
-
-// Deflate's largest expansion: a 258-byte match costs at least 2 bits, about 1032:1.
-inline constexpr uint64_t kDeflateMaxExpansion = 1032;
-
-// The first buffer to inflate a gzip file of `compressed_bytes` into, from the size its trailer
-// claims: at most what deflate can produce from that many bytes, and at most kMaxTraceBytes.
-uint64_t InflateCapacityGuess(uint64_t compressed_bytes, uint32_t trailer_size,
-                              uint64_t max_json_bytes = kMaxTraceBytes);
 
 }  // namespace gpuspy::importers

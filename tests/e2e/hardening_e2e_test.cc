@@ -2,7 +2,7 @@
 // step markers is analysed (offline, and by gpuspyd after an import) in bounded time and memory
 // as a few time windows, not one step per kernel; a huge kernel name is cut to gpuspyd's limit
 // (and imports), a value too long to parse in bounded memory is refused with one clear line,
-// and a gzip bomb stops at --max-trace-bytes.
+// and a gzip bomb over --max-trace-bytes is refused in bounded memory.
 #include <sys/resource.h>
 
 #include <zlib.h>
@@ -131,37 +131,56 @@ TEST(HugeStrings, AValueTooLongToParseInBoundedMemoryIsRefusedInOneLine) {
   EXPECT_LT(PeakChildRssMb(), 100.0);
 }
 
-// `mib` MiB of zeros, gzip'd, in `dir`.
-std::string GzipBombFile(const std::string& dir, int mib) {
+// `mib` MiB of zeros, gzip'd, in `dir`; `members` > 1 makes it that many gzip members (gzip -c
+// a b > c), the last one holding a single MiB.
+std::string GzipBombFile(const std::string& dir, int mib, int members = 1) {
   const std::string bomb = dir + "/bomb" + std::to_string(mib) + ".json.gz";
-  gzFile f = gzopen(bomb.c_str(), "wb9");
   const std::string zeros(1 << 20, '\0');
-  for (int i = 0; i < mib; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
-  gzclose(f);
+  for (int m = 0; m < members; ++m) {
+    const int member_mib = m + 1 < members ? (mib - 1) / (members - 1) : (members == 1 ? mib : 1);
+    gzFile f = gzopen(bomb.c_str(), m == 0 ? "wb9" : "ab9");
+    for (int i = 0; i < member_mib; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
+    gzclose(f);
+  }
   return bomb;
 }
 
-TEST(GzipBomb, InflatingStopsAtMaxTraceBytes) {
+// Over the limit, a bomb is refused before its text is inflated: the limit's worth of zeros is
+// never held. Before, refusing cost the limit (2 GiB default: 2,070 MB RSS for 10 GiB of zeros;
+// here 256 MiB: ~270 MB).
+TEST(GzipBomb, OverTheLimitIsRefusedInBoundedMemory) {
   testing::TempDir dir;
   const std::string bomb = GzipBombFile(dir.path(), 512);
   testing::RunResult r =
-      testing::Run({GPUSPY_BIN, "analyze", "--max-trace-bytes", "33554432", "--job", "j", bomb});
+      testing::Run({GPUSPY_BIN, "analyze", "--max-trace-bytes", "268435456", "--job", "j", bomb});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("inflates to more than 33554432 bytes"), std::string::npos) << r.err;
-  EXPECT_LT(PeakChildRssMb(), 100.0) << "512 MiB of zeros stopped at 32 MiB";
+  EXPECT_NE(r.err.find("inflates to more than 268435456 bytes"), std::string::npos) << r.err;
+  EXPECT_LT(PeakChildRssMb(), 40.0) << "512 MiB of zeros refused at 256 MiB";
 }
 
 // `gpuspy import` reads its files through the same bounded inflate before it sends anything.
-TEST(GzipBomb, ImportStopsAtMaxTraceBytesBeforeSending) {
+TEST(GzipBomb, ImportOverTheLimitIsRefusedBeforeSendingInBoundedMemory) {
   testing::TempDir dir;
   const std::string bomb = GzipBombFile(dir.path(), 512);
   // No collector listens there: the file is refused before one is needed.
   testing::RunResult r = testing::Run({GPUSPY_BIN, "--collector", "127.0.0.1:1", "import",
-                                       "--max-trace-bytes", "33554432", "--job", "j", bomb});
+                                       "--max-trace-bytes", "268435456", "--job", "j", bomb});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("inflates to more than 33554432 bytes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("inflates to more than 268435456 bytes"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("nothing imported"), std::string::npos) << r.err;
-  EXPECT_LT(PeakChildRssMb(), 100.0) << "512 MiB of zeros stopped at 32 MiB";
+  EXPECT_LT(PeakChildRssMb(), 40.0) << "512 MiB of zeros refused at 256 MiB";
+}
+
+// The trailer names the last member's size only (here 1 MiB): a bomb in several members is
+// counted whole, and refused as cheaply.
+TEST(GzipBomb, ABombOfSeveralMembersIsCountedWhole) {
+  testing::TempDir dir;
+  const std::string bomb = GzipBombFile(dir.path(), 385, 3);
+  testing::RunResult r =
+      testing::Run({GPUSPY_BIN, "analyze", "--max-trace-bytes", "268435456", "--job", "j", bomb});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("inflates to more than 268435456 bytes"), std::string::npos) << r.err;
+  EXPECT_LT(PeakChildRssMb(), 40.0) << "3 members, 385 MiB of zeros, refused at 256 MiB";
 }
 
 // Under the limit the whole text is inflated (then refused as not JSON): memory is the text's

@@ -140,6 +140,61 @@ TEST_P(StoreJobsTest, ReplacedStepsAreExactlyTheNewOnesOfThatProcess) {
   EXPECT_TRUE(store_->ListSteps(a)->empty());
 }
 
+// Imports are complete or absent (issue 34 item 5): on either store a pending import is listed
+// nowhere until committed, is discarded when imported again, and is gone once the store reopens.
+// Before migration 005 the PostgreSQL store listed an import from its first batch on.
+TEST_P(StoreJobsTest, APendingImportIsListedOnlyOnceCommitted) {
+  v1::ProcessIdentity id = TestIdentity("import:aa", "imported");
+  id.set_content_sha256("aa");
+  const uint64_t p = *store_->UpsertProcess(id, 1);
+  ASSERT_TRUE(store_->AppendBatch(gpuspy::testing::TestBatch(p, 1, 10, 20, 100, 10)).ok());
+  EXPECT_TRUE(store_->ListProcesses("")->empty());
+  EXPECT_TRUE(store_->ListProcesses("imported")->empty());
+  EXPECT_TRUE(store_->FindByContentHash("aa")->empty());
+  EXPECT_EQ(store_->GetProcess(p)->batch_count, 1u);  // ingest still finds it by id
+  ASSERT_TRUE(store_->CommitImport(p).ok());
+  EXPECT_EQ(store_->ListProcesses("imported")->size(), 1u);
+  EXPECT_EQ(store_->FindByContentHash("aa")->size(), 1u);
+  EXPECT_EQ(*store_->DiscardPendingImport("import:aa"), 0u);  // committed: not pending any more
+  store_.reset();
+  store_ = Open();
+  ASSERT_NE(store_, nullptr);
+  EXPECT_EQ(store_->ListProcesses("imported")->size(), 1u);  // a committed import stays
+}
+
+TEST_P(StoreJobsTest, APendingImportIsDiscardedOnRequestAndOnOpen) {
+  auto import_of = [&](const std::string& sha) {
+    v1::ProcessIdentity id = TestIdentity("import:" + sha, "imported");
+    id.set_content_sha256(sha);
+    const uint64_t p = *store_->UpsertProcess(id, 1);
+    EXPECT_TRUE(store_->AppendBatch(gpuspy::testing::TestBatch(p, 1, 10, 20, 100, 10)).ok());
+    v1::Dictionary defs;
+    defs.add_strings()->set_value("kernel");
+    EXPECT_TRUE(store_->AppendDictionary(p, defs).ok());
+    EXPECT_TRUE(store_->UpsertSteps({{p, 1, 10, 20, "nvtx:ProfilerStep#"}}).ok());
+    return p;
+  };
+  const uint64_t a = import_of("aa");
+  const uint64_t b = import_of("bb");
+  const uint64_t live = AddProcess("live", "j");  // not an import
+  EXPECT_EQ(*store_->DiscardPendingImport("import:aa"), 1u);
+  EXPECT_EQ(store_->GetProcess(a).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store_->ReadBatches(a, 0, 0)->empty());
+  EXPECT_TRUE(store_->ListSteps(a)->empty());
+  EXPECT_EQ(store_->ListProcesses("")->size(), 1u);
+  store_.reset();  // "bb" is still pending when the store closes
+  store_ = Open();
+  ASSERT_NE(store_, nullptr);
+  const auto all = store_->ListProcesses("");
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->front().process_id, live);
+  EXPECT_EQ(store_->GetProcess(b).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(store_->ReadBatches(b, 0, 0)->empty());
+  EXPECT_TRUE(store_->LoadDictionary(b)->strings().empty());
+  EXPECT_EQ(store_->ReadBatches(live, 0, 0)->size(), 2u);
+  EXPECT_EQ(store_->Stats().batches, 2u);  // the live process's, nothing of the imports
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreJobsTest,
                          ::testing::Values(StoreBackend::kEmbedded, StoreBackend::kPostgres),
                          gpuspy::testing::StoreBackendName);

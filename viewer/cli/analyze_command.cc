@@ -194,7 +194,8 @@ void AddOfflineOptions(CLI::App* command, AnalyzeOptions* an) {
   command->add_flag("--timings", an->timings, "Per-stage MB/s of each file on stderr");
   command->add_option("--max-trace-bytes", an->max_trace_bytes,
                       "Refuse a file whose JSON text (gzip inflated) is larger (default 2 GiB; "
-                      "inflating stops there, so a gzip bomb costs at most this much memory)")
+                      "a gzip file is measured before it is inflated, so a bomb is refused "
+                      "without holding its text)")
       ->check(CLI::Range(uint64_t{1}, importers::kMaxTraceBytes));
 }
 

@@ -1,0 +1,36 @@
+// What a gzip file inflates to, learnt before any of it is inflated into memory, so that a gzip
+// bomb over --max-trace-bytes is refused in bounded memory (issue 34 item 2: 10 GiB of zeros
+// held 2 GiB, the whole limit, before its refusal).
+//
+// The trailer's ISIZE is the last member's size mod 2^32: exact only for a file of one member
+// that cannot inflate to 4 GiB. Anything else is counted with zlib's streaming inflate into a
+// small buffer (libdeflate, which inflates the text afterwards, has no streaming API).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace gpuspy::importers {
+
+// The inflated size of the gzip file `gz` as its trailer says, when that must be exact: a single
+// member (no other member header anywhere in the file) of fewer than 2^32 / 1032 compressed bytes
+// (deflate expands at most ~1032:1, so ISIZE cannot have wrapped). A damaged trailer can still
+// lie: the inflate that follows checks ISIZE and the CRC.
+std::optional<uint64_t> ExactTrailerSize(std::span<const unsigned char> gz);
+
+struct InflatedCount {
+  uint64_t bytes = 0;         // inflated bytes counted; counting stops once past the limit
+  bool over_limit = false;    // more than the limit
+  bool damaged = false;       // a member does not inflate (truncated or corrupt deflate data)
+  size_t member_offset = 0;   // where that member starts in `gz`
+};
+
+// Inflates the concatenated gzip members of `gz` (as many as follow each other, like gzip -d)
+// only to count their bytes, in ~100 KiB of memory whatever the file holds, stopping as soon as
+// the count passes `limit_bytes`. The members' CRC-32 and ISIZE are not checked: the inflate that
+// uses the count checks them.
+InflatedCount CountInflatedBytes(std::span<const unsigned char> gz, uint64_t limit_bytes);
+
+}  // namespace gpuspy::importers

@@ -270,7 +270,9 @@ TEST_F(CollectorE2E, CliErrorsAreOneClearLineAndNonZero) {
     std::string says;
   };
   const std::vector<Case> usage = {
-      {{"nosuchcmd"}, "see gpuspy --help"},
+      {{"nosuchcmd"}, "gpuspy: 'nosuchcmd' is not a command (see gpuspy --help)"},
+      {{"--collector", "127.0.0.1:1", "reprot", "--job", "x"}, "'reprot' is not a command"},
+      {{}, "A subcommand is required (see gpuspy --help)"},
       {{"report", "--nosuchflag"}, "see gpuspy report --help"},
       {{"attach", "--pid", "abc"}, "'abc' is not a process id"},
       {{"detach", "--pid", "0"}, "'0' is not a process id"},
@@ -280,10 +282,11 @@ TEST_F(CollectorE2E, CliErrorsAreOneClearLineAndNonZero) {
     std::vector<std::string> argv = {GPUSPY_BIN};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     RunResult r = testing::Run(argv);
-    EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.err;
+    const std::string what = c.args.empty() ? "(nothing)" : c.args[0];
+    EXPECT_EQ(r.exit_code, 2) << what << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_EQ(r.out, "") << c.args[0];
+    EXPECT_EQ(r.out, "") << what;
   }
 
   daemon_.Stop(SIGTERM);

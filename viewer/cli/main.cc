@@ -15,9 +15,33 @@ namespace {
 // One line: CLI11's message and where the usage is, then exit 2 as usage errors do elsewhere
 // (a whole help text buried the one line that said what was wrong). --help and --version keep
 // CLI11's own handling.
-int UsageError(CLI::App& app, const CLI::ParseError& e) {
+// The first word of the command line that stands where a command goes and is none ("" when
+// there is none): what a mistyped command gets named by, not CLI11's "A subcommand is required".
+std::string UnknownCommand(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.empty() || arg == "--") break;
+    if (arg[0] == '-') {
+      const CLI::Option* o = arg.find('=') == std::string::npos ? app.get_option_no_throw(arg) : nullptr;
+      if (o != nullptr && o->get_items_expected_min() > 0) ++i;  // its value
+      continue;
+    }
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->check_name(arg)) return "";
+    }
+    return arg;
+  }
+  return "";
+}
+
+int UsageError(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   if (e.get_exit_code() == 0) return app.exit(e);
   const std::vector<CLI::App*> parsed = app.get_subcommands();
+  if (const std::string unknown = parsed.empty() ? UnknownCommand(app, argc, argv) : "";
+      !unknown.empty()) {
+    std::fprintf(stderr, "gpuspy: '%s' is not a command (see gpuspy --help)\n", unknown.c_str());
+    return 2;
+  }
   const std::string command = parsed.empty() ? "gpuspy" : "gpuspy " + parsed.front()->get_name();
   std::fprintf(stderr, "%s: %s (see %s --help)\n", command.c_str(), e.what(), command.c_str());
   return 2;
@@ -88,7 +112,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(cli_argc, argv);
   } catch (const CLI::ParseError& e) {
-    return UsageError(app, e);
+    return UsageError(app, e, cli_argc, argv);
   }
   g.json = !json_style.empty();
   g.csv = csv;

@@ -95,18 +95,11 @@ std::map<std::pair<int, int64_t>, std::string> Reports(const std::string& addres
   return out;
 }
 
-class PostgresE2E : public ::testing::Test {
+class PostgresE2E : public testing::PostgresDatabaseTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    server_ = testing::SharedPostgres(&why);
-    if (server_ == nullptr) GTEST_SKIP() << "PostgreSQL not available: " << why;
-    database_ = server_->CreateDatabase(&why);
-    ASSERT_FALSE(database_.empty()) << why;
-  }
   void TearDown() override {
-    postgres_daemon_.reset();
-    if (server_ != nullptr && !database_.empty()) server_->DropDatabase(database_);
+    postgres_daemon_.reset();  // before its database goes
+    PostgresDatabaseTest::TearDown();
   }
   Gpuspyd& PostgresDaemon() {
     if (postgres_daemon_ == nullptr) {
@@ -121,8 +114,6 @@ class PostgresE2E : public ::testing::Test {
   }
 
   TempDir dir_;
-  testing::PostgresServer* server_ = nullptr;
-  std::string database_;
   std::unique_ptr<Gpuspyd> postgres_daemon_;
 };
 

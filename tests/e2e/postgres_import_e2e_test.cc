@@ -19,6 +19,7 @@
 
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "tests/support/all_events.h"
+#include "tests/support/big_runtime_trace.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/postgres_fixture.h"
 #include "tests/support/subprocess.h"
@@ -76,19 +77,6 @@ uint64_t BatchesStored(const std::string& address) {
   return resp.stats().batches_stored();
 }
 
-// A Kineto trace of `n` runtime API calls: large enough that sending it takes a while.
-std::string WriteBigTrace(const std::string& dir, int n) {
-  const std::string path = dir + "/big.pt.trace.json";
-  std::ofstream f(path);
-  f << R"({"schemaVersion": 1, "traceEvents": [)";
-  for (int i = 0; i < n; ++i) {
-    f << (i == 0 ? "" : ",") << R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": )"
-      << 1'000'000 + 2 * i << R"(, "dur": 1, "args": {"cbid": 211, "correlation": )" << i + 1 << "}}";
-  }
-  f << "]}";
-  return path;
-}
-
 // Waits until `text` is in the daemon's log (or 10 s pass).
 bool LogSays(const testing::Gpuspyd& d, const std::string& text) {
   for (int i = 0; i < 1000; ++i) {
@@ -98,18 +86,8 @@ bool LogSays(const testing::Gpuspyd& d, const std::string& text) {
   return false;
 }
 
-class PostgresImportE2E : public ::testing::Test {
+class PostgresImportE2E : public testing::PostgresDatabaseTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    server_ = testing::SharedPostgres(&why);
-    if (server_ == nullptr) GTEST_SKIP() << "PostgreSQL not available: " << why;
-    database_ = server_->CreateDatabase(&why);
-    ASSERT_FALSE(database_.empty()) << why;
-  }
-  void TearDown() override {
-    if (server_ != nullptr && !database_.empty()) server_->DropDatabase(database_);
-  }
   // A daemon on this test's database; `name` tells its log apart from an earlier one's.
   testing::GpuspydOptions Hub(const std::string& name) {
     return {.binary = GPUSPYD_BIN, .dir = dir_.path(), .name = name, .log_level = "info",
@@ -133,15 +111,13 @@ class PostgresImportE2E : public ::testing::Test {
   }
 
   TempDir dir_;
-  testing::PostgresServer* server_ = nullptr;
-  std::string database_;
 };
 
 // Before migration 005 the hub listed what a killed import had sent as a job of its own, and the
 // next import of the file said "already imported", exit 0: partial for good.
 TEST_F(PostgresImportE2E, AnImportKilledMidSendIsAbsentAndImportsAgainWhole) {
   constexpr int kCalls = 400'000;
-  const std::string trace = WriteBigTrace(dir_.path(), kCalls);
+  const std::string trace = testing::WriteBigRuntimeTrace(dir_.path(), kCalls);
   testing::Gpuspyd hub(Hub("hub"));
   ASSERT_TRUE(hub.Start()) << hub.log();
   const std::string address = hub.address();
@@ -173,7 +149,7 @@ TEST_F(PostgresImportE2E, AnImportKilledMidSendIsAbsentAndImportsAgainWhole) {
 // The import's sender and then the daemon die: the next daemon on the database drops the pending
 // import when it opens the store, with everything it owned.
 TEST_F(PostgresImportE2E, APendingImportIsDroppedWhenTheDaemonStarts) {
-  const std::string trace = WriteBigTrace(dir_.path(), 200'000);
+  const std::string trace = testing::WriteBigRuntimeTrace(dir_.path(), 200'000);
   {
     testing::Gpuspyd hub(Hub("first"));
     ASSERT_TRUE(hub.Start()) << hub.log();
@@ -196,7 +172,7 @@ TEST_F(PostgresImportE2E, APendingImportIsDroppedWhenTheDaemonStarts) {
 TEST_F(PostgresImportE2E, OneFileImportedConcurrentlyIsStoredOnce) {
   constexpr int kCalls = 40'000;
   constexpr int kImports = 4;
-  const std::string trace = WriteBigTrace(dir_.path(), kCalls);
+  const std::string trace = testing::WriteBigRuntimeTrace(dir_.path(), kCalls);
   testing::Gpuspyd hub(Hub("hub"));
   ASSERT_TRUE(hub.Start()) << hub.log();
   std::vector<RunResult> results(kImports);

@@ -23,6 +23,7 @@
 
 #include "gpuspy/v1/services.grpc.pb.h"
 #include "tests/support/all_events.h"
+#include "tests/support/big_runtime_trace.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -177,19 +178,6 @@ TEST(RebuildAfterDamageE2E, ADeletedSegmentLosesOnlyItsOwnBatches) {
   });
 }
 
-// A Kineto trace of `n` runtime API calls: large enough that sending it takes a while.
-std::string WriteBigTrace(const std::string& dir, int n) {
-  const std::string path = dir + "/big.pt.trace.json";
-  std::ofstream f(path);
-  f << R"({"schemaVersion": 1, "traceEvents": [)";
-  for (int i = 0; i < n; ++i) {
-    f << (i == 0 ? "" : ",") << R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": )"
-      << 1'000'000 + 2 * i << R"(, "dur": 1, "args": {"cbid": 211, "correlation": )" << i + 1 << "}}";
-  }
-  f << "]}";
-  return path;
-}
-
 uint64_t JobEvents(const std::string& address, const std::string& job) {
   const v1::ListJobsResponse jobs = Jobs(address);
   for (const auto& j : jobs.jobs()) {
@@ -210,7 +198,7 @@ uint64_t BatchesStored(const std::string& address) {
 TEST(InterruptedImportE2E, AnImportKilledMidSendIsAbsentAndImportsAgainWhole) {
   TempDir dir;
   constexpr int kCalls = 400'000;
-  const std::string trace = WriteBigTrace(dir.path(), kCalls);
+  const std::string trace = testing::WriteBigRuntimeTrace(dir.path(), kCalls);
   testing::Gpuspyd daemon(StoreDaemon(dir.path(), "d"));
   ASSERT_TRUE(daemon.Start()) << daemon.log();
   const std::string address = daemon.address();
@@ -243,7 +231,7 @@ TEST(InterruptedImportE2E, AnImportKilledMidSendIsAbsentAndImportsAgainWhole) {
 // A pending import whose stream died is dropped when the collector starts again.
 TEST(InterruptedImportE2E, APendingImportIsDroppedOnRestart) {
   TempDir dir;
-  const std::string trace = WriteBigTrace(dir.path(), 200'000);
+  const std::string trace = testing::WriteBigRuntimeTrace(dir.path(), 200'000);
   {
     testing::Gpuspyd daemon(StoreDaemon(dir.path(), "a"));
     ASSERT_TRUE(daemon.Start()) << daemon.log();
@@ -272,7 +260,7 @@ TEST(ConcurrentImportE2E, OneFileImportedConcurrentlyIsStoredOnce) {
   constexpr int kCalls = 40'000;
   constexpr int kImports = 4;
   constexpr int kTrials = 3;
-  const std::string trace = WriteBigTrace(dir.path(), kCalls);
+  const std::string trace = testing::WriteBigRuntimeTrace(dir.path(), kCalls);
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::string trial_dir = dir.path() + "/t" + std::to_string(trial);
     fs::create_directories(trial_dir);

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "gtest/gtest.h"
+
 namespace gpuspy::testing {
 
 struct PostgresServerOptions {
@@ -76,5 +78,24 @@ class PostgresServer {
 // reachable), else one started on first use and stopped when the tests finish. nullptr with
 // *why_not when none can be had (tests then GTEST_SKIP with that reason).
 PostgresServer* SharedPostgres(std::string* why_not);
+
+// A test with a database of its own on the shared server, dropped after it (skipped, with the
+// reason, where no server can be had).
+class PostgresDatabaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    server_ = SharedPostgres(&why);
+    if (server_ == nullptr) GTEST_SKIP() << "PostgreSQL not available: " << why;
+    database_ = server_->CreateDatabase(&why);
+    ASSERT_FALSE(database_.empty()) << why;
+  }
+  void TearDown() override {
+    if (server_ != nullptr && !database_.empty()) server_->DropDatabase(database_);
+  }
+
+  PostgresServer* server_ = nullptr;
+  std::string database_;
+};
 
 }  // namespace gpuspy::testing

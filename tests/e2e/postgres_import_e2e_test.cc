@@ -54,19 +54,10 @@ uint64_t JobEvents(const std::string& address, const std::string& job) {
   return 0;
 }
 
-// Every event the collector answers with, over all jobs.
 uint64_t ReadableEvents(const std::string& address) {
-  auto stub = QueryStub(address);
   uint64_t n = 0;
-  const v1::ListJobsResponse jobs = Jobs(address);
-  for (const auto& job : jobs.jobs()) {
-    v1::GetEventsRequest req;
-    req.set_job_id(job.job_id());
-    req.set_limit(5'000'000);
-    v1::GetEventsResponse resp;
-    EXPECT_TRUE(testing::GetAllEvents(stub.get(), req, &resp).ok());
-    for (const auto& p : resp.processes()) n += static_cast<uint64_t>(p.events_size());
-  }
+  const grpc::Status st = testing::ReadableEvents(QueryStub(address).get(), &n);
+  EXPECT_TRUE(st.ok()) << st.error_message();
   return n;
 }
 

@@ -4,6 +4,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstdint>
+
 #include "gpuspy/v1/services.grpc.pb.h"
 
 namespace gpuspy::testing {
@@ -29,6 +31,24 @@ inline grpc::Status GetAllEvents(v1::Query::StubInterface* stub, v1::GetEventsRe
     if (page.next_cursor().empty()) return grpc::Status::OK;
     request.set_cursor(page.next_cursor());
   }
+}
+
+// Every event the collector answers with, over all its jobs: what can still be read (the store
+// and import e2e tests count it after kills and damage), in *n; the first failed call's status.
+inline grpc::Status ReadableEvents(v1::Query::StubInterface* stub, uint64_t* n) {
+  *n = 0;
+  grpc::ClientContext ctx;
+  v1::ListJobsResponse jobs;
+  if (grpc::Status st = stub->ListJobs(&ctx, {}, &jobs); !st.ok()) return st;
+  for (const auto& job : jobs.jobs()) {
+    v1::GetEventsRequest req;
+    req.set_job_id(job.job_id());
+    req.set_limit(5'000'000);
+    v1::GetEventsResponse resp;
+    if (grpc::Status st = GetAllEvents(stub, req, &resp); !st.ok()) return st;
+    for (const auto& p : resp.processes()) *n += static_cast<uint64_t>(p.events_size());
+  }
+  return grpc::Status::OK;
 }
 
 }  // namespace gpuspy::testing

@@ -4,11 +4,15 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "absl/status/statusor.h"
+#include "analysis/memory_usage.h"
 #include "analysis/step_finder.h"
 #include "analysis/step_series.h"
 #include "collector/live/connection_registry.h"
@@ -39,6 +43,7 @@ class QueryEngine {
       : store_(store), reader_(store, dictionaries), counters_(counters),
         connections_(connections), versions_(versions) {
     cache_.set_in_flight(budget_.in_flight_counter());
+    recent_cache_.set_in_flight(budget_.in_flight_counter());
   }
 
   // Refusals per process under overload, shown in the process listing (optional).
@@ -72,6 +77,7 @@ class QueryEngine {
   // Set before serving; 0 = unbounded.
   void set_cache_budget(uint64_t bytes) {
     cache_.set_budget(bytes);
+    recent_cache_.set_budget(bytes / 4);
     budget_.set_budget(bytes);
   }
   // The budget's state (queries in progress, refusals); tests take leases from it.
@@ -114,6 +120,36 @@ class QueryEngine {
   // What they hold is charged to `lease` (the query's share of the analysis budget).
   absl::StatusOr<std::vector<analysis::StepAnalysis>> BaseAnalyses(const ProcessRecord& process,
                                                                    AnalysisBudget::Lease* lease);
+  // How AnalyseStepsOf analyses: into which cache (whose entry for the process it reuses steps
+  // from), for which data version, and whether the steps are a later stretch of the process's
+  // (then the stretch before the first begins at `stretch_from`, the end of the step before it).
+  struct StepsToAnalyse {
+    AnalysisCache* cache = nullptr;
+    uint64_t version = 0;
+    bool stretch = false;
+    int64_t stretch_from = std::numeric_limits<int64_t>::min();
+  };
+  // `steps` of `process` analysed, reusing the cached analyses of those whose data did not change
+  // and caching the result. The caller holds the process's analysis lock for that cache.
+  absl::StatusOr<std::vector<analysis::StepAnalysis>> AnalyseStepsOf(
+      const ProcessRecord& process, const std::vector<StepRecord>& steps, const StepsToAnalyse& how,
+      AnalysisBudget::Lease* lease);
+  // The report of a few recent steps of a live job (recent_step_reports.cc): only the steps asked
+  // for and kRecentContextSteps before them, per process, are analysed (each once, then reused
+  // while its data stays), and the cross-step and cross-rank passes run over that stretch only.
+  // `last K` is the last K steps every process has reached.
+  // nullopt when the stretch is every step of every process (then the whole job is no more work
+  // and its analyses are exact, and cached for the next query).
+  absl::StatusOr<std::optional<std::map<uint64_t, std::vector<analysis::StepAnalysis>>>>
+  AnalyzeRecentSteps(const v1::GetStepReportRequest& request,
+                     const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
+  // Device memory in everything `process` did before `to_ns` (a recent stretch's first step's
+  // `before`, so that its levels are absolute): extended from the last call's when the data
+  // before that did not change since (only the batches in between are read), else read whole.
+  // `steps`: the process's, by number (where to cut the reads).
+  absl::StatusOr<analysis::WindowMemory> MemoryBefore(const ProcessRecord& process,
+                                                      const std::vector<StepRecord>& steps, int64_t to_ns,
+                                                      uint64_t version, AnalysisBudget::Lease* lease);
   // Every step of every process of `processes` with cross-step and cross-rank findings applied.
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
       const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
@@ -122,15 +158,27 @@ class QueryEngine {
   // analysing the same process waits for it and then reuses what it cached, instead of doing the
   // same work alongside it (which, on a busy machine, made both slow: the first queries of each
   // live job took 2-3 s, bench/results/query-memory-2026-11-27.md).
-  std::shared_ptr<std::mutex> AnalysisLockOf(uint64_t process_id);
+  // Recent-step reports take the process's other lock (`recent`): they never wait behind the
+  // analysis of a whole live job.
+  std::shared_ptr<std::mutex> AnalysisLockOf(uint64_t process_id, bool recent = false);
   std::mutex analysis_locks_mu_;
-  std::map<uint64_t, std::shared_ptr<std::mutex>> analysis_locks_;
+  std::map<std::pair<uint64_t, bool>, std::shared_ptr<std::mutex>> analysis_locks_;
 
   std::atomic<bool> cancelled_{false};
   // Stored processes keep an NVTX step index (ingest's), so only its fallback window is read.
   const analysis::StepPolicy step_policy_;
   std::function<void(v1::CollectorStats*)> stats_source_;
   AnalysisCache cache_;
+  // The analyses of each process's most recent stretch (AnalyzeRecentSteps), apart from cache_'s
+  // of all its steps, so that neither kind of query throws the other's away.
+  AnalysisCache recent_cache_;
+  struct MemoryPrefix {
+    int64_t up_to_ns = 0;
+    uint64_t version = 0;  // DataVersions version it reflects
+    analysis::WindowMemory memory;
+  };
+  std::mutex prefixes_mu_;
+  std::map<uint64_t, MemoryPrefix> memory_prefixes_;  // by process
   AnalysisBudget budget_{&cache_};  // after cache_
 
   Store* store_;

@@ -281,5 +281,67 @@ TEST_F(IncrementalAnalysisTest, StartUpMemoryIsCarriedIntoEveryStepAndALeakIsFou
             static_cast<int64_t>(kStartUpBytes + (1ull << 30) + 10 * (64ull << 20)));
 }
 
+// Issue 34 item 9: the report of a live job's last step analysed every step of the job (again,
+// whenever new batches had come in: always, under unpaced producers). It analyses that step and
+// the stretch before it that the cross-step passes compare with; a step more costs a step more.
+TEST(RecentStepReports, ALiveJobsLastStepCostsItsStretchNotTheJob) {
+  testing::TempDir dir;
+  testing::QueryEngineParts parts(dir.path());
+  DataVersions versions;
+  BatchIngestor ingestor(parts.store.get(), parts.dictionaries.get(), &parts.counters,
+                         analysis::StepSegmenter(), &versions);
+  synthetic::SyntheticOptions so;
+  so.scenario = synthetic::Scenario::kSyncStall;
+  so.steps = 120;
+  so.job_id = "long";
+  synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
+  const uint64_t process = ingestor.Hello(rank.identity, 1)->process_id();
+  BatchEncoder encoder(&rank.strings);
+  uint64_t sequence = 0;
+  auto send = [&](size_t first, size_t last) {
+    for (size_t i = first; i < last; ++i) {
+      v1::EventBatch b;
+      encoder.Encode(rank.steps[i], ++sequence, {}, &b);
+      ASSERT_TRUE(ingestor.Ingest(process, b).ok());
+    }
+  };
+  send(0, 100);
+  auto push = [](const v1::ServerMessage&) { return true; };
+  const uint64_t stream = parts.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
+  const auto engine = parts.Engine(&versions);
+  v1::GetStepReportRequest last;
+  last.set_job_id("long");
+  last.set_last(1);
+  absl::StatusOr<v1::GetStepReportResponse> recent = engine->GetStepReport(last);
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  ASSERT_EQ(recent->reports_size(), 1);
+  EXPECT_EQ(recent->reports(0).step().number(), 99);
+  // The step and the 16 before it, not 100 (before: every step of the job).
+  EXPECT_EQ(engine->steps_analysed(), 17u);
+
+  // Its own figures are those of the whole-job analysis (a finished job's, exact).
+  parts.connections.Closed(process, stream);
+  const auto whole_engine = parts.Engine(&versions);
+  absl::StatusOr<v1::GetStepReportResponse> whole = whole_engine->GetStepReport(last);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->reports_size(), 1);
+  EXPECT_EQ(whole_engine->steps_analysed(), 100u);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(recent->reports(0).breakdown(),
+                                                                 whole->reports(0).breakdown()));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(recent->reports(0).memory(),
+                                                                 whole->reports(0).memory()))
+      << recent->reports(0).memory().DebugString() << " vs " << whole->reports(0).memory().DebugString();
+  EXPECT_EQ(recent->reports(0).primary_bottleneck(), whole->reports(0).primary_bottleneck());
+
+  // Five more steps while it runs: the new steps (and the one the new data may touch) only.
+  parts.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 2);
+  send(100, 105);
+  const uint64_t before = engine->steps_analysed();
+  recent = engine->GetStepReport(last);
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  EXPECT_EQ(recent->reports(0).step().number(), 104);
+  EXPECT_LE(engine->steps_analysed() - before, 6u);
+}
+
 }  // namespace
 }  // namespace gpuspy::collector

@@ -343,5 +343,44 @@ TEST(RecentStepReports, ALiveJobsLastStepCostsItsStretchNotTheJob) {
   EXPECT_LE(engine->steps_analysed() - before, 6u);
 }
 
+// Unpaced ranks run far apart: `--last 1` of the job is the newest step both have, each rank's
+// stretch 17 steps, not everything between the ranks' positions.
+TEST(RecentStepReports, RanksFarApartAreReportedAtTheNewestStepBothReached) {
+  testing::TempDir dir;
+  testing::QueryEngineParts parts(dir.path());
+  DataVersions versions;
+  BatchIngestor ingestor(parts.store.get(), parts.dictionaries.get(), &parts.counters,
+                         analysis::StepSegmenter(), &versions);
+  synthetic::SyntheticOptions so;
+  so.scenario = synthetic::Scenario::kSyncStall;
+  so.steps = 100;
+  so.ranks = 2;
+  so.job_id = "apart";
+  std::vector<synthetic::SyntheticRank> ranks = synthetic::GenerateJob(so);
+  ASSERT_EQ(ranks.size(), 2u);
+  const size_t sent[2] = {100, 60};
+  auto push = [](const v1::ServerMessage&) { return true; };
+  for (size_t r = 0; r < 2; ++r) {
+    const uint64_t process = ingestor.Hello(ranks[r].identity, 1)->process_id();
+    BatchEncoder encoder(&ranks[r].strings);
+    for (size_t i = 0; i < sent[r]; ++i) {
+      v1::EventBatch b;
+      encoder.Encode(ranks[r].steps[i], i + 1, {}, &b);
+      ASSERT_TRUE(ingestor.Ingest(process, b).ok());
+    }
+    parts.connections.Opened(process, ranks[r].identity, v1::CaptureMode{}, push, 1);
+  }
+  const auto engine = parts.Engine(&versions);
+  v1::GetStepReportRequest last;
+  last.set_job_id("apart");
+  last.set_last(1);
+  absl::StatusOr<v1::GetStepReportResponse> recent = engine->GetStepReport(last);
+  ASSERT_TRUE(recent.ok()) << recent.status();
+  ASSERT_EQ(recent->reports_size(), 2);
+  EXPECT_EQ(recent->reports(0).step().number(), 59);
+  EXPECT_EQ(recent->reports(1).step().number(), 59);
+  EXPECT_EQ(engine->steps_analysed(), 2u * 17u);
+}
+
 }  // namespace
 }  // namespace gpuspy::collector

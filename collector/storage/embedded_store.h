@@ -26,7 +26,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "collector/storage/fair_mutex.h"
 #include "collector/storage/segment_file.h"
 #include "collector/storage/segment_quarantine.h"
 #include "collector/storage/sqlite_db.h"
@@ -119,7 +118,7 @@ class EmbeddedStore final : public Store {
   absl::StatusOr<std::vector<StoredBatch>> ReadRowsLocked(uint64_t process_id, SqliteStatement& query);
 
   EmbeddedStoreOptions options_;
-  FairMutex mu_;  // guards everything below; in arrival order (fair_mutex.h)
+  std::mutex mu_;  // guards everything below
   std::unique_ptr<SqliteDb> db_;
   std::unique_ptr<SegmentWriter> active_;
   uint64_t active_id_ = 0;

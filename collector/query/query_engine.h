@@ -17,6 +17,7 @@
 #include "analysis/step_series.h"
 #include "collector/live/connection_registry.h"
 #include "collector/live/job_step_patterns.h"
+#include "collector/live/memory_totals.h"
 #include "collector/live/ingest_counters.h"
 #include "collector/live/overload_ledger.h"
 #include "collector/query/analysis_budget.h"
@@ -70,6 +71,10 @@ class QueryEngine {
   absl::StatusOr<v1::DiffRunsResponse> DiffRuns(const v1::DiffRunsRequest& request);
   // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
   uint64_t steps_analysed() const { return steps_analysed_.load(); }
+  // Batches read to measure the memory before a recent stretch (MemoryBefore), and stretches
+  // whose memory before came from ingest's totals instead: tests check the re-decode is gone.
+  uint64_t memory_prefix_batches_read() const { return memory_prefix_batches_read_.load(); }
+  uint64_t memory_totals_used() const { return memory_totals_used_.load(); }
   // Bounds the memory analysis may hold (estimated): the per-process cache and the analyses of
   // queries in progress together (analysis_budget.h). Cached processes queried least recently
   // are dropped first (their next query analyses them again); a query that would take the
@@ -98,6 +103,16 @@ class QueryEngine {
     patterns_ = patterns;
     admin_.set_job_patterns(patterns);
   }
+  // Set before serving: the memory totals ingest keeps (memory_totals.h). Without them a recent
+  // stretch's memory levels are made absolute by reading the process's earlier batches.
+  void set_memory_totals(const MemoryTotals* totals) { memory_totals_ = totals; }
+  // The background half of a report of a large finished job: every step of every process of
+  // `job_id` analysed into the cache, so that later --step/--last reports take the exact whole-job
+  // path. False while a process of the job is still connected (nothing to do yet); OK when
+  // done or not needed (small job, already current).
+  absl::StatusOr<bool> WarmWholeJob(const std::string& job_id);
+  // Tests: the job size from which a finished job's --step/--last wait for WarmWholeJob.
+  void set_whole_job_on_the_spot_events(uint64_t events) { whole_job_on_the_spot_events_ = events; }
 
  private:
   // The job's processes, or the one asked for; NotFound when the job (or process) is unknown.
@@ -150,6 +165,14 @@ class QueryEngine {
   absl::StatusOr<analysis::WindowMemory> MemoryBefore(const ProcessRecord& process,
                                                       const std::vector<StepRecord>& steps, int64_t to_ns,
                                                       uint64_t version, AnalysisBudget::Lease* lease);
+  // Whether every process's whole-job analyses are cached for its batches as they are now.
+  bool WholeJobCached(const std::vector<ProcessRecord>& processes) const;
+  // A finished job this large (all its processes' events) is not analysed whole on the spot for
+  // --step/--last: that took 98 s for 40 M events here (the first report after the producers
+  // ended, bench/results/report-latency-unpaced-2026-11-28.md). Below it, the whole job is about
+  // a second of analysis on a loaded 2-core machine (~0.4 M events/s).
+  static constexpr uint64_t kWholeJobOnTheSpotEvents = 500'000;
+  uint64_t whole_job_on_the_spot_events_ = kWholeJobOnTheSpotEvents;
   // Every step of every process of `processes` with cross-step and cross-rank findings applied.
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
       const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
@@ -188,7 +211,10 @@ class QueryEngine {
   const DataVersions* versions_;
   const OverloadLedger* overload_ = nullptr;
   std::atomic<uint64_t> steps_analysed_{0};
+  std::atomic<uint64_t> memory_prefix_batches_read_{0};
+  std::atomic<uint64_t> memory_totals_used_{0};
   JobStepPatterns* patterns_ = nullptr;
+  const MemoryTotals* memory_totals_ = nullptr;
   JobAdmin admin_{store_, connections_};  // after store_ and connections_
 };
 

@@ -108,10 +108,20 @@ QueryEngine::AnalyzeRecentSteps(const v1::GetStepReportRequest& request,
     if (!analysed.ok()) return analysed.status();
     if (how.stretch && !analysed->empty()) {
       // Levels are absolute only with everything before the stretch measured (memory_usage.h).
-      absl::StatusOr<analysis::WindowMemory> before =
-          MemoryBefore(p, all, begin->start_ns, how.version, lease);
-      if (!before.ok()) return before.status();
-      analysed->front().memory.before = *std::move(before);
+      // Ingest's running totals when it saw the process from its first batch; else the
+      // process's earlier batches are read (and the prefix kept for the next query).
+      std::optional<analysis::WindowMemory> kept =
+          memory_totals_ != nullptr ? memory_totals_->Before(p.process_id, begin->start_ns)
+                                    : std::nullopt;
+      if (kept.has_value()) {
+        ++memory_totals_used_;
+        analysed->front().memory.before = *std::move(kept);
+      } else {
+        absl::StatusOr<analysis::WindowMemory> before =
+            MemoryBefore(p, all, begin->start_ns, how.version, lease);
+        if (!before.ok()) return before.status();
+        analysed->front().memory.before = *std::move(before);
+      }
     }
     out[p.process_id] = std::move(*analysed);
   }
@@ -151,6 +161,7 @@ absl::StatusOr<analysis::WindowMemory> QueryEngine::MemoryBefore(const ProcessRe
     for (const int64_t cut : cuts) {
       const int64_t from = prefix.up_to_ns;
       absl::Status read = source.ForEachBatchIn(from, cut, [&](const EventColumns& events, const StringTable& strings) {
+        ++memory_prefix_batches_read_;
         analysis::AppendStretch(analysis::MeasureWindowMemory(events, strings, from, cut), &prefix.memory);
       });
       if (!read.ok()) return read;

@@ -17,8 +17,11 @@
 namespace gpuspy::analysis {
 
 void AnalyzeJobSteps(const std::string& job_id, const std::vector<JobProcess>& processes,
-                     std::map<uint64_t, std::vector<StepAnalysis>>* steps) {
-  for (const JobProcess& p : processes) AnalyzeStepSeries(&(*steps)[p.process_id]);
+                     std::map<uint64_t, std::vector<StepAnalysis>>* steps,
+                     const std::set<uint64_t>& later_stretch) {
+  for (const JobProcess& p : processes) {
+    AnalyzeStepSeries(&(*steps)[p.process_id], !later_stretch.contains(p.process_id));
+  }
   std::vector<RankSeries> ranks;
   for (const JobProcess& p : processes) {
     ranks.push_back({p.rank, static_cast<uint32_t>(std::max(0, p.world_size)),

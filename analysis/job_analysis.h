@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,11 @@ struct JobProcess {
 
 // `steps[process_id]`: each process's per-step analyses (AnalyzeStep, with memory before each
 // step). Applies AnalyzeStepSeries per process, then AnalyzeRanks across `processes`; the fix
-// hints name `job_id`.
+// hints name `job_id`. The processes in `later_stretch` have only a later stretch of their steps
+// in `steps` (AnalyzeStepSeries's from_first_step = false).
 void AnalyzeJobSteps(const std::string& job_id, const std::vector<JobProcess>& processes,
-                     std::map<uint64_t, std::vector<StepAnalysis>>* steps);
+                     std::map<uint64_t, std::vector<StepAnalysis>>* steps,
+                     const std::set<uint64_t>& later_stretch = {});
 
 // The job summary of `reports` (every step of every process): SummarizeJob + AddRankMatrix.
 v1::JobSummary SummarizeAnalyzedJob(const std::string& job_id,

@@ -28,7 +28,7 @@ absl::StatusOr<ProcessAnalysis> AnalyzeSteps(BatchSource& source,
   auto loss_note = [&](const StepWindow& s) { return hooks.loss_note ? hooks.loss_note(s) : ""; };
   // Where the stretch before each step begins: the previous step's end; the first step's
   // stretch is everything the process did before it.
-  int64_t previous_end = std::numeric_limits<int64_t>::min();
+  int64_t previous_end = hooks.stretch_from;
   KernelClasses classes;  // one classification per kernel name for all of the process's steps
   for (const StepWindow& s : steps) {
     const int64_t before_from = std::exchange(previous_end, std::max(previous_end, s.end_ns));

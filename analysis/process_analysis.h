@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ struct ProcessAnalysisHooks {
   // Each fresh analysis, before the stretch before it is measured: gpuspyd charges it to the
   // query's share of memory, and an error ends the analysis.
   std::function<absl::Status(const StepAnalysis&)> keep;
+  // Where the stretch before the first of `steps` begins: the end of the step before it when
+  // `steps` are a later part of the process's steps (gpuspyd's report of recent steps), so that
+  // only that stretch is read, not everything the process did before.
+  int64_t stretch_from = std::numeric_limits<int64_t>::min();
 };
 
 struct ProcessAnalysis {

@@ -58,8 +58,8 @@ void RankFindings(v1::StepReport* report) {
   report->set_primary_bottleneck(findings->empty() ? v1::none : findings->Get(0).detector());
 }
 
-void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
-  if (!steps->empty()) {
+void AnalyzeStepSeries(std::vector<StepAnalysis>* steps, bool from_first_step) {
+  if (!steps->empty() && from_first_step) {
     v1::StepReport& first = steps->front().report;
     MarkFirstWindow(&first);
     RankFindings(&first);
@@ -86,7 +86,7 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps) {
 
   // Warm-up: leading steps until the first one close to the median.
   size_t warmup = 0;
-  while (warmup < steps->size() && IsWarmupWall((*steps)[warmup].report.breakdown().wall_ns(), median)) {
+  while (from_first_step && warmup < steps->size() && IsWarmupWall((*steps)[warmup].report.breakdown().wall_ns(), median)) {
     ++warmup;
   }
   std::set<std::string> seen;

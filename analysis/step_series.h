@@ -36,8 +36,10 @@ StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
 // Sets each step's device memory levels (report.memory), marks warm-up/outlier steps
 // (steady_state = false, with a finding), flags steps where new kernel names appear after
 // warm-up, and adds memory_growth findings (detectors/memory_growth.h). `steps` is one
-// process's steps in step order.
-void AnalyzeStepSeries(std::vector<StepAnalysis>* steps);
+// process's steps in step order. `from_first_step` false: `steps` are a later stretch of the
+// process's steps (a live job's recent steps), so none of them is its first window or a warm-up
+// step, and the median they are measured against is the stretch's.
+void AnalyzeStepSeries(std::vector<StepAnalysis>* steps, bool from_first_step = true);
 
 // Re-sorts findings by lost time and sets primary_bottleneck after findings were added.
 void RankFindings(v1::StepReport* report);

@@ -230,6 +230,7 @@ absl::StatusOr<v1::Ack> BatchIngestor::Ingest(uint64_t process_id, const v1::Eve
     return st;
   }
   counters_->Add(counters_->batches_stored);
+  if (memory_totals_ != nullptr) memory_totals_->Add(process_id, events, process->batch_count == 0);
   if (versions_ != nullptr) versions_->Note(process_id, stored.min_ns);
   counters_->Add(counters_->events_stored, stored.event_count);
   counters_->Add(counters_->bytes_stored, stored.payload.size());

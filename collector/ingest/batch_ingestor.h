@@ -11,6 +11,7 @@
 #include "analysis/step_segmenter.h"
 #include "collector/live/job_step_patterns.h"
 #include "collector/live/ingest_counters.h"
+#include "collector/live/memory_totals.h"
 #include "collector/storage/dictionary_cache.h"
 #include "collector/storage/data_versions.h"
 #include "collector/storage/store.h"
@@ -60,6 +61,9 @@ class BatchIngestor {
   // Steps are then found with each job's own pattern where it has one (job_step_patterns.h), the
   // constructor's segmenter otherwise. Set before serving; optional.
   void set_job_patterns(JobStepPatterns* patterns) { patterns_ = patterns; }
+  // Each stored batch's memory events are added to `totals` (memory_totals.h). Set before
+  // serving; optional.
+  void set_memory_totals(MemoryTotals* totals) { memory_totals_ = totals; }
 
  private:
   absl::Status CheckNotImported(const v1::ProcessIdentity& identity);
@@ -75,6 +79,7 @@ class BatchIngestor {
   analysis::StepSegmenter segmenter_;
   DataVersions* versions_;
   JobStepPatterns* patterns_ = nullptr;
+  MemoryTotals* memory_totals_ = nullptr;
   // An import's check and claim are one step: with the check and the insert apart, 3 of 7
   // concurrent imports of one file stored it twice (44,220 events for 40,200, issue 34).
   std::mutex import_mu_;

@@ -28,6 +28,13 @@ std::optional<std::vector<analysis::StepAnalysis>> AnalysisCache::Find(
   return std::nullopt;
 }
 
+bool AnalysisCache::IsCurrent(const ProcessRecord& process) const {
+  std::lock_guard lock(mu_);
+  auto it = analyses_.find(process.process_id);
+  return it != analyses_.end() && it->second.max_sequence == process.max_sequence &&
+         it->second.batch_count == process.batch_count;
+}
+
 bool AnalysisCache::EvictOneLocked(uint64_t keep) {
   auto lru = analyses_.end();
   for (auto it = analyses_.begin(); it != analyses_.end(); ++it) {

@@ -43,6 +43,8 @@ class AnalysisCache {
                                                           size_t step_count,
                                                           CachedAnalyses* previous,
                                                           uint64_t* copied_bytes = nullptr);
+  // Whether `process`'s entry was made from its batches as they are now (any step count).
+  bool IsCurrent(const ProcessRecord& process) const;
   // Stores `entry` for `process_id` (its size estimated here) and drops least recently used
   // processes (never that one) until the cache is within its budget, less what queries in
   // progress hold (set_in_flight).

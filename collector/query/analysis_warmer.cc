@@ -39,15 +39,22 @@ void AnalysisWarmer::Round() {
   if (!jobs.ok()) return;
   for (const v1::JobInfo& j : jobs->jobs()) {
     uint64_t& seen = seen_events_[j.job_id()];
-    if (j.event_count() == seen) continue;  // nothing new since the last warm-up
-    v1::GetStepReportRequest req;
-    req.set_job_id(j.job_id());
-    req.set_last(1);
-    if (engine_->GetStepReport(req).ok()) {
-      seen = j.event_count();
+    if (j.event_count() != seen) {  // something new since the last warm-up
+      v1::GetStepReportRequest req;
+      req.set_job_id(j.job_id());
+      req.set_last(1);
+      if (engine_->GetStepReport(req).ok()) {
+        seen = j.event_count();
+        std::lock_guard lock(mu_);
+        ++jobs_warmed_;
+      }
       std::lock_guard lock(mu_);
-      ++jobs_warmed_;
+      if (stopping_) return;
     }
+    uint64_t& whole = whole_events_[j.job_id()];
+    if (j.event_count() == whole) continue;
+    absl::StatusOr<bool> warmed = engine_->WarmWholeJob(j.job_id());
+    if (!warmed.ok() || *warmed) whole = j.event_count();  // false: still live, try next round
     std::lock_guard lock(mu_);
     if (stopping_) return;
   }

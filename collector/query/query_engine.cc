@@ -13,6 +13,7 @@
 #include "analysis/process_analysis.h"
 #include "analysis/step_finder.h"
 #include "collector/query/event_pages.h"
+#include "collector/query/job_processes.h"
 #include "collector/query/loss_notes.h"
 #include "collector/query/stored_batches.h"
 #include "model/event_selection.h"
@@ -63,16 +64,6 @@ std::function<std::string(const StepRecord&)> LossNotesFor(Store* store, const P
   auto notes = std::make_shared<StepLossNotes>(
       FindLossSpans(std::move(*marks), p.max_sequence, p.loss), steps);
   return [notes](const StepRecord& s) { return notes->For(s); };
-}
-
-// What the job-level analysis (job_analysis.h, shared with `gpuspy analyze`) needs of each process.
-std::vector<analysis::JobProcess> JobProcesses(const std::vector<ProcessRecord>& processes) {
-  std::vector<analysis::JobProcess> out;
-  for (const ProcessRecord& p : processes) {
-    out.push_back({p.process_id, p.identity.rank(), p.identity.world_size(),
-                   p.identity.clock_offset_ns(), p.identity.host(), p.event_count});
-  }
-  return out;
 }
 
 }  // namespace
@@ -174,9 +165,9 @@ absl::StatusOr<std::vector<StepRecord>> QueryEngine::StepsOf(const ProcessRecord
   return steps;
 }
 
-std::shared_ptr<std::mutex> QueryEngine::AnalysisLockOf(uint64_t process_id) {
+std::shared_ptr<std::mutex> QueryEngine::AnalysisLockOf(uint64_t process_id, bool recent) {
   std::lock_guard lock(analysis_locks_mu_);
-  std::shared_ptr<std::mutex>& m = analysis_locks_[process_id];
+  std::shared_ptr<std::mutex>& m = analysis_locks_[{process_id, recent}];
   if (m == nullptr) m = std::make_shared<std::mutex>();
   return m;
 }
@@ -190,10 +181,18 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   const uint64_t version = versions_ != nullptr ? versions_->Version(process.process_id) : 0;
   absl::StatusOr<std::vector<StepRecord>> steps = StepsOf(process);
   if (!steps.ok()) return steps.status();
+  return AnalyseStepsOf(process, *steps, {.cache = &cache_, .version = version}, lease);
+}
+
+absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::AnalyseStepsOf(
+    const ProcessRecord& process, const std::vector<StepRecord>& steps, const StepsToAnalyse& how,
+    AnalysisBudget::Lease* lease) {
   CachedAnalyses previous;
   uint64_t copied_bytes = 0;
-  std::optional<std::vector<analysis::StepAnalysis>> cached =
-      cache_.Find(process, steps->size(), &previous, &copied_bytes);
+  // A stretch is looked up only for steps to reuse: the same data may be asked for another one.
+  std::optional<std::vector<analysis::StepAnalysis>> cached = how.cache->Find(
+      process, how.stretch ? std::numeric_limits<size_t>::max() : steps.size(), &previous,
+      &copied_bytes);
   // A copy of the cached analyses (or of the entry to reuse steps from) is this query's now.
   if (absl::Status st = lease->Add(copied_bytes); !st.ok()) return st;
   if (cached.has_value()) return *std::move(cached);
@@ -207,11 +206,12 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
   for (const analysis::StepAnalysis& a : previous.steps) {
     if (a.report.step().end_ns() < changed_from) reusable[a.report.step().number()] = &a;
   }
-  const auto loss_note = LossNotesFor(store_, process, *steps);
+  const auto loss_note = LossNotesFor(store_, process, steps);
   std::vector<analysis::StepWindow> windows;
-  windows.reserve(steps->size());
-  for (const StepRecord& s : *steps) windows.push_back(ToStepWindow(s));
+  windows.reserve(steps.size());
+  for (const StepRecord& s : steps) windows.push_back(ToStepWindow(s));
   analysis::ProcessAnalysisHooks hooks;
+  hooks.stretch_from = how.stretch_from;
   hooks.proceed = [this] {
     return cancelled_.load() ? absl::CancelledError("gpuspyd is shutting down") : absl::OkStatus();
   };
@@ -233,9 +233,9 @@ absl::StatusOr<std::vector<analysis::StepAnalysis>> QueryEngine::BaseAnalyses(
       analysis::AnalyzeSteps(source, windows, process.process_id, hooks);
   if (!analysed.ok()) return analysed.status();
   steps_analysed_ += analysed->steps_analysed;
-  CachedAnalyses entry{process.max_sequence, process.batch_count, steps->size(), analysed->steps,
-                       version, std::move(analysed->window_notes)};
-  cache_.Put(process.process_id, std::move(entry));
+  CachedAnalyses entry{process.max_sequence, process.batch_count, steps.size(), analysed->steps,
+                       how.version, std::move(analysed->window_notes)};
+  how.cache->Put(process.process_id, std::move(entry));
   return std::move(analysed->steps);
 }
 
@@ -251,6 +251,29 @@ absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEng
   const std::string job = processes.empty() ? "" : processes.front().identity.job_id();
   analysis::AnalyzeJobSteps(job, JobProcesses(processes), &out);
   return out;
+}
+
+bool QueryEngine::WholeJobCached(const std::vector<ProcessRecord>& processes) const {
+  return std::all_of(processes.begin(), processes.end(),
+                     [&](const ProcessRecord& p) { return cache_.IsCurrent(p); });
+}
+
+absl::StatusOr<bool> QueryEngine::WarmWholeJob(const std::string& job_id) {
+  absl::StatusOr<std::vector<ProcessRecord>> processes = ProcessesOf(job_id, 0);
+  if (!processes.ok()) return processes.status();
+  uint64_t events = 0;
+  for (const ProcessRecord& p : *processes) {
+    if (connections_->IsConnected(p.process_id)) return false;
+    events += p.event_count;
+  }
+  if (events < whole_job_on_the_spot_events_ || WholeJobCached(*processes)) return true;
+  AnalysisBudget::Lease lease(&budget_);
+  for (const ProcessRecord& p : *processes) {
+    // Only the per-process analyses are cached; the job-level passes run per query over them.
+    absl::StatusOr<std::vector<analysis::StepAnalysis>> base = BaseAnalyses(p, &lease);
+    if (!base.ok()) return base.status();
+  }
+  return true;
 }
 
 absl::StatusOr<v1::GetStepReportResponse> QueryEngine::GetStepReport(
@@ -269,10 +292,32 @@ absl::StatusOr<v1::GetStepReportResponse> QueryEngine::StepReports(
     return absl::NotFoundError(
         absl::StrCat("job '", request.job_id(), "' has no process ", request.process_id()));
   }
-  // Cross-rank findings need every rank of the job, even when one process is asked for.
-  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job =
-      AnalyzeJob(*processes, lease);
-  if (!job.ok()) return job.status();
+  // Cross-rank findings need every rank of the job, even when one process is asked for. A few
+  // steps of a live job: only their stretch (issue 34: re-analysing a job of thousands of steps
+  // per query took 15-35 s under unpaced producers).
+  std::optional<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> job;
+  const bool live = std::any_of(processes->begin(), processes->end(), [&](const ProcessRecord& p) {
+    return connections_->IsConnected(p.process_id);
+  });
+  // A large finished job whose whole analysis is not cached yet (it just ended) is answered from
+  // its recent stretch too, the answer it had a moment before while live, and analysed whole in
+  // the background (AnalysisWarmer, WarmWholeJob): a --last 1 taking the whole job on the spot
+  // took 98 s for 40 M events (issue 34 item 9). Once cached, reports are the whole job's.
+  uint64_t events = 0;
+  for (const ProcessRecord& p : *processes) events += p.event_count;
+  const bool whole_not_ready = events >= whole_job_on_the_spot_events_ && !WholeJobCached(*processes);
+  if ((live || whole_not_ready) && !request.all()) {
+    absl::StatusOr<std::optional<std::map<uint64_t, std::vector<analysis::StepAnalysis>>>> recent =
+        AnalyzeRecentSteps(request, *processes, lease);
+    if (!recent.ok()) return recent.status();
+    job = std::move(*recent);
+  }
+  if (!job.has_value()) {
+    absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> whole =
+        AnalyzeJob(*processes, lease);
+    if (!whole.ok()) return whole.status();
+    job = std::move(*whole);
+  }
   v1::GetStepReportResponse out;
   for (auto& [process_id, steps] : *job) {
     if (request.process_id() != 0 && process_id != request.process_id()) continue;

@@ -4,15 +4,20 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "absl/status/statusor.h"
+#include "analysis/memory_usage.h"
 #include "analysis/step_finder.h"
 #include "analysis/step_series.h"
 #include "collector/live/connection_registry.h"
 #include "collector/live/job_step_patterns.h"
+#include "collector/live/memory_totals.h"
 #include "collector/live/ingest_counters.h"
 #include "collector/live/overload_ledger.h"
 #include "collector/query/analysis_budget.h"
@@ -39,6 +44,7 @@ class QueryEngine {
       : store_(store), reader_(store, dictionaries), counters_(counters),
         connections_(connections), versions_(versions) {
     cache_.set_in_flight(budget_.in_flight_counter());
+    recent_cache_.set_in_flight(budget_.in_flight_counter());
   }
 
   // Refusals per process under overload, shown in the process listing (optional).
@@ -65,6 +71,10 @@ class QueryEngine {
   absl::StatusOr<v1::DiffRunsResponse> DiffRuns(const v1::DiffRunsRequest& request);
   // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
   uint64_t steps_analysed() const { return steps_analysed_.load(); }
+  // Batches read to measure the memory before a recent stretch (MemoryBefore), and stretches
+  // whose memory before came from ingest's totals instead: tests check the re-decode is gone.
+  uint64_t memory_prefix_batches_read() const { return memory_prefix_batches_read_.load(); }
+  uint64_t memory_totals_used() const { return memory_totals_used_.load(); }
   // Bounds the memory analysis may hold (estimated): the per-process cache and the analyses of
   // queries in progress together (analysis_budget.h). Cached processes queried least recently
   // are dropped first (their next query analyses them again); a query that would take the
@@ -72,6 +82,7 @@ class QueryEngine {
   // Set before serving; 0 = unbounded.
   void set_cache_budget(uint64_t bytes) {
     cache_.set_budget(bytes);
+    recent_cache_.set_budget(bytes / 4);
     budget_.set_budget(bytes);
   }
   // The budget's state (queries in progress, refusals); tests take leases from it.
@@ -92,6 +103,16 @@ class QueryEngine {
     patterns_ = patterns;
     admin_.set_job_patterns(patterns);
   }
+  // Set before serving: the memory totals ingest keeps (memory_totals.h). Without them a recent
+  // stretch's memory levels are made absolute by reading the process's earlier batches.
+  void set_memory_totals(const MemoryTotals* totals) { memory_totals_ = totals; }
+  // The background half of a report of a large finished job: every step of every process of
+  // `job_id` analysed into the cache, so that later --step/--last reports take the exact whole-job
+  // path. False while a process of the job is still connected (nothing to do yet); OK when
+  // done or not needed (small job, already current).
+  absl::StatusOr<bool> WarmWholeJob(const std::string& job_id);
+  // Tests: the job size from which a finished job's --step/--last wait for WarmWholeJob.
+  void set_whole_job_on_the_spot_events(uint64_t events) { whole_job_on_the_spot_events_ = events; }
 
  private:
   // The job's processes, or the one asked for; NotFound when the job (or process) is unknown.
@@ -114,6 +135,44 @@ class QueryEngine {
   // What they hold is charged to `lease` (the query's share of the analysis budget).
   absl::StatusOr<std::vector<analysis::StepAnalysis>> BaseAnalyses(const ProcessRecord& process,
                                                                    AnalysisBudget::Lease* lease);
+  // How AnalyseStepsOf analyses: into which cache (whose entry for the process it reuses steps
+  // from), for which data version, and whether the steps are a later stretch of the process's
+  // (then the stretch before the first begins at `stretch_from`, the end of the step before it).
+  struct StepsToAnalyse {
+    AnalysisCache* cache = nullptr;
+    uint64_t version = 0;
+    bool stretch = false;
+    int64_t stretch_from = std::numeric_limits<int64_t>::min();
+  };
+  // `steps` of `process` analysed, reusing the cached analyses of those whose data did not change
+  // and caching the result. The caller holds the process's analysis lock for that cache.
+  absl::StatusOr<std::vector<analysis::StepAnalysis>> AnalyseStepsOf(
+      const ProcessRecord& process, const std::vector<StepRecord>& steps, const StepsToAnalyse& how,
+      AnalysisBudget::Lease* lease);
+  // The report of a few recent steps of a live job (recent_step_reports.cc): only the steps asked
+  // for and kRecentContextSteps before them, per process, are analysed (each once, then reused
+  // while its data stays), and the cross-step and cross-rank passes run over that stretch only.
+  // `last K` is the last K steps every process has reached.
+  // nullopt when the stretch is every step of every process (then the whole job is no more work
+  // and its analyses are exact, and cached for the next query).
+  absl::StatusOr<std::optional<std::map<uint64_t, std::vector<analysis::StepAnalysis>>>>
+  AnalyzeRecentSteps(const v1::GetStepReportRequest& request,
+                     const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
+  // Device memory in everything `process` did before `to_ns` (a recent stretch's first step's
+  // `before`, so that its levels are absolute): extended from the last call's when the data
+  // before that did not change since (only the batches in between are read), else read whole.
+  // `steps`: the process's, by number (where to cut the reads).
+  absl::StatusOr<analysis::WindowMemory> MemoryBefore(const ProcessRecord& process,
+                                                      const std::vector<StepRecord>& steps, int64_t to_ns,
+                                                      uint64_t version, AnalysisBudget::Lease* lease);
+  // Whether every process's whole-job analyses are cached for its batches as they are now.
+  bool WholeJobCached(const std::vector<ProcessRecord>& processes) const;
+  // A finished job this large (all its processes' events) is not analysed whole on the spot for
+  // --step/--last: that took 98 s for 40 M events here (the first report after the producers
+  // ended, bench/results/report-latency-unpaced-2026-11-28.md). Below it, the whole job is about
+  // a second of analysis on a loaded 2-core machine (~0.4 M events/s).
+  static constexpr uint64_t kWholeJobOnTheSpotEvents = 500'000;
+  uint64_t whole_job_on_the_spot_events_ = kWholeJobOnTheSpotEvents;
   // Every step of every process of `processes` with cross-step and cross-rank findings applied.
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
       const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
@@ -122,15 +181,27 @@ class QueryEngine {
   // analysing the same process waits for it and then reuses what it cached, instead of doing the
   // same work alongside it (which, on a busy machine, made both slow: the first queries of each
   // live job took 2-3 s, bench/results/query-memory-2026-11-27.md).
-  std::shared_ptr<std::mutex> AnalysisLockOf(uint64_t process_id);
+  // Recent-step reports take the process's other lock (`recent`): they never wait behind the
+  // analysis of a whole live job.
+  std::shared_ptr<std::mutex> AnalysisLockOf(uint64_t process_id, bool recent = false);
   std::mutex analysis_locks_mu_;
-  std::map<uint64_t, std::shared_ptr<std::mutex>> analysis_locks_;
+  std::map<std::pair<uint64_t, bool>, std::shared_ptr<std::mutex>> analysis_locks_;
 
   std::atomic<bool> cancelled_{false};
   // Stored processes keep an NVTX step index (ingest's), so only its fallback window is read.
   const analysis::StepPolicy step_policy_;
   std::function<void(v1::CollectorStats*)> stats_source_;
   AnalysisCache cache_;
+  // The analyses of each process's most recent stretch (AnalyzeRecentSteps), apart from cache_'s
+  // of all its steps, so that neither kind of query throws the other's away.
+  AnalysisCache recent_cache_;
+  struct MemoryPrefix {
+    int64_t up_to_ns = 0;
+    uint64_t version = 0;  // DataVersions version it reflects
+    analysis::WindowMemory memory;
+  };
+  std::mutex prefixes_mu_;
+  std::map<uint64_t, MemoryPrefix> memory_prefixes_;  // by process
   AnalysisBudget budget_{&cache_};  // after cache_
 
   Store* store_;
@@ -140,7 +211,10 @@ class QueryEngine {
   const DataVersions* versions_;
   const OverloadLedger* overload_ = nullptr;
   std::atomic<uint64_t> steps_analysed_{0};
+  std::atomic<uint64_t> memory_prefix_batches_read_{0};
+  std::atomic<uint64_t> memory_totals_used_{0};
   JobStepPatterns* patterns_ = nullptr;
+  const MemoryTotals* memory_totals_ = nullptr;
   JobAdmin admin_{store_, connections_};  // after store_ and connections_
 };
 

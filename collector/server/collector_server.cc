@@ -89,6 +89,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   // that job is indexed with.
   s->step_patterns_ = std::make_unique<JobStepPatterns>(s->store_.get(), options.step_pattern);
   s->ingestor_->set_job_patterns(s->step_patterns_.get());
+  s->ingestor_->set_memory_totals(&s->memory_totals_);
+  s->engine_->set_memory_totals(&s->memory_totals_);
   s->engine_->set_job_patterns(s->step_patterns_.get());
   s->ingest_service_ =
       std::make_unique<IngestService>(s->ingestor_.get(), &s->connections_, &s->counters_);

@@ -49,6 +49,7 @@ class CollectorServer {
   std::unique_ptr<IngestAdmission> admission_;  // overload bounds
   OverloadLedger overload_;                     // refusals per process
   DataVersions versions_;  // which data changed: lets queries re-analyse only what is new
+  MemoryTotals memory_totals_;  // device memory totals ingest keeps for recent-step reports
   std::unique_ptr<JobStepPatterns> step_patterns_;  // before ingestor_ and engine_, which use it
   std::unique_ptr<BatchIngestor> ingestor_;
   std::unique_ptr<QueryEngine> engine_;

@@ -114,7 +114,7 @@ RegisteredCommand RegisterReportCommand(CLI::App& app, const GlobalOptions& g) {
       "report", "Per-step report: where the time went, the bottleneck, evidence and a fix");
   report->add_option("--job", r->job, "Job id")->required();
   auto* step_opt = report->add_option("--step", r->step, "One step number");
-  auto* last_opt = report->add_option("--last", r->last, "The last K steps (default 10)");
+  auto* last_opt = report->add_option("--last", r->last, "The last K steps (default 10); on a live job, the last K that every rank has reached");
   auto* all_opt = report->add_flag("--all", r->all, "Every step");
   step_opt->excludes(last_opt)->excludes(all_opt);
   last_opt->excludes(all_opt);

@@ -125,4 +125,14 @@ void MemoryTotals::Forget(uint64_t process_id) {
   processes_.erase(process_id);
 }
 
+void MemoryTotals::ForgetUnless(const std::function<bool(uint64_t process_id)>& keep) {
+  std::lock_guard lock(mu_);
+  absl::erase_if(processes_, [&](const auto& entry) { return !keep(entry.first); });
+}
+
+size_t MemoryTotals::process_count() const {
+  std::lock_guard lock(mu_);
+  return processes_.size();
+}
+
 }  // namespace gpuspy::collector

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -41,6 +42,11 @@ class MemoryTotals {
   std::optional<analysis::WindowMemory> Before(uint64_t process_id, int64_t to_ns) const;
 
   void Forget(uint64_t process_id);
+  // Forgets every process for which `keep` answers false (the store no longer lists it: its job
+  // was deleted, retention evicted all its batches, an unfinished import was replaced). Without
+  // it a long-lived gpuspyd kept up to 2 MiB for every process it ever saw.
+  void ForgetUnless(const std::function<bool(uint64_t process_id)>& keep);
+  size_t process_count() const;
 
  private:
   struct Record {

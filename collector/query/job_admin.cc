@@ -69,6 +69,9 @@ absl::StatusOr<v1::DeleteJobResponse> JobAdmin::DeleteJob(const v1::DeleteJobReq
   }
   absl::StatusOr<uint64_t> deleted = store_->DeleteProcesses(ids);
   if (!deleted.ok()) return deleted.status();
+  if (memory_totals_ != nullptr) {
+    for (uint64_t id : ids) memory_totals_->Forget(id);
+  }
   // The whole job gone: its step pattern goes too, lest a new job of that name inherit it.
   // (`import --replace` deletes processes by id and keeps the job's pattern.)
   if (request.process_ids().empty() && patterns_ != nullptr) {

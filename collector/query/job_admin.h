@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "collector/live/connection_registry.h"
 #include "collector/live/job_step_patterns.h"
+#include "collector/live/memory_totals.h"
 #include "collector/storage/store.h"
 #include "gpuspy/v1/services.pb.h"
 
@@ -26,11 +27,14 @@ class JobAdmin {
   absl::StatusOr<v1::RenameJobResponse> RenameJob(const v1::RenameJobRequest& request);
   // The step patterns to tell when a job's id changes or the job goes (optional).
   void set_job_patterns(JobStepPatterns* patterns) { patterns_ = patterns; }
+  // The memory totals ingest keeps, which forget deleted processes (optional).
+  void set_memory_totals(MemoryTotals* totals) { memory_totals_ = totals; }
 
  private:
   Store* store_;
   const ConnectionRegistry* connections_;
   JobStepPatterns* patterns_ = nullptr;
+  MemoryTotals* memory_totals_ = nullptr;
 };
 
 }  // namespace gpuspy::collector

@@ -105,7 +105,10 @@ class QueryEngine {
   }
   // Set before serving: the memory totals ingest keeps (memory_totals.h). Without them a recent
   // stretch's memory levels are made absolute by reading the process's earlier batches.
-  void set_memory_totals(const MemoryTotals* totals) { memory_totals_ = totals; }
+  void set_memory_totals(MemoryTotals* totals) {
+    memory_totals_ = totals;
+    admin_.set_memory_totals(totals);
+  }
   // The background half of a report of a large finished job: every step of every process of
   // `job_id` analysed into the cache, so that later --step/--last reports take the exact whole-job
   // path. False while a process of the job is still connected (nothing to do yet); OK when

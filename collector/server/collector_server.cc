@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "collector/live/forget_gone_processes.h"
 #include "collector/rpc/bad_request_interceptor.h"
 #include "collector/server/data_dir_lock.h"
 #include "collector/storage/postgres_store.h"
@@ -226,6 +227,9 @@ void CollectorServer::RetentionLoop() {
       spdlog::error("retention: {}", evicted.status().ToString());
     } else if (*evicted > 0) {
       spdlog::info("retention: evicted {} segment(s)", *evicted);
+    }
+    if (const size_t forgotten = ForgetMemoryTotalsOfGoneProcesses(*store_, connections_, memory_totals_)) {
+      spdlog::debug("retention: forgot the memory totals of {} process(es) the store no longer holds", forgotten);
     }
     lock.lock();
     // Besides the period (age retention), every sealed segment: the store then holds the limit

@@ -140,5 +140,20 @@ TEST(MemoryTotals, StreamsAddingWhileQueriesReadSeeWholeBatches) {
   EXPECT_EQ(totals.Before(2, std::numeric_limits<int64_t>::max())->reserved_last_bytes, kBatches - 1);
 }
 
+TEST(MemoryTotals, ForgetUnlessDropsExactlyTheProcessesRefused) {
+  MemoryTotals totals;
+  for (uint64_t id = 1; id <= 4; ++id) {
+    EventColumns b;
+    b.memory.push_back(Segment(10, MemoryOpKind::kAlloc, 0x1, 100));
+    totals.Add(id, b, /*from_start=*/true);
+  }
+  totals.ForgetUnless([](uint64_t id) { return id % 2 == 0; });
+  EXPECT_EQ(totals.process_count(), 2u);
+  EXPECT_FALSE(totals.Before(1, 100).has_value());
+  EXPECT_FALSE(totals.Before(3, 100).has_value());
+  EXPECT_EQ(totals.Before(2, 100)->segment_net_bytes, 100);
+  EXPECT_EQ(totals.Before(4, 100)->segment_net_bytes, 100);
+}
+
 }  // namespace
 }  // namespace gpuspy::collector

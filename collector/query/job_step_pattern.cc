@@ -61,9 +61,11 @@ absl::StatusOr<v1::SetStepPatternResponse> QueryEngine::SetStepPattern(const v1:
     }
     // Cached analyses are checked against the batches, which did not change: drop them.
     cache_.Forget(p.process_id);
+    recent_cache_.Forget(p.process_id);
     out.set_processes(out.processes() + 1);
     out.set_nvtx_steps(out.nvtx_steps() + steps.size());
   }
+  finished_.Forget(job);
   return out;
 }
 

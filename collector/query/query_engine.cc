@@ -8,6 +8,7 @@
 #include <shared_mutex>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/job_analysis.h"
 #include "analysis/process_analysis.h"
@@ -33,6 +34,19 @@ std::vector<StepRecord> SelectSteps(std::vector<StepRecord> steps,
   }
   std::erase_if(steps, [&](const StepRecord& s) { return s.number != request.step(); });
   return steps;
+}
+
+// Whether each of a process's steps (their numbers, in its order) is one `request` asks for.
+std::vector<bool> WantedSteps(const std::vector<int64_t>& numbers, const v1::GetStepReportRequest& request) {
+  std::vector<StepRecord> records;
+  records.reserve(numbers.size());
+  for (int64_t n : numbers) records.push_back({0, n, 0, 0, ""});
+  absl::flat_hash_set<int64_t> selected;
+  for (const StepRecord& r : SelectSteps(std::move(records), request)) selected.insert(r.number);
+  std::vector<bool> wanted;
+  wanted.reserve(numbers.size());
+  for (int64_t n : numbers) wanted.push_back(selected.contains(n));
+  return wanted;
 }
 
 std::string CaptureNote(const ProcessRecord& p) {
@@ -250,6 +264,7 @@ absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEng
   // A job's processes share its id (the query selected them by it).
   const std::string job = processes.empty() ? "" : processes.front().identity.job_id();
   analysis::AnalyzeJobSteps(job, JobProcesses(processes), &out);
+  ++jobs_analysed_;
   return out;
 }
 
@@ -266,14 +281,27 @@ absl::StatusOr<bool> QueryEngine::WarmWholeJob(const std::string& job_id) {
     if (connections_->IsConnected(p.process_id)) return false;
     events += p.event_count;
   }
-  if (events < whole_job_on_the_spot_events_ || WholeJobCached(*processes)) return true;
+  if (events < whole_job_on_the_spot_events_ || finished_.Find(job_id, *processes) != nullptr) return true;
   AnalysisBudget::Lease lease(&budget_);
-  for (const ProcessRecord& p : *processes) {
-    // Only the per-process analyses are cached; the job-level passes run per query over them.
-    absl::StatusOr<std::vector<analysis::StepAnalysis>> base = BaseAnalyses(p, &lease);
-    if (!base.ok()) return base.status();
-  }
+  absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> reports = FinishedReportsOf(*processes, &lease);
+  if (!reports.ok()) return reports.status();
   return true;
+}
+
+absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> QueryEngine::FinishedReportsOf(
+    const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease) {
+  // A job's processes share its id (the query selected them by it).
+  const std::string job = processes.empty() ? "" : processes.front().identity.job_id();
+  if (std::shared_ptr<const FinishedJobReports::Entry> kept = finished_.Find(job, processes)) return kept;
+  absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> whole = AnalyzeJob(processes, lease);
+  if (!whole.ok()) return whole.status();
+  FinishedJobReports::Reports reports;
+  for (auto& [process_id, steps] : *whole) {
+    std::vector<v1::StepReport>& kept = reports[process_id];
+    kept.reserve(steps.size());
+    for (analysis::StepAnalysis& a : steps) kept.push_back(std::move(a.report));
+  }
+  return finished_.Put(job, processes, std::move(reports));
 }
 
 absl::StatusOr<v1::GetStepReportResponse> QueryEngine::GetStepReport(
@@ -305,32 +333,52 @@ absl::StatusOr<v1::GetStepReportResponse> QueryEngine::StepReports(
   // took 98 s for 40 M events (issue 34 item 9). Once cached, reports are the whole job's.
   uint64_t events = 0;
   for (const ProcessRecord& p : *processes) events += p.event_count;
-  const bool whole_not_ready = events >= whole_job_on_the_spot_events_ && !WholeJobCached(*processes);
+  // A finished job's reports are kept once made (FinishedReportsOf): ready as well.
+  const bool whole_ready =
+      WholeJobCached(*processes) || (!live && finished_.Find(request.job_id(), *processes) != nullptr);
+  const bool whole_not_ready = events >= whole_job_on_the_spot_events_ && !whole_ready;
   if ((live || whole_not_ready) && !request.all()) {
     absl::StatusOr<std::optional<std::map<uint64_t, std::vector<analysis::StepAnalysis>>>> recent =
         AnalyzeRecentSteps(request, *processes, lease);
     if (!recent.ok()) return recent.status();
     job = std::move(*recent);
   }
-  if (!job.has_value()) {
-    absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> whole =
-        AnalyzeJob(*processes, lease);
-    if (!whole.ok()) return whole.status();
-    job = std::move(*whole);
-  }
   v1::GetStepReportResponse out;
-  for (auto& [process_id, steps] : *job) {
-    if (request.process_id() != 0 && process_id != request.process_id()) continue;
-    std::vector<StepRecord> records;
-    for (const auto& s : steps) {
-      records.push_back({process_id, s.report.step().number(), 0, 0, ""});
+  if (!job.has_value() && !live) {
+    absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> finished = FinishedReportsOf(*processes, lease);
+    if (!finished.ok()) return finished.status();
+    const FinishedJobReports::Entry& entry = **finished;
+    for (const auto& [process_id, reports] : entry.reports) {
+      if (request.process_id() != 0 && process_id != request.process_id()) continue;
+      std::vector<int64_t> numbers;
+      numbers.reserve(reports.size());
+      for (const v1::StepReport& r : reports) numbers.push_back(r.step().number());
+      const std::vector<bool> wanted = WantedSteps(numbers, request);
+      for (size_t i = 0; i < reports.size(); ++i) {
+        if (wanted[i]) *out.add_reports() = reports[i];
+      }
     }
-    std::vector<StepRecord> selected = SelectSteps(records, request);
-    for (auto& s : steps) {
-      const bool wanted = std::any_of(selected.begin(), selected.end(), [&](const StepRecord& r) {
-        return r.number == s.report.step().number();
-      });
-      if (wanted) *out.add_reports() = std::move(s.report);
+    // The copies are this query's (estimated as their share of the kept reports).
+    if (entry.report_count > 0) {
+      const uint64_t copied = entry.bytes / entry.report_count * static_cast<uint64_t>(out.reports_size());
+      if (absl::Status st = lease->Add(copied); !st.ok()) return st;
+    }
+  } else {
+    if (!job.has_value()) {
+      absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> whole =
+          AnalyzeJob(*processes, lease);
+      if (!whole.ok()) return whole.status();
+      job = std::move(*whole);
+    }
+    for (auto& [process_id, steps] : *job) {
+      if (request.process_id() != 0 && process_id != request.process_id()) continue;
+      std::vector<int64_t> numbers;
+      numbers.reserve(steps.size());
+      for (const analysis::StepAnalysis& a : steps) numbers.push_back(a.report.step().number());
+      const std::vector<bool> wanted = WantedSteps(numbers, request);
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (wanted[i]) *out.add_reports() = std::move(steps[i].report);
+      }
     }
   }
   if (out.reports().empty() && !request.all() && request.last() == 0) {

@@ -23,6 +23,7 @@
 #include "collector/query/analysis_budget.h"
 #include "collector/query/analysis_cache.h"
 #include "collector/query/event_reader.h"
+#include "collector/query/finished_job_reports.h"
 #include "collector/query/job_admin.h"
 #include "collector/storage/data_versions.h"
 #include "collector/storage/store.h"
@@ -69,8 +70,12 @@ class QueryEngine {
   absl::StatusOr<v1::GetRunProfileResponse> GetRunProfile(const v1::GetRunProfileRequest& request);
   // Both sides' profiles, compared by analysis::DiffRuns. An error names the side ("a: ...").
   absl::StatusOr<v1::DiffRunsResponse> DiffRuns(const v1::DiffRunsRequest& request);
+  // Finished jobs' step reports kept (finished_job_reports.h), estimated bytes.
+  uint64_t finished_reports_bytes() const { return finished_.bytes(); }
   // Per-step reports computed so far (not served from the cache): for tests and benchmarks.
   uint64_t steps_analysed() const { return steps_analysed_.load(); }
+  // Job-level passes (cross-step and cross-rank) over every step of a job run so far.
+  uint64_t jobs_analysed() const { return jobs_analysed_.load(); }
   // Batches read to measure the memory before a recent stretch (MemoryBefore), and stretches
   // whose memory before came from ingest's totals instead: tests check the re-decode is gone.
   uint64_t memory_prefix_batches_read() const { return memory_prefix_batches_read_.load(); }
@@ -83,6 +88,7 @@ class QueryEngine {
   void set_cache_budget(uint64_t bytes) {
     cache_.set_budget(bytes);
     recent_cache_.set_budget(bytes / 4);
+    finished_.set_budget(bytes / 4);
     budget_.set_budget(bytes);
   }
   // The budget's state (queries in progress, refusals); tests take leases from it.
@@ -179,6 +185,10 @@ class QueryEngine {
   // Every step of every process of `processes` with cross-step and cross-rank findings applied.
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
       const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
+  // The step reports of a finished job (no process connected): kept after the first time
+  // (finished_job_reports.h), so that later reports are a lookup.
+  absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> FinishedReportsOf(
+      const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
 
   // One analysis of a process at a time: a query (or the warmer) that finds another one
   // analysing the same process waits for it and then reuses what it cached, instead of doing the
@@ -198,6 +208,7 @@ class QueryEngine {
   // The analyses of each process's most recent stretch (AnalyzeRecentSteps), apart from cache_'s
   // of all its steps, so that neither kind of query throws the other's away.
   AnalysisCache recent_cache_;
+  FinishedJobReports finished_;
   struct MemoryPrefix {
     int64_t up_to_ns = 0;
     uint64_t version = 0;  // DataVersions version it reflects
@@ -214,6 +225,7 @@ class QueryEngine {
   const DataVersions* versions_;
   const OverloadLedger* overload_ = nullptr;
   std::atomic<uint64_t> steps_analysed_{0};
+  std::atomic<uint64_t> jobs_analysed_{0};
   std::atomic<uint64_t> memory_prefix_batches_read_{0};
   std::atomic<uint64_t> memory_totals_used_{0};
   JobStepPatterns* patterns_ = nullptr;

@@ -555,11 +555,11 @@ TEST(FinishedJobReports, AFinishedJobsReportsAreMadeOnceAndServedAgainExactly) {
 
   // Asking for one rank selects from the kept reports too.
   v1::GetStepReportRequest one_rank = step5;
-  one_rank.set_process_id(fifth->reports(0).process_id());
+  one_rank.set_process_id(fifth->reports(0).step().process_id());
   absl::StatusOr<v1::GetStepReportResponse> rank_only = engine->GetStepReport(one_rank);
   ASSERT_TRUE(rank_only.ok()) << rank_only.status();
   ASSERT_EQ(rank_only->reports_size(), 1);
-  EXPECT_EQ(rank_only->reports(0).process_id(), one_rank.process_id());
+  EXPECT_EQ(rank_only->reports(0).step().process_id(), one_rank.process_id());
   EXPECT_EQ(engine->jobs_analysed(), 1u);
 }
 

@@ -289,10 +289,12 @@ absl::StatusOr<bool> QueryEngine::WarmWholeJob(const std::string& job_id) {
 }
 
 absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> QueryEngine::FinishedReportsOf(
-    const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease) {
+    const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease, bool* made) {
   // A job's processes share its id (the query selected them by it).
   const std::string job = processes.empty() ? "" : processes.front().identity.job_id();
+  if (made != nullptr) *made = false;
   if (std::shared_ptr<const FinishedJobReports::Entry> kept = finished_.Find(job, processes)) return kept;
+  if (made != nullptr) *made = true;
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> whole = AnalyzeJob(processes, lease);
   if (!whole.ok()) return whole.status();
   FinishedJobReports::Reports reports;
@@ -345,7 +347,9 @@ absl::StatusOr<v1::GetStepReportResponse> QueryEngine::StepReports(
   }
   v1::GetStepReportResponse out;
   if (!job.has_value() && !live) {
-    absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> finished = FinishedReportsOf(*processes, lease);
+    bool made = false;
+    absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> finished =
+        FinishedReportsOf(*processes, lease, &made);
     if (!finished.ok()) return finished.status();
     const FinishedJobReports::Entry& entry = **finished;
     for (const auto& [process_id, reports] : entry.reports) {
@@ -358,8 +362,9 @@ absl::StatusOr<v1::GetStepReportResponse> QueryEngine::StepReports(
         if (wanted[i]) *out.add_reports() = reports[i];
       }
     }
-    // The copies are this query's (estimated as their share of the kept reports).
-    if (entry.report_count > 0) {
+    // The copies are this query's (estimated as their share of the kept reports). When it made
+    // the reports, the lease holds the whole job's analyses already, more than the copies.
+    if (!made && entry.report_count > 0) {
       const uint64_t copied = entry.bytes / entry.report_count * static_cast<uint64_t>(out.reports_size());
       if (absl::Status st = lease->Add(copied); !st.ok()) return st;
     }

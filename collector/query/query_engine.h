@@ -186,9 +186,10 @@ class QueryEngine {
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> AnalyzeJob(
       const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
   // The step reports of a finished job (no process connected): kept after the first time
-  // (finished_job_reports.h), so that later reports are a lookup.
+  // (finished_job_reports.h), so that later reports are a lookup. `*made` (optional): whether
+  // this call made them (then `lease` holds the whole job's analyses).
   absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> FinishedReportsOf(
-      const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease);
+      const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease, bool* made = nullptr);
 
   // One analysis of a process at a time: a query (or the warmer) that finds another one
   // analysing the same process waits for it and then reuses what it cached, instead of doing the

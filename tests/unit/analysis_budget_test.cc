@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include "codec/batch_encoder.h"
 #include "collector/ingest/batch_ingestor.h"
 #include "collector/query/query_engine.h"
 #include "tests/support/query_engine_parts.h"
+#include "tests/support/store_rank.h"
 #include "tests/support/subprocess.h"
 #include "tools/replay/synthetic_workload.h"
 
@@ -64,13 +64,7 @@ class AnalysisBudgetEngineTest : public ::testing::Test {
     so.steps = 20;
     so.job_id = "job";
     synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
-    const uint64_t process = ingestor.Hello(rank.identity, 1)->process_id();
-    BatchEncoder encoder(&rank.strings);
-    for (size_t i = 0; i < rank.steps.size(); ++i) {
-      v1::EventBatch b;
-      encoder.Encode(rank.steps[i], i + 1, {}, &b);
-      ASSERT_TRUE(ingestor.Ingest(process, b).ok());
-    }
+    testing::StoreRank(ingestor, rank);
   }
 
   static v1::GetStepReportRequest All() {

@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "codec/batch_encoder.h"
 #include "collector/ingest/batch_ingestor.h"
 #include "collector/query/query_engine.h"
 #include "collector/storage/data_versions.h"
 #include "tests/support/query_engine_parts.h"
+#include "tests/support/store_rank.h"
 #include "tests/support/subprocess.h"
 #include "tools/replay/synthetic_workload.h"
 
@@ -29,15 +29,7 @@ class ForgetGoneProcesses : public ::testing::Test {
     so.steps = 4;
     so.job_id = job;
     synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
-    const uint64_t process = ingestor_.Hello(rank.identity, 1)->process_id();
-    BatchEncoder encoder(&rank.strings);
-    uint64_t sequence = 0;
-    for (const EventColumns& step : rank.steps) {
-      v1::EventBatch b;
-      encoder.Encode(step, ++sequence, {}, &b);
-      EXPECT_TRUE(ingestor_.Ingest(process, b).ok());
-    }
-    return process;
+    return testing::StoreRank(ingestor_, rank);
   }
 
   testing::TempDir dir_;

@@ -17,6 +17,7 @@
 #include "collector/query/query_engine.h"
 #include "collector/storage/data_versions.h"
 #include "tests/support/query_engine_parts.h"
+#include "tests/support/store_rank.h"
 #include "tests/support/subprocess.h"
 #include "tools/replay/synthetic_workload.h"
 
@@ -155,13 +156,7 @@ TEST_F(IncrementalAnalysisTest, TheCacheStaysWithinItsBudgetAndEvictedProcessesA
   so.steps = 20;
   so.job_id = "other";
   synthetic::SyntheticRank other = synthetic::GenerateRank(so, 0);
-  const uint64_t other_id = ingestor_->Hello(other.identity, 1)->process_id();
-  BatchEncoder other_encoder(&other.strings);
-  for (size_t i = 0; i < other.steps.size(); ++i) {
-    v1::EventBatch b;
-    other_encoder.Encode(other.steps[i], i + 1, {}, &b);
-    ASSERT_TRUE(ingestor_->Ingest(other_id, b).ok());
-  }
+  testing::StoreRank(*ingestor_, other);
   Send(0, 30);
   auto report = [](QueryEngine& e, const std::string& job) {
     v1::GetStepReportRequest r;
@@ -400,14 +395,7 @@ TEST(RecentStepReports, MemoryBeforeTheStretchComesFromIngestsTotalsNotFromTheSt
   so.steps = 60;
   so.job_id = "leaky";
   synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
-  const uint64_t process = ingestor.Hello(rank.identity, 1)->process_id();
-  BatchEncoder encoder(&rank.strings);
-  uint64_t sequence = 0;
-  for (const EventColumns& step : rank.steps) {
-    v1::EventBatch b;
-    encoder.Encode(step, ++sequence, {}, &b);
-    ASSERT_TRUE(ingestor.Ingest(process, b).ok());
-  }
+  const uint64_t process = testing::StoreRank(ingestor, rank);
   auto push = [](const v1::ServerMessage&) { return true; };
   const uint64_t stream = parts.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
   const auto engine = parts.Engine(&versions);
@@ -452,13 +440,7 @@ TEST(RecentStepReports, ALargeJobJustFinishedIsAnsweredFromItsStretchUntilTheWho
   so.steps = 100;
   so.job_id = "ended";
   synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
-  const uint64_t process = ingestor.Hello(rank.identity, 1)->process_id();
-  BatchEncoder encoder(&rank.strings);
-  for (size_t i = 0; i < rank.steps.size(); ++i) {
-    v1::EventBatch b;
-    encoder.Encode(rank.steps[i], i + 1, {}, &b);
-    ASSERT_TRUE(ingestor.Ingest(process, b).ok());
-  }
+  const uint64_t process = testing::StoreRank(ingestor, rank);
   auto push = [](const v1::ServerMessage&) { return true; };
   const uint64_t stream = parts.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
   const auto engine = parts.Engine(&versions);
@@ -502,21 +484,14 @@ TEST(FinishedJobReports, AFinishedJobsReportsAreMadeOnceAndServedAgainExactly) {
   DataVersions versions;
   BatchIngestor ingestor(parts.store.get(), parts.dictionaries.get(), &parts.counters,
                          analysis::StepSegmenter(), &versions);
-  std::vector<synthetic::SyntheticRank> ranks;
   for (int r = 0; r < 2; ++r) {
     synthetic::SyntheticOptions so;
     so.scenario = synthetic::Scenario::kStragglerCompute;
     so.steps = 30;
     so.ranks = 2;
     so.job_id = "done";
-    ranks.push_back(synthetic::GenerateRank(so, r));
-    const uint64_t process = ingestor.Hello(ranks.back().identity, 1)->process_id();
-    BatchEncoder encoder(&ranks.back().strings);
-    for (size_t i = 0; i < ranks.back().steps.size(); ++i) {
-      v1::EventBatch b;
-      encoder.Encode(ranks.back().steps[i], i + 1, {}, &b);
-      ASSERT_TRUE(ingestor.Ingest(process, b).ok());
-    }
+    synthetic::SyntheticRank rank = synthetic::GenerateRank(so, r);
+    testing::StoreRank(ingestor, rank);
   }
   const auto engine = parts.Engine(&versions);
   v1::GetStepReportRequest last;

@@ -14,9 +14,9 @@
 
 #include "analysis/in_memory_batches.h"
 #include "analysis/process_analysis.h"
-#include "codec/batch_encoder.h"
 #include "collector/ingest/batch_ingestor.h"
 #include "tests/support/query_engine_parts.h"
+#include "tests/support/store_rank.h"
 #include "tests/support/subprocess.h"
 #include "tools/replay/synthetic_workload.h"
 
@@ -31,14 +31,7 @@ class StoredBatchesTest : public ::testing::Test {
   ProcessRecord Store(const synthetic::SyntheticRank& rank) {
     BatchIngestor ingestor(parts_.store.get(), parts_.dictionaries.get(), &parts_.counters,
                            analysis::StepSegmenter());
-    const uint64_t process = ingestor.Hello(rank.identity, 1)->process_id();
-    BatchEncoder encoder(&rank.strings);
-    uint64_t sequence = 0;
-    for (const EventColumns& step : rank.steps) {
-      v1::EventBatch b;
-      encoder.Encode(step, ++sequence, {}, &b);
-      EXPECT_TRUE(ingestor.Ingest(process, b).ok());
-    }
+    const uint64_t process = testing::StoreRank(ingestor, rank);
     return *parts_.store->GetProcess(process);
   }
   // The same steps as the batches of a trace in memory.

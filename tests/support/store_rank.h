@@ -13,7 +13,7 @@
 namespace gpuspy::testing {
 
 // Every step of `rank` stored; its process id. A batch ingest refuses fails the test.
-inline uint64_t StoreRank(collector::BatchIngestor& ingestor, synthetic::SyntheticRank& rank) {
+inline uint64_t StoreRank(collector::BatchIngestor& ingestor, const synthetic::SyntheticRank& rank) {
   const uint64_t process = ingestor.Hello(rank.identity, 1)->process_id();
   BatchEncoder encoder(&rank.strings);
   uint64_t sequence = 0;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/has_finding.h"
 #include "analysis/stats.h"
 #include "analysis/time_parts.h"
 
@@ -15,11 +16,6 @@ namespace {
 // is marked slow (RankSummary.slow_own_work): below it, ranks differ by noise.
 constexpr double kSlowOwnWorkShare = 0.05;
 
-bool IsStraggler(const v1::StepReport& r) {
-  return std::any_of(r.findings().begin(), r.findings().end(),
-                     [](const v1::Finding& f) { return f.detector() == v1::straggler; });
-}
-
 v1::RankStepCell Cell(const v1::StepReport& r, int32_t rank) {
   v1::RankStepCell c;
   c.set_rank(rank);
@@ -29,7 +25,7 @@ v1::RankStepCell Cell(const v1::StepReport& r, int32_t rank) {
   c.set_wait_ns(r.breakdown().comm_wait_ns());
   c.set_exposed_comm_ns(r.breakdown().exposed_comm_ns());
   c.set_lost_ns(r.findings().empty() ? 0 : r.findings(0).lost_ns());
-  c.set_straggler(IsStraggler(r));
+  c.set_straggler(HasFinding(r, v1::straggler));
   return c;
 }
 

@@ -1,18 +1,9 @@
 #include "analysis/step_kind.h"
 
-#include <algorithm>
-
+#include "analysis/has_finding.h"
 #include "analysis/step_source.h"
 
 namespace gpuspy::analysis {
-namespace {
-
-bool HasFinding(const v1::StepReport& r, v1::Detector detector) {
-  return std::any_of(r.findings().begin(), r.findings().end(),
-                     [&](const v1::Finding& f) { return f.detector() == detector; });
-}
-
-}  // namespace
 
 v1::StepKind StepKindOf(const v1::StepReport& r) {
   if (IsTimeWindow(r.step())) return v1::STEP_KIND_WINDOW;

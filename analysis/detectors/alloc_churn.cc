@@ -14,7 +14,7 @@ namespace {
 
 constexpr uint64_t kMinAllocatorCalls = 10;  // cudaMalloc/cudaFree (runtime or driver) per step
 constexpr uint64_t kMinMemoryOps = 20;       // or MEMORY2 alloc+free records per step
-constexpr size_t kListedSites = 3;           // allocator call sites in the evidence
+constexpr size_t kListedAllocatorSites = 3;  // allocator call sites in the evidence
 
 }  // namespace
 
@@ -82,7 +82,8 @@ std::optional<v1::Finding> DetectAllocChurn(const StepContext& ctx) {
   // Where the allocator is called from: the line with empty_cache() or the changing shape.
   const std::vector<CallSiteCount> sites = CallSitesOf(
       ctx.events, ctx.strings, ctx.window(),
-      [&](const ApiEvent& a) { return IsDeviceAllocatorApi(ctx.strings.Get(a.name)); }, kListedSites);
+      [&](const ApiEvent& a) { return IsDeviceAllocatorApi(ctx.strings.Get(a.name)); },
+      kListedAllocatorSites);
   for (const CallSiteCount& c : sites) AddCallSiteEvidence(&f, "call_site", c);
   const std::string hint =
       "let PyTorch's caching allocator reuse memory: remove torch.cuda.empty_cache() from the "

@@ -8,7 +8,7 @@ namespace gpuspy::analysis {
 namespace {
 
 constexpr double kMinExposedCopyShare = 0.15;  // copy time not overlapped with compute
-constexpr size_t kListedSites = 3;              // copy call sites in the evidence
+constexpr size_t kListedCopySites = 3;         // copy call sites in the evidence
 // An async copy may run after the step boundary its call preceded; look this far back for it.
 constexpr int64_t kCopyCallLeadNs = 10'000'000;
 
@@ -64,7 +64,8 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
   }
   for (const CallSiteCount& c : CallSitesOf(
            ctx.events, ctx.strings, {ctx.step.start_ns - kCopyCallLeadNs, ctx.step.end_ns},
-           [&](const ApiEvent& a) { return copy_calls.contains(a.correlation_id); }, kListedSites,
+           [&](const ApiEvent& a) { return copy_calls.contains(a.correlation_id); },
+           kListedCopySites,
            [&](const ApiEvent& a) { return copy_calls.at(a.correlation_id); })) {
     AddCallSiteEvidence(&f, "copy_site", c);
   }

@@ -19,8 +19,8 @@
 namespace gpuspy::analysis {
 namespace {
 
-constexpr size_t kListedCalls = 3;          // API names in the evidence
-constexpr size_t kListedSites = 3;          // call sites in the evidence
+constexpr size_t kListedCalls = 3;      // API names in the evidence
+constexpr size_t kListedCallSites = 3;  // call sites in the evidence
 
 struct CallTotal {
   uint64_t calls = 0;
@@ -76,7 +76,7 @@ std::optional<v1::Finding> DetectCudaApiBound(const StepContext& ctx) {
   }
   const std::vector<CallSiteCount> sites = CallSitesOf(
       ctx.events, ctx.strings, ctx.window(), [&](const ApiEvent& a) { return driver_apis.contains(&a); },
-      kListedSites);
+      kListedCallSites);
   for (const CallSiteCount& c : sites) AddCallSiteEvidence(&f, "call_site", c);
 
   std::string hint;

@@ -16,7 +16,7 @@ constexpr double kMinGpuBusyShare = 0.90;
 constexpr size_t kNamedClasses = 3;
 
 // The lever for the class that takes most of the GPU time.
-std::string HintFor(const std::string& top_class) {
+std::string KernelClassHint(const std::string& top_class) {
   if (top_class == "gemm_tc") {
     return "tensor-core GEMMs lead: keep GEMM dimensions multiples of 64, use larger batches "
            "per GEMM, FP8 (Transformer Engine) on Hopper, or less math";
@@ -68,7 +68,7 @@ std::optional<v1::Finding> DetectGpuBound(const StepContext& ctx) {
   AddEvidence(&f, "kernels", Count(b.kernel_count()));
   if (!classes.empty()) AddEvidence(&f, "gpu_time", CompositionLine(classes, kNamedClasses));
   f.set_fix_hint("the host keeps the GPU fed; speed up the kernels themselves. " +
-                 HintFor(classes.empty() ? "" : classes.front().kernel_class()));
+                 KernelClassHint(classes.empty() ? "" : classes.front().kernel_class()));
   return f;
 }
 

@@ -19,7 +19,7 @@ namespace gpuspy::analysis {
 namespace {
 
 constexpr double kMinHostBoundShare = 0.10;  // GPU idle waiting for non-CUDA host work
-constexpr size_t kTopActivities = 3;         // host ranges named in the evidence
+constexpr size_t kListedHostRanges = 3;      // host ranges named in the evidence
 constexpr size_t kTopResumeSites = 3;        // call sites where the host came back, in the evidence
 constexpr size_t kTopHotLines = 3;           // sampled Python lines inside the gaps, in the evidence
 // A sampled line names the gaps in the title and hint only with this share of their samples, and
@@ -88,7 +88,7 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   });
   const GapNeighbours around = CallsAround(ctx.events, longest);
   const std::vector<HostActivity> doing =
-      HostActivityDuring(ctx.events, ctx.strings, ctx.window(), waiting, kTopActivities);
+      HostActivityDuring(ctx.events, ctx.strings, ctx.window(), waiting, kListedHostRanges);
   const HotLines hot = HotLinesDuring(ctx.events, ctx.strings, waiting, kTopHotLines);
   const HotLine* hottest = nullptr;
   if (!hot.lines.empty() && hot.lines.front().samples >= kMinHotLineSamples &&

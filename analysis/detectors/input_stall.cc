@@ -19,7 +19,7 @@ constexpr double kMinInputIdleShare = 0.10;  // GPU idle waiting for the input p
 // initialisation, a checkpoint load, any Python before the first launch): below this it is not
 // worth a finding of its own (a 0.57 ms gap in a 5 ms step is launch-time noise, not a stall).
 constexpr int64_t kMinUnnamedInputNs = 2'000'000;
-constexpr size_t kTopActivities = 2;
+constexpr size_t kListedInputActivities = 2;
 
 // Input idle inside a data-loading host range (IsInputRange): the evidence that the wait is the
 // input pipeline's, not just time before the step's first CUDA call.
@@ -62,7 +62,8 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
   AddEvidence(&f, "leading_gap", Ns(leading));
   AddEvidence(&f, "in_data_loading_ranges", Ns(in_loader));
   for (const HostActivity& h :
-       HostActivityDuring(ctx.events, ctx.strings, ctx.window(), ctx.idle.input, kTopActivities)) {
+       HostActivityDuring(ctx.events, ctx.strings, ctx.window(), ctx.idle.input,
+                          kListedInputActivities)) {
     AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = "), Ns(h.ns));
   }
   // Only a data-loading range says the wait is the data loader's; without one the fix must not

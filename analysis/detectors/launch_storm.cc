@@ -16,7 +16,7 @@ namespace {
 
 constexpr uint64_t kMinKernels = 50;             // per step: a storm is many launches
 constexpr double kMinLaunchBoundIdleShare = 0.10;  // GPU idle while host launches
-constexpr size_t kListedSites = 3;                 // launch call sites in the evidence
+constexpr size_t kListedLaunchSites = 3;           // launch call sites in the evidence
 
 }  // namespace
 
@@ -61,7 +61,7 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
   // Where the launches come from (sampled 1 in N live; every call in a with_stack trace).
   for (const CallSiteCount& c : CallSitesOf(
            ctx.events, ctx.strings, ctx.window(),
-           [&](const ApiEvent& a) { return IsLaunchApi(ctx.strings.Get(a.name)); }, kListedSites)) {
+           [&](const ApiEvent& a) { return IsLaunchApi(ctx.strings.Get(a.name)); }, kListedLaunchSites)) {
     AddCallSiteEvidence(&f, "launch_site", c);
   }
   std::string hint =

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/detectors/comm_context.h"
+#include "analysis/has_finding.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/stats.h"
 
@@ -59,11 +60,6 @@ double KernelSlowdown(const v1::StepReport& mine, const std::vector<PeerStep>& p
     weight += static_cast<double>(k.total_ns());
   }
   return weight > 0 ? weighted / weight : 0;
-}
-
-bool HasFinding(const v1::StepReport& r, v1::Detector detector) {
-  return std::any_of(r.findings().begin(), r.findings().end(),
-                     [&](const v1::Finding& f) { return f.detector() == detector; });
 }
 
 std::string RankLine(int32_t rank, const v1::StepReport& r) {

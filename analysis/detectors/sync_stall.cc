@@ -15,7 +15,7 @@ namespace {
 // The syncs matter (SyncsMatter: blocked for kMinBlockedShare of the step or in
 // kManyBlockingCalls calls), and the GPU idles because of them for at least this share of it.
 constexpr double kMinLostShare = 0.05;
-constexpr size_t kListedSites = 5;  // call sites of blocking calls in the evidence
+constexpr size_t kListedBlockingSites = 5;  // call sites of blocking calls in the evidence
 
 struct ApiStat {
   int count = 0;
@@ -38,7 +38,7 @@ struct CopyDirections {
   int64_t h2d_ns = 0, d2h_ns = 0;  // host time blocked in the calls
 };
 
-std::string HintFor(const std::string& api, const CopyDirections& copies) {
+std::string BlockingCallHint(const std::string& api, const CopyDirections& copies) {
   if (api.find("Free") != std::string::npos || api.find("Malloc") != std::string::npos) {
     return "cudaFree/cudaMalloc synchronize the device: avoid torch.cuda.empty_cache() in the "
            "loop and keep tensor shapes stable so the caching allocator can reuse blocks";
@@ -148,13 +148,13 @@ std::optional<v1::Finding> DetectSyncStall(const StepContext& ctx) {
   AddEvidence(&f, "threads", Count(by_thread.size()));
   const std::vector<CallSiteCount> sites = CallSitesOf(
       ctx.events, ctx.strings, w, [&](const ApiEvent& a) { return sync_calls.contains(&a); },
-      kListedSites);
+      kListedBlockingSites);
   for (const CallSiteCount& c : sites) AddCallSiteEvidence(&f, "call_site", c);
   // Where to change it, first: the line that blocks most often.
-  f.set_fix_hint(sites.empty() ? HintFor(top->first, copies)
+  f.set_fix_hint(sites.empty() ? BlockingCallHint(top->first, copies)
                                : sites[0].site + " blocks " + std::to_string(sites[0].calls) +
                                      "x in this step (" + FormatMs(sites[0].call_ns) + "): " +
-                                     HintFor(top->first, copies));
+                                     BlockingCallHint(top->first, copies));
   return f;
 }
 

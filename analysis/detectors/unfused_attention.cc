@@ -6,25 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "analysis/attention_pattern.h"
 #include "analysis/detectors/detectors.h"
 #include "analysis/kernel_composition.h"
 
 namespace gpuspy::analysis {
 namespace {
 
-// At most this many memory-bound kernels between a GEMM and the softmax (mask, scale, masked_fill)
-// and between the softmax and the next GEMM (dropout, cast).
-constexpr int kMaxKernelsBetween = 3;
 // The pattern repeats per layer: a single softmax between GEMMs can be a classifier head.
 constexpr int kMinPatternRepeats = 2;
 // The patterns' time (first GEMM to last GEMM) must be a visible part of the step.
 constexpr double kMinPatternShare = 0.10;
 
-// The index of the GEMM at most kMaxKernelsBetween memory-bound kernels from `from` in
-// direction `step` (−1 or +1), or -1.
+// The index of the GEMM at most kMaxKernelsBetweenAttentionParts memory-bound kernels from
+// `from` in direction `step` (−1 or +1), or -1.
 int FindGemm(const std::vector<ClassifiedKernel>& k, int from, int step) {
-  for (int n = 1, i = from + step; n <= kMaxKernelsBetween + 1 && i >= 0 &&
-                                   i < static_cast<int>(k.size());
+  for (int n = 1, i = from + step;
+       n <= kMaxKernelsBetweenAttentionParts + 1 && i >= 0 && i < static_cast<int>(k.size());
        ++n, i += step) {
     if (IsGemmClass(k[i].cls)) return i;
     if (k[i].cls != KernelClass::kMemoryBound) return -1;

@@ -18,9 +18,11 @@ constexpr size_t kMinMemberBytes = 20;
 // stay in cache.
 constexpr size_t kCountBufferBytes = 64 << 10;
 
-bool IsGzip(std::span<const unsigned char> p) { return p.size() >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
-
 }  // namespace
+
+bool IsGzip(std::span<const unsigned char> p) {
+  return p.size() >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
 
 std::optional<uint64_t> ExactTrailerSize(std::span<const unsigned char> gz) {
   if (gz.size() < kMinMemberBytes || gz.size() * kDeflateMaxExpansion >= (uint64_t{1} << 32)) {

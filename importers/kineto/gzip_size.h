@@ -14,6 +14,9 @@
 
 namespace gpuspy::importers {
 
+// Whether `p` starts with a gzip member's magic bytes (1f 8b).
+bool IsGzip(std::span<const unsigned char> p);
+
 // The inflated size of the gzip file `gz` as its trailer says, when that must be exact: a single
 // member (no other member header anywhere in the file) of fewer than 2^32 / 1032 compressed bytes
 // (deflate expands at most ~1032:1, so ISIZE cannot have wrapped). A damaged trailer can still

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "importers/kineto/absl_view.h"
 #include "importers/kineto/memory_samples.h"
 #include "importers/kineto/python_call_sites.h"
 #include "model/call_site.h"
@@ -19,9 +20,6 @@
 
 namespace gpuspy::importers {
 namespace {
-
-// Debian's abseil is built with its own string_view, not std::string_view.
-absl::string_view A(std::string_view v) { return absl::string_view(v.data(), v.size()); }
 
 // absl::SimpleAtoi, faster on what traces hold: std::from_chars takes plain [-]digits (what
 // SimpleAtoi gives the same value for) at a third of the cost; anything else (a '+', spaces,
@@ -49,7 +47,7 @@ bool Atoi(std::string_view s, int64_t* out) {
     *out = n;
     return true;
   }
-  return MayBeNumber(s) && absl::SimpleAtoi(A(s), out);
+  return MayBeNumber(s) && absl::SimpleAtoi(AbslView(s), out);
 }
 
 MemoryKind MemoryKindFromWord(std::string_view w) {
@@ -63,11 +61,11 @@ MemoryKind MemoryKindFromWord(std::string_view w) {
 
 // "Memcpy HtoD (Pageable -> Device)"
 void ParseMemcpyName(std::string_view name, MemcpyEvent* m) {
-  if (absl::StrContains(A(name), "HtoD")) m->copy_kind = CopyKind::kHtoD;
-  else if (absl::StrContains(A(name), "DtoH")) m->copy_kind = CopyKind::kDtoH;
-  else if (absl::StrContains(A(name), "DtoD")) m->copy_kind = CopyKind::kDtoD;
-  else if (absl::StrContains(A(name), "PtoP")) m->copy_kind = CopyKind::kPtoP;
-  else if (absl::StrContains(A(name), "HtoH")) m->copy_kind = CopyKind::kHtoH;
+  if (absl::StrContains(AbslView(name), "HtoD")) m->copy_kind = CopyKind::kHtoD;
+  else if (absl::StrContains(AbslView(name), "DtoH")) m->copy_kind = CopyKind::kDtoH;
+  else if (absl::StrContains(AbslView(name), "DtoD")) m->copy_kind = CopyKind::kDtoD;
+  else if (absl::StrContains(AbslView(name), "PtoP")) m->copy_kind = CopyKind::kPtoP;
+  else if (absl::StrContains(AbslView(name), "HtoH")) m->copy_kind = CopyKind::kHtoH;
   const size_t open = name.find('('), arrow = name.find(" -> "), close = name.rfind(')');
   if (open != std::string_view::npos && arrow != std::string_view::npos &&
       close != std::string_view::npos && open < arrow && arrow < close) {
@@ -152,12 +150,12 @@ std::string_view PhaseReason(std::string_view ph, std::string* scratch) {
   }();
   if (ph.empty()) return "no phase";
   if (ph.size() == 1 && ph[0] > 0) return (*one_letter)[static_cast<unsigned char>(ph[0])];
-  *scratch = absl::StrCat("phase ", A(ph));
+  *scratch = absl::StrCat("phase ", AbslView(ph));
   return *scratch;
 }
 
 void Count(absl::flat_hash_map<std::string, uint64_t>* counts, std::string_view key) {
-  auto it = counts->find(A(key));
+  auto it = counts->find(AbslView(key));
   if (it == counts->end()) it = counts->emplace(std::string(key), 0).first;
   ++it->second;
 }
@@ -173,7 +171,7 @@ bool ToInt(std::string_view s, int64_t* out) {
   }
   // "inf" and "nan" are no integers either: no absl parse for text that cannot be a number.
   if (!MayBeNumber(s)) return false;
-  if (absl::SimpleAtoi(A(s), &n)) {
+  if (absl::SimpleAtoi(AbslView(s), &n)) {
     *out = n;
     return true;
   }
@@ -181,7 +179,7 @@ bool ToInt(std::string_view s, int64_t* out) {
   // Range first: converting a double beyond int64 (4e29, inf; NaN fails both tests) is undefined
   // behaviour, not a saturated value (found by tests/fuzz/kineto_trace_fuzz).
   constexpr double kTwoTo63 = 9223372036854775808.0;
-  if (!absl::SimpleAtod(A(s), &d) || !(d >= -kTwoTo63 && d < kTwoTo63) || d != std::trunc(d)) {
+  if (!absl::SimpleAtod(AbslView(s), &d) || !(d >= -kTwoTo63 && d < kTwoTo63) || d != std::trunc(d)) {
     return false;
   }
   *out = static_cast<int64_t>(d);
@@ -231,7 +229,7 @@ bool MicrosToNanos(std::string_view text, int64_t* ns) {
   const std::string_view frac = dot == std::string_view::npos ? "" : body.substr(dot + 1);
   if (frac.find_first_of("eE") != std::string_view::npos || whole.empty()) {
     double d = 0;  // exponent notation: rare, accept double precision
-    if (!absl::SimpleAtod(A(text), &d)) return false;
+    if (!absl::SimpleAtod(AbslView(text), &d)) return false;
     const double scaled = d * 1000.0;
     // Beyond int64 the conversion is undefined behaviour; such a time is no time.
     if (!(scaled >= -9.2e18 && scaled <= 9.2e18)) return false;

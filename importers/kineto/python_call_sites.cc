@@ -8,17 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "importers/kineto/absl_view.h"
 #include "importers/kineto/bounded_strings.h"
 #include "model/call_site.h"
 
 namespace gpuspy::importers {
-namespace {
-
-// Debian's abseil has a string_view of its own.
-absl::string_view A(std::string_view v) { return absl::string_view(v.data(), v.size()); }
-
-}  // namespace
-
 // "path/train.py(57): forward" (a with_stack=True python_function) -> "path/train.py:57 forward";
 // empty for frames that are not the user's code (the interpreter, torch and other libraries),
 // so that a call site names the line a user would change.
@@ -31,14 +25,14 @@ std::string UserCallSite(std::string_view frame) {
   if (open == std::string_view::npos || close == std::string_view::npos || close < open) return "";
   const std::string_view file = frame.substr(0, open);
   int64_t line = 0;
-  if (file.empty() || !absl::SimpleAtoi(A(frame.substr(open + 1, close - open - 1)), &line) ||
+  if (file.empty() || !absl::SimpleAtoi(AbslView(frame.substr(open + 1, close - open - 1)), &line) ||
       line <= 0) {
     return "";
   }
   for (const char* lib : kNotUserCode) {
-    if (absl::StrContains(A(file), lib)) return "";
+    if (absl::StrContains(AbslView(file), lib)) return "";
   }
-  return absl::StrCat(A(file), ":", line, " ", A(frame.substr(close + 3)));
+  return absl::StrCat(AbslView(file), ":", line, " ", AbslView(frame.substr(close + 3)));
 }
 
 // "Call stack" of an older with_stack=True cpu_op: "a.py(12): f;train.py(57): step;..." with the
@@ -50,7 +44,7 @@ std::string_view InnermostUserFrame(std::string_view stack) {
 
 std::vector<std::string_view> UserFramesOfStack(std::string_view stack, size_t max) {
   std::vector<std::string_view> out;
-  for (absl::string_view part : absl::StrSplit(A(stack), ';')) {
+  for (absl::string_view part : absl::StrSplit(AbslView(stack), ';')) {
     if (out.size() == max) break;
     part = absl::StripAsciiWhitespace(part);
     const std::string_view frame(part.data(), part.size());
@@ -120,7 +114,7 @@ void AttachPythonCallSites(EventColumns* ev, StringTable* strings,
     if (fresh && chain.size() > 1) {
       std::string text(strings->Get(chain[0]));
       for (size_t i = 1; i < chain.size(); ++i) {
-        absl::StrAppend(&text, A(kCallerSeparator), A(strings->Get(chain[i])));
+        absl::StrAppend(&text, AbslView(kCallerSeparator), AbslView(strings->Get(chain[i])));
       }
       // A chain of long frames could pass gpuspyd's limit on one string.
       std::string cut;

@@ -4,15 +4,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "importers/kineto/absl_view.h"
 #include "importers/kineto/bounded_strings.h"
 
 namespace gpuspy::importers {
-namespace {
-
-absl::string_view A(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-}  // namespace
-
 std::string DescribeSkipReason(std::string_view key) {
   // Event phases other than complete ("X") events (kineto_mapping.cc counts them "phase <ph>").
   // Flows draw the trace viewer's launch-to-kernel (ac2g) and forward-to-backward (fwdbwd) arrows:
@@ -27,10 +22,10 @@ std::string DescribeSkipReason(std::string_view key) {
   }
   if (key == "phase C") return "counter samples (ph 'C')";
   if (key == "phase b" || key == "phase e" || key == "phase n") {
-    return absl::StrCat("async events (ph '", A(key.substr(6)), "')");
+    return absl::StrCat("async events (ph '", AbslView(key.substr(6)), "')");
   }
-  if (absl::StartsWith(A(key), "phase ")) {
-    return absl::StrCat("events of phase '", A(key.substr(6)), "', which gpuspy does not read");
+  if (absl::StartsWith(AbslView(key), "phase ")) {
+    return absl::StrCat("events of phase '", AbslView(key.substr(6)), "', which gpuspy does not read");
   }
   if (key == "no phase") return "events without a phase (ph)";
   if (key == "gpu_user_annotation") {
@@ -40,13 +35,13 @@ std::string DescribeSkipReason(std::string_view key) {
   if (key == "no category") return "complete events without a category (cat)";
   if (key == "bad timestamp") return "events whose ts or dur is not a number";
   if (key == "negative duration") return "events with a negative duration";
-  if (absl::StartsWith(A(key), "duplicate ")) {
-    return absl::StrCat(A(key.substr(10)), "s identical to one already read (a GPU record written twice "
+  if (absl::StartsWith(AbslView(key), "duplicate ")) {
+    return absl::StrCat(AbslView(key.substr(10)), "s identical to one already read (a GPU record written twice "
                         "would count its time twice)");
   }
   // A category the mapping does not know ("ac2g" with ph 'X', "overhead", a newer profiler's).
   if (key.find(' ') == std::string_view::npos) {
-    return absl::StrCat("complete events of category '", A(key), "', which gpuspy does not map");
+    return absl::StrCat("complete events of category '", AbslView(key), "', which gpuspy does not map");
   }
   return std::string(key);
 }
@@ -59,9 +54,9 @@ std::vector<SkipReason> SkipReasons(const std::map<std::string, uint64_t>& skipp
 }
 
 std::string CutStringsLine(std::string_view path, uint64_t cut_strings) {
-  return absl::StrCat(A(path), ": ", cut_strings, cut_strings == 1 ? " event's name" : " events' names",
+  return absl::StrCat(AbslView(path), ": ", cut_strings, cut_strings == 1 ? " event's name" : " events' names",
                       " longer than ", kMaxStringBytes >> 10, " KiB cut to that length (ending \"",
-                      A(kCutMarker), "\": gpuspyd keeps no longer strings)");
+                      AbslView(kCutMarker), "\": gpuspyd keeps no longer strings)");
 }
 
 }  // namespace gpuspy::importers

@@ -41,8 +41,6 @@ struct MappedFile {
   }
 };
 
-bool IsGzip(const unsigned char* p, size_t n) { return n >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
-
 // Whether the text may be a trace (its first non-space byte opens an object or array). Only then
 // is the file faulted in up front: a 2 GB file of zeros was otherwise read whole (12 s, 2 GB RSS)
 // to report its first byte.
@@ -82,7 +80,7 @@ char* InflateExactly(std::span<const unsigned char> gz, uint64_t size, InflateFa
   char* buf = static_cast<char*>(area);
   size_t in_off = 0, out_off = 0;
   libdeflate_result r = LIBDEFLATE_SUCCESS;
-  while (in_off < gz.size() && IsGzip(gz.data() + in_off, gz.size() - in_off)) {
+  while (in_off < gz.size() && IsGzip(gz.subspan(in_off))) {
     size_t in_used = 0, out_used = 0;
     r = libdeflate_gzip_decompress_ex(d, gz.data() + in_off, gz.size() - in_off, buf + out_off,
                                       size - out_off, &in_used, &out_used);
@@ -192,7 +190,7 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
   file.size = file_size;
   madvise(m, file_size, MADV_SEQUENTIAL);
 
-  if (!IsGzip(file.data, file.size)) {
+  if (!IsGzip({file.data, file.size})) {
     if (file_size > most) {
       close(fd);
       return absl::ResourceExhaustedError(absl::StrCat(

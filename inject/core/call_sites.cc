@@ -1,10 +1,11 @@
 #include "inject/core/call_sites.h"
 
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+
+#include "inject/core/monotonic_ns.h"
 
 namespace gpuspy::inject {
 namespace {
@@ -22,12 +23,6 @@ struct ThreadState {
   }
 };
 thread_local ThreadState t_state;
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 }  // namespace
 

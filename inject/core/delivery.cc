@@ -12,9 +12,6 @@ namespace {
 
 constexpr std::chrono::milliseconds kFirstBackoff{100};
 constexpr std::chrono::milliseconds kMaxBackoff{5000};
-constexpr absl::Duration kConnectTimeout = absl::Seconds(2);
-
-absl::Duration ToAbsl(std::chrono::milliseconds ms) { return absl::Milliseconds(ms.count()); }
 
 }  // namespace
 
@@ -88,7 +85,7 @@ bool Delivery::EnsureConnected() {
     } else if (now < next_connect_attempt_) {
       return false;
     }
-    last = sink_->Connect(*identity_, kConnectTimeout);
+    last = sink_->Connect(*identity_, kCollectorConnectTimeout);
     if (last.ok()) break;
     if (absl::IsResourceExhausted(last.status())) {
       BackOffFromOverload(last.status(), now);
@@ -137,7 +134,7 @@ void Delivery::Spill(const v1::EventBatch& batch, uint64_t events) {
 }
 
 void Delivery::ReplaySpill() {
-  const absl::Duration timeout = ToAbsl(AckTimeout());
+  const absl::Duration timeout = absl::FromChrono(AckTimeout());
   absl::StatusOr<SpillFile::ReplayResult> replayed = spill_.Replay([&](const std::string& bytes) {
     if (!connected_) return false;
     v1::EventBatch batch;
@@ -177,7 +174,7 @@ void Delivery::Deliver(const v1::EventBatch& batch, uint64_t events) {
     Spill(batch, events);
     return;
   }
-  absl::Status st = sink_->Deliver(batch, ToAbsl(timeout));
+  absl::Status st = sink_->Deliver(batch, absl::FromChrono(timeout));
   if (st.ok()) {
     stats_->batches_delivered.fetch_add(1);
     return;

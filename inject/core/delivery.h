@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "client/spill/batch_sink.h"
 #include "client/spill/spill_file.h"
 #include "inject/core/core_config.h"
@@ -24,6 +25,9 @@ namespace gpuspy::inject {
 class Delivery {
  public:
   using Clock = std::chrono::steady_clock;
+  // How long one attempt to open a stream to the collector may take: this delivery's, and the
+  // adoption's of spill files that ended processes left behind (event_pipeline.cc).
+  static constexpr absl::Duration kCollectorConnectTimeout = absl::Seconds(2);
 
   // Set by another thread when the process exits: from then on, waits end at `deadline`.
   struct ExitSignal {

@@ -13,7 +13,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr absl::Duration kConnectTimeout = absl::Seconds(2);
 // How often a connected process looks for spill files that ended processes left behind.
 constexpr std::chrono::seconds kAdoptionRescan{60};
 // How long an exiting process lets an adoption in progress finish its current batch.
@@ -30,8 +29,6 @@ TracingControl WithClock(TracingControl tracing) {
   if (!tracing.now_ns) tracing.now_ns = WallClockNs;
   return tracing;
 }
-
-absl::Duration ToAbsl(std::chrono::milliseconds ms) { return absl::Milliseconds(ms.count()); }
 
 }  // namespace
 
@@ -100,8 +97,8 @@ void EventPipeline::EnableSpillAdoption(std::function<std::unique_ptr<BatchSink>
   AdoptionOptions options;
   options.dir = config_.spill_dir;
   options.own_path = delivery_.spill_path();
-  options.connect_timeout = kConnectTimeout;
-  options.ack_timeout = ToAbsl(std::chrono::milliseconds(config_.ack_timeout_ms));
+  options.connect_timeout = Delivery::kCollectorConnectTimeout;
+  options.ack_timeout = absl::FromChrono(std::chrono::milliseconds(config_.ack_timeout_ms));
   adoption_ = std::make_unique<BackgroundAdoption>(std::move(options), std::move(make_sink));
 }
 

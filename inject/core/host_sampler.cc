@@ -3,11 +3,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 
+#include "inject/core/monotonic_ns.h"
 #include "inject/core/python_frames.h"
 
 namespace gpuspy::inject {
@@ -15,12 +15,6 @@ namespace {
 
 // The running sampler, if any: what a pending call finds when CPython runs it.
 std::atomic<HostSampler*> g_sampler{nullptr};
-
-uint64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 }  // namespace
 

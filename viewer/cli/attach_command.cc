@@ -28,7 +28,7 @@ namespace {
 
 constexpr absl::Duration kPollPeriod = absl::Milliseconds(500);
 
-const char* StateName(v1::CaptureState s) {
+const char* CaptureStateName(v1::CaptureState s) {
   switch (s) {
     case v1::CAPTURE_STATE_ARMED: return "armed";
     case v1::CAPTURE_STATE_CAPTURING: return "capturing";
@@ -50,7 +50,7 @@ std::string Who(const v1::CaptureProcess& p) {
 std::string Progress(const v1::Capture& c) {
   std::vector<std::string> parts;
   for (const v1::CaptureProcess& p : c.processes()) {
-    std::string part = absl::StrCat(Who(p), " ", StateName(p.status().state()), " ",
+    std::string part = absl::StrCat(Who(p), " ", CaptureStateName(p.status().state()), " ",
                                      p.status().steps_captured());
     if (p.steps_wanted() > 0) absl::StrAppend(&part, "/", p.steps_wanted());
     parts.push_back(part);
@@ -248,7 +248,7 @@ int Attach(const GlobalOptions& g, const AttachOptions& a) {
     // A window this command closed after the collector's count ended as planned, not early.
     const bool counted = closing && !s.step_aligned() && s.state() == v1::CAPTURE_STATE_STOPPED;
     std::cout << "  " << Who(p) << " (pid " << p.pid() << " on " << p.host() << "): "
-              << (counted ? "done" : StateName(s.state())) << ", "
+              << (counted ? "done" : CaptureStateName(s.state())) << ", "
               << (counted ? reported[p.process_id()] : static_cast<int>(s.steps_captured()))
               << " steps, " << s.events_sent() << " events"
               << (counted ? ", steps found by their repetition (no NVTX step ranges)"

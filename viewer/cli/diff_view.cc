@@ -17,7 +17,7 @@ using analysis::DetectorName;
 
 namespace {
 
-std::string Signed(int64_t ns) {
+std::string SignedMs(int64_t ns) {
   return absl::StrFormat("%+.2f", static_cast<double>(ns) / 1e6);
 }
 
@@ -56,9 +56,9 @@ void PrintDiff(const v1::RunDiff& d, std::ostream& out) {
   Table parts({"WHERE THE STEP GOES", ">A ms", ">B ms", ">CHANGE ms"});
   for (const v1::PartChange& p : d.parts()) {
     if (p.a_ns() == 0 && p.b_ns() == 0) continue;
-    parts.Add({p.part(), Ms(p.a_ns()), Ms(p.b_ns()), Signed(p.delta_ns())});
+    parts.Add({p.part(), Ms(p.a_ns()), Ms(p.b_ns()), SignedMs(p.delta_ns())});
   }
-  parts.Add({"step (mean)", Ms(d.a().mean_ns()), Ms(d.b().mean_ns()), Signed(d.mean_delta_ns())});
+  parts.Add({"step (mean)", Ms(d.a().mean_ns()), Ms(d.b().mean_ns()), SignedMs(d.mean_delta_ns())});
   parts.Print(out);
 
   std::vector<std::string> verdicts;
@@ -67,10 +67,10 @@ void PrintDiff(const v1::RunDiff& d, std::ostream& out) {
   }
   if (!verdicts.empty()) out << "\nverdicts (steps, A → B): " << absl::StrJoin(verdicts, ", ") << "\n";
 
-  out << "\nWHAT CHANGED (ms per step; adds up to the mean change, " << Signed(d.mean_delta_ns())
+  out << "\nWHAT CHANGED (ms per step; adds up to the mean change, " << SignedMs(d.mean_delta_ns())
       << " ms)\n";
   for (const v1::Contribution& c : d.contributions()) {
-    out << absl::StrFormat("  %8s  %-20s %s\n", Signed(c.delta_ns()), c.kind(),
+    out << absl::StrFormat("  %8s  %-20s %s\n", SignedMs(c.delta_ns()), c.kind(),
                            c.kind() == "other" ? "" : c.subject());
     out << "            " << c.detail() << "\n";
   }

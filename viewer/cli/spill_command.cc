@@ -28,14 +28,14 @@ std::string SpillDir(const SpillOptions& s) {
 }
 
 // "in_use" (its process runs), "left_behind" or "unreadable": as JSON says it.
-std::string StateName(const inject::SpillInventoryEntry& e) {
+std::string SpillStateName(const inject::SpillInventoryEntry& e) {
   if (!e.problem.empty()) return "unreadable";
   return e.held ? "in_use" : "left_behind";
 }
 
 // The same for people: "left behind", "unreadable: <why>".
 std::string State(const inject::SpillInventoryEntry& e) {
-  std::string s = StateName(e);
+  std::string s = SpillStateName(e);
   std::replace(s.begin(), s.end(), '_', ' ');
   return e.problem.empty() ? s : s + ": " + e.problem;
 }
@@ -45,7 +45,7 @@ void PrintInventory(const std::vector<inject::SpillInventoryEntry>& files, bool 
     nlohmann::json out = nlohmann::json::array();
     for (const auto& e : files) {
       out.push_back({{"path", e.path},
-                     {"state", StateName(e)},
+                     {"state", SpillStateName(e)},
                      {"problem", e.problem},
                      {"process_key", e.owner.process_key()},
                      {"job_id", e.owner.job_id()},

@@ -1,16 +1,13 @@
 // The fixes that change GPU work: fp32_gemm's (tensor cores), unfused_elementwise's (each chain
 // of memory-bound kernels one memory pass) and unfused_attention's (the passes between the
 // attention GEMMs go). The launches a fusion removes go too, with the host's per-op cost.
+#include "analysis/attention_pattern.h"
 #include "analysis/kernel_classes.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/replay/edits/edits.h"
 
 namespace gpuspy::analysis::replay {
 namespace {
-
-// At most this many memory-bound kernels between an attention GEMM and the softmax, and between
-// the softmax and the next GEMM (as unfused_attention.cc finds the pattern).
-constexpr size_t kMaxKernelsBetween = 3;
 
 // The process's classification of the op's kernel (StepContext.classes: one per name).
 KernelClass ClassOf(const StepContext& ctx, const GpuOp& op) {
@@ -75,11 +72,12 @@ std::optional<Fix> AttentionFusionFix(const StepContext& ctx, const StepGraph& g
           !IsSoftmaxKernel(ctx.strings.Get(g.ops[stream[s]].kernel->name))) {
         continue;
       }
-      // The GEMMs around the softmax, through at most kMaxKernelsBetween memory-bound kernels.
+      // The GEMMs around the softmax, through at most kMaxKernelsBetweenAttentionParts memory-bound
+      // kernels.
       auto find_gemm = [&](int dir) -> std::ptrdiff_t {
         std::ptrdiff_t i = static_cast<std::ptrdiff_t>(s) + dir;
-        for (size_t n = 0; n <= kMaxKernelsBetween && i >= 0 &&
-                           i < static_cast<std::ptrdiff_t>(stream.size());
+        for (int n = 0; n <= kMaxKernelsBetweenAttentionParts && i >= 0 &&
+                        i < static_cast<std::ptrdiff_t>(stream.size());
              ++n, i += dir) {
           if (IsGemmClass(cls[i])) return i;
           if (cls[i] != KernelClass::kMemoryBound) return -1;

@@ -93,4 +93,20 @@ InflatedCount CountInflatedBytes(std::span<const unsigned char> gz, uint64_t lim
   return out;
 }
 
+std::string InflatedHead(std::span<const unsigned char> gz, size_t max_bytes) {
+  std::string head(max_bytes, '\0');
+  z_stream z{};
+  if (max_bytes == 0 || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return {};
+  // The first member's start is all a head needs (a member holds far more than a head).
+  z.next_in = const_cast<unsigned char*>(gz.data());
+  z.avail_in = static_cast<uInt>(std::min<size_t>(gz.size(), size_t{1} << 30));
+  z.next_out = reinterpret_cast<unsigned char*>(head.data());
+  z.avail_out = static_cast<uInt>(max_bytes);
+  int ret = Z_OK;
+  while (ret == Z_OK && z.avail_out > 0) ret = inflate(&z, Z_NO_FLUSH);
+  head.resize(max_bytes - z.avail_out);
+  inflateEnd(&z);
+  return head;
+}
+
 }  // namespace gpuspy::importers

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 
 namespace gpuspy::importers {
 
@@ -35,5 +36,9 @@ struct InflatedCount {
 // the count passes `limit_bytes`. The members' CRC-32 and ISIZE are not checked: the inflate that
 // uses the count checks them.
 InflatedCount CountInflatedBytes(std::span<const unsigned char> gz, uint64_t limit_bytes);
+
+// The first `max_bytes` (or fewer, when the text is shorter or damaged) of what the gzip file
+// `gz` inflates to, in bounded memory: enough to tell text that cannot be a trace.
+std::string InflatedHead(std::span<const unsigned char> gz, size_t max_bytes);
 
 }  // namespace gpuspy::importers

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/bounded_strings.h"
+#include "importers/kineto/json_start.h"
 #include "importers/kineto/kineto_mapping.h"
 #include "importers/kineto/long_values.h"
 #include "importers/kineto/trace_bytes.h"
@@ -29,9 +30,6 @@ int64_t NowNs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-// JSON's whitespace: what may come before the opening '{' of a trace, and after a number's text.
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // The unescaped text of a JSON string starting at `raw` (just past its opening quote), read in
 // place when it holds no escape: the structural pass has validated every string, so its first
@@ -345,22 +343,6 @@ uint64_t ErrorByte(od::document& doc, std::string_view json) {
     return static_cast<uint64_t>(at - json.data()) + 1;
   }
   return json.size();  // past the last token: the document ends too early
-}
-
-// A trace is a JSON object. Say what the file is not rather than what the parser tripped on.
-absl::Status CheckStartsLikeJson(std::string_view json) {
-  size_t i = 0;
-  while (i < json.size() && IsJsonSpace(json[i])) ++i;
-  if (i == json.size()) {
-    return absl::InvalidArgumentError("the file is empty: not a PyTorch profiler (Kineto) trace");
-  }
-  const char c = json[i];
-  if (c != '{' && c != '[') {  // '[': JSON, left to the traceEvents check
-    return absl::InvalidArgumentError(absl::StrCat(
-        "not JSON (starts with byte 0x", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2),
-        "; a trace starts with '{'): not a PyTorch profiler (Kineto) trace"));
-  }
-  return absl::OkStatus();
 }
 
 // A trace before its events: rank and local rank unknown until distributedInfo says.

@@ -13,10 +13,12 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/gzip_size.h"
+#include "importers/kineto/json_start.h"
 
 namespace gpuspy::importers {
 namespace {
@@ -44,12 +46,11 @@ struct MappedFile {
 // Whether the text may be a trace (its first non-space byte opens an object or array). Only then
 // is the file faulted in up front: a 2 GB file of zeros was otherwise read whole (12 s, 2 GB RSS)
 // to report its first byte.
+// How much of a file's text is looked at to tell whether it can be a trace at all.
+constexpr size_t kHeadBytes = 4096;
+
 bool MayBeJson(const unsigned char* p, size_t n) {
-  for (size_t i = 0; i < n && i < 4096; ++i) {
-    if (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') continue;
-    return p[i] == '{' || p[i] == '[';
-  }
-  return false;
+  return CheckStartsLikeJson({reinterpret_cast<const char*>(p), std::min(n, kHeadBytes)}).ok();
 }
 
 absl::Status GzipDamaged(const std::string& path, size_t member_offset, size_t file_bytes) {
@@ -222,6 +223,16 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
   out.gzipped_ = true;
   const int64_t start = NowNs();
   const std::span<const unsigned char> gz(file.data, file.size);
+  // Text that cannot be a trace is refused from its head, before it is counted or inflated whole
+  // (1 GiB of gzip'd zeros took 1 GiB of memory to be refused for its first byte). A head of
+  // whitespace only says nothing yet, and an empty one (damage at the start) is the inflate's to
+  // report.
+  const std::string head = InflatedHead(gz, kHeadBytes);
+  if (!std::all_of(head.begin(), head.end(), IsJsonSpace)) {
+    if (absl::Status st = CheckStartsLikeJson(head); !st.ok()) {
+      return absl::Status(st.code(), absl::StrCat(path, ": ", st.message()));
+    }
+  }
   // The size first, then one buffer of exactly that size: memory never holds text that may turn
   // out to be over the limit (before: a bomb filled the whole limit, 2 GiB, before its refusal).
   // A trailer that must be exact saves the count (one member, under ~4 MB compressed); any other

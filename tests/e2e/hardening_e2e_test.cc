@@ -131,15 +131,25 @@ TEST(HugeStrings, AValueTooLongToParseInBoundedMemoryIsRefusedInOneLine) {
   EXPECT_LT(PeakChildRssMb(), 100.0);
 }
 
-// `mib` MiB of zeros, gzip'd, in `dir`; `members` > 1 makes it that many gzip members (gzip -c
+// What a bomb's text is made of. Zeros are refused from their first byte; a '{' and then
+// whitespace looks like the start of a trace, so only its size can refuse it.
+enum class BombText { kZeros, kBraceThenSpaces };
+
+// `mib` MiB of `text`, gzip'd, in `dir`; `members` > 1 makes it that many gzip members (gzip -c
 // a b > c), the last one holding a single MiB.
-std::string GzipBombFile(const std::string& dir, int mib, int members = 1) {
+std::string GzipBombFile(const std::string& dir, int mib, int members = 1,
+                         BombText text = BombText::kBraceThenSpaces) {
   const std::string bomb = dir + "/bomb" + std::to_string(mib) + ".json.gz";
-  const std::string zeros(1 << 20, '\0');
+  const std::string filler(1 << 20, text == BombText::kZeros ? '\0' : ' ');
+  std::string first = filler;
+  if (text == BombText::kBraceThenSpaces) first[0] = '{';
   for (int m = 0; m < members; ++m) {
     const int member_mib = m + 1 < members ? (mib - 1) / (members - 1) : (members == 1 ? mib : 1);
     gzFile f = gzopen(bomb.c_str(), m == 0 ? "wb9" : "ab9");
-    for (int i = 0; i < member_mib; ++i) gzwrite(f, zeros.data(), static_cast<unsigned>(zeros.size()));
+    for (int i = 0; i < member_mib; ++i) {
+      const std::string& mib_text = m == 0 && i == 0 ? first : filler;
+      gzwrite(f, mib_text.data(), static_cast<unsigned>(mib_text.size()));
+    }
     gzclose(f);
   }
   return bomb;
@@ -183,16 +193,28 @@ TEST(GzipBomb, ABombOfSeveralMembersIsCountedWhole) {
   EXPECT_LT(PeakChildRssMb(), 40.0) << "3 members, 385 MiB of zeros, refused at 256 MiB";
 }
 
-// Under the limit the whole text is inflated (then refused as not JSON): memory is the text's
-// size and little more, not a multiple of it.
+// Under the limit, text that starts like a trace is inflated whole (then refused by the parser):
+// memory is the text's size and little more, not a multiple of it.
 TEST(GzipBomb, UnderTheLimitCostsTheTextOnce) {
   testing::TempDir dir;
   const std::string bomb = GzipBombFile(dir.path(), 64);
   testing::RunResult r =
       testing::Run({GPUSPY_BIN, "analyze", "--max-trace-bytes", "134217728", "--job", "j", bomb});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("not JSON"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bomb + ": "), std::string::npos) << r.err;
   EXPECT_LT(PeakChildRssMb(), 64.0 + 48.0) << "64 MiB of text";
+}
+
+// Text that cannot be a trace is refused from its first bytes, under the limit too: before, 1 GiB
+// of gzip'd zeros was inflated into 1 GiB of memory (1,042 MB peak) to be refused for its first
+// byte.
+TEST(GzipBomb, ZerosAreRefusedFromTheirHeadWithoutInflatingThem) {
+  testing::TempDir dir;
+  const std::string bomb = GzipBombFile(dir.path(), 512, 1, BombText::kZeros);
+  testing::RunResult r = testing::Run({GPUSPY_BIN, "analyze", "--job", "j", bomb});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(bomb + ": not JSON (starts with byte 0x00"), std::string::npos) << r.err;
+  EXPECT_LT(PeakChildRssMb(), 40.0) << "512 MiB of zeros, under the 2 GiB default";
 }
 
 }  // namespace

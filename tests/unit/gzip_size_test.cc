@@ -102,5 +102,18 @@ TEST(GzipSize, ADamagedMemberIsNamedByWhereItStarts) {
   EXPECT_EQ(c.bytes, Json(100'000).size());
 }
 
+// The head is the text's first bytes, whatever follows; shorter when the text is; nothing from
+// bytes that are not gzip.
+TEST(GzipSize, TheHeadIsTheTextsFirstBytes) {
+  const std::string text = Json(1 << 20);
+  EXPECT_EQ(InflatedHead(Bytes(Gzip(text)), 4096), text.substr(0, 4096));
+  EXPECT_EQ(InflatedHead(Bytes(Gzip("{}")), 4096), "{}");
+  EXPECT_EQ(InflatedHead(Bytes(std::string("not gzip at all")), 4096), "");
+  // A head of a 64 MiB member of zeros costs the head, not the member (no way to see memory
+  // here; the e2e test measures it): its bytes are the zeros.
+  const std::string zeros(64 << 20, '\0');
+  EXPECT_EQ(InflatedHead(Bytes(Gzip(zeros, 9)), 16), std::string(16, '\0'));
+}
+
 }  // namespace
 }  // namespace gpuspy::importers

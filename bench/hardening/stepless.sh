@@ -36,3 +36,7 @@ done
 head -c $((${BOMB_MIB:-1024} << 20)) /dev/zero | gzip -1 >"$work/bomb.json.gz"
 run "gzip bomb ${BOMB_MIB:-1024} MiB of zeros" "$work/bomb.json.gz"
 run "gzip bomb, --max-trace-bytes 64 MiB" "$work/bomb.json.gz" --max-trace-bytes $((64 << 20))
+# The same size of '{' and spaces: it starts like a trace, so only the size limit refuses it.
+{ printf '{'; head -c $((${BOMB_MIB:-1024} << 20)) /dev/zero | tr '\0' ' '; } | gzip -1 >"$work/spaces.json.gz"
+run "gzip bomb ${BOMB_MIB:-1024} MiB of '{' and spaces" "$work/spaces.json.gz"
+run "gzip bomb of spaces, --max-trace-bytes 64 MiB" "$work/spaces.json.gz" --max-trace-bytes $((64 << 20))

@@ -277,34 +277,41 @@ TEST_F(IncrementalAnalysisTest, StartUpMemoryIsCarriedIntoEveryStepAndALeakIsFou
             static_cast<int64_t>(kStartUpBytes + (1ull << 30) + 10 * (64ull << 20)));
 }
 
+// A store fed by ingest, with its data versions, as gpuspyd wires them.
+class StoredJobTest : public ::testing::Test {
+ protected:
+  testing::TempDir dir_;
+  testing::QueryEngineParts parts_{dir_.path()};
+  DataVersions versions_;
+  BatchIngestor ingestor_{parts_.store.get(), parts_.dictionaries.get(), &parts_.counters,
+                          analysis::StepSegmenter(), &versions_};
+};
+using RecentStepReports = StoredJobTest;
+using FinishedJobReportsKept = StoredJobTest;
+
 // Issue 34 item 9: the report of a live job's last step analysed every step of the job (again,
 // whenever new batches had come in: always, under unpaced producers). It analyses that step and
 // the stretch before it that the cross-step passes compare with; a step more costs a step more.
-TEST(RecentStepReports, ALiveJobsLastStepCostsItsStretchNotTheJob) {
-  testing::TempDir dir;
-  testing::QueryEngineParts parts(dir.path());
-  DataVersions versions;
-  BatchIngestor ingestor(parts.store.get(), parts.dictionaries.get(), &parts.counters,
-                         analysis::StepSegmenter(), &versions);
+TEST_F(RecentStepReports, ALiveJobsLastStepCostsItsStretchNotTheJob) {
   synthetic::SyntheticOptions so;
   so.scenario = synthetic::Scenario::kSyncStall;
   so.steps = 120;
   so.job_id = "long";
   synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
-  const uint64_t process = ingestor.Hello(rank.identity, 1)->process_id();
+  const uint64_t process = ingestor_.Hello(rank.identity, 1)->process_id();
   BatchEncoder encoder(&rank.strings);
   uint64_t sequence = 0;
   auto send = [&](size_t first, size_t last) {
     for (size_t i = first; i < last; ++i) {
       v1::EventBatch b;
       encoder.Encode(rank.steps[i], ++sequence, {}, &b);
-      ASSERT_TRUE(ingestor.Ingest(process, b).ok());
+      ASSERT_TRUE(ingestor_.Ingest(process, b).ok());
     }
   };
   send(0, 100);
   auto push = [](const v1::ServerMessage&) { return true; };
-  const uint64_t stream = parts.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
-  const auto engine = parts.Engine(&versions);
+  const uint64_t stream = parts_.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
+  const auto engine = parts_.Engine(&versions_);
   v1::GetStepReportRequest last;
   last.set_job_id("long");
   last.set_last(1);
@@ -316,8 +323,8 @@ TEST(RecentStepReports, ALiveJobsLastStepCostsItsStretchNotTheJob) {
   EXPECT_EQ(engine->steps_analysed(), 17u);
 
   // Its own figures are those of the whole-job analysis (a finished job's, exact).
-  parts.connections.Closed(process, stream);
-  const auto whole_engine = parts.Engine(&versions);
+  parts_.connections.Closed(process, stream);
+  const auto whole_engine = parts_.Engine(&versions_);
   absl::StatusOr<v1::GetStepReportResponse> whole = whole_engine->GetStepReport(last);
   ASSERT_TRUE(whole.ok()) << whole.status();
   ASSERT_EQ(whole->reports_size(), 1);
@@ -330,7 +337,7 @@ TEST(RecentStepReports, ALiveJobsLastStepCostsItsStretchNotTheJob) {
   EXPECT_EQ(recent->reports(0).primary_bottleneck(), whole->reports(0).primary_bottleneck());
 
   // Five more steps while it runs: the new steps (and the one the new data may touch) only.
-  parts.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 2);
+  parts_.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 2);
   send(100, 105);
   const uint64_t before = engine->steps_analysed();
   recent = engine->GetStepReport(last);
@@ -341,12 +348,7 @@ TEST(RecentStepReports, ALiveJobsLastStepCostsItsStretchNotTheJob) {
 
 // Unpaced ranks run far apart: `--last 1` of the job is the newest step both have, each rank's
 // stretch 17 steps, not everything between the ranks' positions.
-TEST(RecentStepReports, RanksFarApartAreReportedAtTheNewestStepBothReached) {
-  testing::TempDir dir;
-  testing::QueryEngineParts parts(dir.path());
-  DataVersions versions;
-  BatchIngestor ingestor(parts.store.get(), parts.dictionaries.get(), &parts.counters,
-                         analysis::StepSegmenter(), &versions);
+TEST_F(RecentStepReports, RanksFarApartAreReportedAtTheNewestStepBothReached) {
   synthetic::SyntheticOptions so;
   so.scenario = synthetic::Scenario::kSyncStall;
   so.steps = 100;
@@ -357,16 +359,16 @@ TEST(RecentStepReports, RanksFarApartAreReportedAtTheNewestStepBothReached) {
   const size_t sent[2] = {100, 60};
   auto push = [](const v1::ServerMessage&) { return true; };
   for (size_t r = 0; r < 2; ++r) {
-    const uint64_t process = ingestor.Hello(ranks[r].identity, 1)->process_id();
+    const uint64_t process = ingestor_.Hello(ranks[r].identity, 1)->process_id();
     BatchEncoder encoder(&ranks[r].strings);
     for (size_t i = 0; i < sent[r]; ++i) {
       v1::EventBatch b;
       encoder.Encode(ranks[r].steps[i], i + 1, {}, &b);
-      ASSERT_TRUE(ingestor.Ingest(process, b).ok());
+      ASSERT_TRUE(ingestor_.Ingest(process, b).ok());
     }
-    parts.connections.Opened(process, ranks[r].identity, v1::CaptureMode{}, push, 1);
+    parts_.connections.Opened(process, ranks[r].identity, v1::CaptureMode{}, push, 1);
   }
-  const auto engine = parts.Engine(&versions);
+  const auto engine = parts_.Engine(&versions_);
   v1::GetStepReportRequest last;
   last.set_job_id("apart");
   last.set_last(1);
@@ -382,23 +384,18 @@ TEST(RecentStepReports, RanksFarApartAreReportedAtTheNewestStepBothReached) {
 // last one to keep the memory before the stretch absolute, and under unpaced producers that
 // re-decode slowed ingest 4x (127-151 s instead of 34 s). Ingest keeps the totals as it stores
 // (MemoryTotals): a live job's recent step reads no batch for them, with the same levels.
-TEST(RecentStepReports, MemoryBeforeTheStretchComesFromIngestsTotalsNotFromTheStore) {
-  testing::TempDir dir;
-  testing::QueryEngineParts parts(dir.path());
-  DataVersions versions;
+TEST_F(RecentStepReports, MemoryBeforeTheStretchComesFromIngestsTotalsNotFromTheStore) {
   MemoryTotals totals;
-  BatchIngestor ingestor(parts.store.get(), parts.dictionaries.get(), &parts.counters,
-                         analysis::StepSegmenter(), &versions);
-  ingestor.set_memory_totals(&totals);
+  ingestor_.set_memory_totals(&totals);
   synthetic::SyntheticOptions so;
   so.scenario = synthetic::Scenario::kMemoryLeak;
   so.steps = 60;
   so.job_id = "leaky";
   synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
-  const uint64_t process = testing::StoreRank(ingestor, rank);
+  const uint64_t process = testing::StoreRank(ingestor_, rank);
   auto push = [](const v1::ServerMessage&) { return true; };
-  const uint64_t stream = parts.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
-  const auto engine = parts.Engine(&versions);
+  const uint64_t stream = parts_.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
+  const auto engine = parts_.Engine(&versions_);
   engine->set_memory_totals(&totals);
   v1::GetStepReportRequest last;
   last.set_job_id("leaky");
@@ -412,8 +409,8 @@ TEST(RecentStepReports, MemoryBeforeTheStretchComesFromIngestsTotalsNotFromTheSt
   EXPECT_EQ(engine->memory_prefix_batches_read(), 0u);
   EXPECT_EQ(engine->memory_totals_used(), 1u);
 
-  parts.connections.Closed(process, stream);
-  const auto whole_engine = parts.Engine(&versions);
+  parts_.connections.Closed(process, stream);
+  const auto whole_engine = parts_.Engine(&versions_);
   absl::StatusOr<v1::GetStepReportResponse> whole = whole_engine->GetStepReport(last);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole_engine->steps_analysed(), 60u);
@@ -429,24 +426,19 @@ TEST(RecentStepReports, MemoryBeforeTheStretchComesFromIngestsTotalsNotFromTheSt
 // analysed every step on the spot (98 s for 40 M events). Until the whole job is analysed in the
 // background, --last/--step of a large finished job are answered from the recent stretch (the
 // answer it had a moment before, while live); once it is, they are the whole job's, exact.
-TEST(RecentStepReports, ALargeJobJustFinishedIsAnsweredFromItsStretchUntilTheWholeJobIsWarm) {
-  testing::TempDir dir;
-  testing::QueryEngineParts parts(dir.path());
-  DataVersions versions;
-  BatchIngestor ingestor(parts.store.get(), parts.dictionaries.get(), &parts.counters,
-                         analysis::StepSegmenter(), &versions);
+TEST_F(RecentStepReports, ALargeJobJustFinishedIsAnsweredFromItsStretchUntilTheWholeJobIsWarm) {
   synthetic::SyntheticOptions so;
   so.scenario = synthetic::Scenario::kSyncStall;
   so.steps = 100;
   so.job_id = "ended";
   synthetic::SyntheticRank rank = synthetic::GenerateRank(so, 0);
-  const uint64_t process = testing::StoreRank(ingestor, rank);
+  const uint64_t process = testing::StoreRank(ingestor_, rank);
   auto push = [](const v1::ServerMessage&) { return true; };
-  const uint64_t stream = parts.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
-  const auto engine = parts.Engine(&versions);
+  const uint64_t stream = parts_.connections.Opened(process, rank.identity, v1::CaptureMode{}, push, 1);
+  const auto engine = parts_.Engine(&versions_);
   engine->set_whole_job_on_the_spot_events(1);  // this job counts as large
   EXPECT_FALSE(*engine->WarmWholeJob("ended")) << "still live: nothing to warm yet";
-  parts.connections.Closed(process, stream);
+  parts_.connections.Closed(process, stream);
 
   v1::GetStepReportRequest last;
   last.set_job_id("ended");
@@ -463,7 +455,7 @@ TEST(RecentStepReports, ALargeJobJustFinishedIsAnsweredFromItsStretchUntilTheWho
   absl::StatusOr<v1::GetStepReportResponse> exact = engine->GetStepReport(last);
   ASSERT_TRUE(exact.ok()) << exact.status();
   EXPECT_EQ(engine->steps_analysed(), 117u) << "served from the cache";
-  const auto reference = parts.Engine(&versions);  // a small job's path: the whole job on the spot
+  const auto reference = parts_.Engine(&versions_);  // a small job's path: the whole job on the spot
   absl::StatusOr<v1::GetStepReportResponse> whole = reference->GetStepReport(last);
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*exact, *whole))
@@ -478,12 +470,7 @@ TEST(RecentStepReports, ALargeJobJustFinishedIsAnsweredFromItsStretchUntilTheWho
 // still copied every step's cached analysis and ran the job-level passes over all of them again
 // (1.0-1.9 s per query for 15.9 M events). A finished job's reports are kept once made: later
 // reports of any of its steps are a lookup, the same reports; a new step pattern makes them again.
-TEST(FinishedJobReports, AFinishedJobsReportsAreMadeOnceAndServedAgainExactly) {
-  testing::TempDir dir;
-  testing::QueryEngineParts parts(dir.path());
-  DataVersions versions;
-  BatchIngestor ingestor(parts.store.get(), parts.dictionaries.get(), &parts.counters,
-                         analysis::StepSegmenter(), &versions);
+TEST_F(FinishedJobReportsKept, AFinishedJobsReportsAreMadeOnceAndServedAgainExactly) {
   for (int r = 0; r < 2; ++r) {
     synthetic::SyntheticOptions so;
     so.scenario = synthetic::Scenario::kStragglerCompute;
@@ -491,9 +478,9 @@ TEST(FinishedJobReports, AFinishedJobsReportsAreMadeOnceAndServedAgainExactly) {
     so.ranks = 2;
     so.job_id = "done";
     synthetic::SyntheticRank rank = synthetic::GenerateRank(so, r);
-    testing::StoreRank(ingestor, rank);
+    testing::StoreRank(ingestor_, rank);
   }
-  const auto engine = parts.Engine(&versions);
+  const auto engine = parts_.Engine(&versions_);
   v1::GetStepReportRequest last;
   last.set_job_id("done");
   last.set_last(1);
@@ -522,7 +509,7 @@ TEST(FinishedJobReports, AFinishedJobsReportsAreMadeOnceAndServedAgainExactly) {
   EXPECT_EQ(every->reports_size(), 2 * 30);
 
   // The same reports as an engine that never kept any.
-  const auto reference = parts.Engine(&versions);
+  const auto reference = parts_.Engine(&versions_);
   absl::StatusOr<v1::GetStepReportResponse> fresh = reference->GetStepReport(step5);
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*fifth, *fresh))

@@ -22,12 +22,6 @@ void MemoryTotals::Totals::Fold(const Record& r) {
 }
 
 void MemoryTotals::Add(uint64_t process_id, const EventColumns& events, bool from_start) {
-  if (events.memory.empty() && events.memory_pools.empty()) {
-    std::lock_guard lock(mu_);
-    Process& p = processes_[process_id];
-    if (from_start) p.complete = true;
-    return;
-  }
   std::vector<const MemoryEvent*> segments;
   for (const MemoryEvent& m : events.memory) {
     // The same events MeasureWindowMemory counts (memory_usage.cc): device segments only.

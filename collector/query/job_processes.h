@@ -2,12 +2,18 @@
 // each stored process: for the whole-job and the recent-steps paths of QueryEngine alike.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "analysis/job_analysis.h"
 #include "collector/storage/store.h"
 
 namespace gpuspy::collector {
+
+// The job of `processes` (a query selected them by it, so they share it); "" for none.
+inline std::string JobIdOf(const std::vector<ProcessRecord>& processes) {
+  return processes.empty() ? "" : processes.front().identity.job_id();
+}
 
 inline std::vector<analysis::JobProcess> JobProcesses(const std::vector<ProcessRecord>& processes) {
   std::vector<analysis::JobProcess> out;

@@ -36,17 +36,42 @@ std::vector<StepRecord> SelectSteps(std::vector<StepRecord> steps,
   return steps;
 }
 
-// Whether each of a process's steps (their numbers, in its order) is one `request` asks for.
-std::vector<bool> WantedSteps(const std::vector<int64_t>& numbers, const v1::GetStepReportRequest& request) {
+// Whether each of a process's step reports (in its order) is one `request` asks for.
+std::vector<bool> WantedSteps(const std::vector<v1::StepReport>& reports,
+                              const v1::GetStepReportRequest& request) {
   std::vector<StepRecord> records;
-  records.reserve(numbers.size());
-  for (int64_t n : numbers) records.push_back({0, n, 0, 0, ""});
+  records.reserve(reports.size());
+  for (const v1::StepReport& r : reports) records.push_back({0, r.step().number(), 0, 0, ""});
   absl::flat_hash_set<int64_t> selected;
   for (const StepRecord& r : SelectSteps(std::move(records), request)) selected.insert(r.number);
   std::vector<bool> wanted;
-  wanted.reserve(numbers.size());
-  for (int64_t n : numbers) wanted.push_back(selected.contains(n));
+  wanted.reserve(reports.size());
+  for (const v1::StepReport& r : reports) wanted.push_back(selected.contains(r.step().number()));
   return wanted;
+}
+
+// The reports of `analysed` (moved out), per process in step order.
+FinishedJobReports::Reports ReportsOf(std::map<uint64_t, std::vector<analysis::StepAnalysis>>&& analysed) {
+  FinishedJobReports::Reports reports;
+  for (auto& [process_id, steps] : analysed) {
+    std::vector<v1::StepReport>& kept = reports[process_id];
+    kept.reserve(steps.size());
+    for (analysis::StepAnalysis& a : steps) kept.push_back(std::move(a.report));
+  }
+  return reports;
+}
+
+// Hands each report `request` asks for (of the process it names, or of every process) to `add`:
+// a copy of kept reports, a move of a query's own.
+template <typename Reports, typename Add>
+void ForWantedReports(Reports& reports, const v1::GetStepReportRequest& request, Add add) {
+  for (auto& [process_id, steps] : reports) {
+    if (request.process_id() != 0 && process_id != request.process_id()) continue;
+    const std::vector<bool> wanted = WantedSteps(steps, request);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (wanted[i]) add(steps[i]);
+    }
+  }
 }
 
 std::string CaptureNote(const ProcessRecord& p) {
@@ -261,9 +286,7 @@ absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> QueryEng
     if (!base.ok()) return base.status();
     out[p.process_id] = std::move(*base);
   }
-  // A job's processes share its id (the query selected them by it).
-  const std::string job = processes.empty() ? "" : processes.front().identity.job_id();
-  analysis::AnalyzeJobSteps(job, JobProcesses(processes), &out);
+  analysis::AnalyzeJobSteps(JobIdOf(processes), JobProcesses(processes), &out);
   ++jobs_analysed_;
   return out;
 }
@@ -281,7 +304,7 @@ absl::StatusOr<bool> QueryEngine::WarmWholeJob(const std::string& job_id) {
     if (connections_->IsConnected(p.process_id)) return false;
     events += p.event_count;
   }
-  if (events < whole_job_on_the_spot_events_ || finished_.Find(job_id, *processes) != nullptr) return true;
+  if (events < whole_job_on_the_spot_events_) return true;
   AnalysisBudget::Lease lease(&budget_);
   absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> reports = FinishedReportsOf(*processes, &lease);
   if (!reports.ok()) return reports.status();
@@ -290,20 +313,13 @@ absl::StatusOr<bool> QueryEngine::WarmWholeJob(const std::string& job_id) {
 
 absl::StatusOr<std::shared_ptr<const FinishedJobReports::Entry>> QueryEngine::FinishedReportsOf(
     const std::vector<ProcessRecord>& processes, AnalysisBudget::Lease* lease, bool* made) {
-  // A job's processes share its id (the query selected them by it).
-  const std::string job = processes.empty() ? "" : processes.front().identity.job_id();
+  const std::string job = JobIdOf(processes);
   if (made != nullptr) *made = false;
   if (std::shared_ptr<const FinishedJobReports::Entry> kept = finished_.Find(job, processes)) return kept;
   if (made != nullptr) *made = true;
   absl::StatusOr<std::map<uint64_t, std::vector<analysis::StepAnalysis>>> whole = AnalyzeJob(processes, lease);
   if (!whole.ok()) return whole.status();
-  FinishedJobReports::Reports reports;
-  for (auto& [process_id, steps] : *whole) {
-    std::vector<v1::StepReport>& kept = reports[process_id];
-    kept.reserve(steps.size());
-    for (analysis::StepAnalysis& a : steps) kept.push_back(std::move(a.report));
-  }
-  return finished_.Put(job, processes, std::move(reports));
+  return finished_.Put(job, processes, ReportsOf(*std::move(whole)));
 }
 
 absl::StatusOr<v1::GetStepReportResponse> QueryEngine::GetStepReport(
@@ -352,16 +368,7 @@ absl::StatusOr<v1::GetStepReportResponse> QueryEngine::StepReports(
         FinishedReportsOf(*processes, lease, &made);
     if (!finished.ok()) return finished.status();
     const FinishedJobReports::Entry& entry = **finished;
-    for (const auto& [process_id, reports] : entry.reports) {
-      if (request.process_id() != 0 && process_id != request.process_id()) continue;
-      std::vector<int64_t> numbers;
-      numbers.reserve(reports.size());
-      for (const v1::StepReport& r : reports) numbers.push_back(r.step().number());
-      const std::vector<bool> wanted = WantedSteps(numbers, request);
-      for (size_t i = 0; i < reports.size(); ++i) {
-        if (wanted[i]) *out.add_reports() = reports[i];
-      }
-    }
+    ForWantedReports(entry.reports, request, [&](const v1::StepReport& r) { *out.add_reports() = r; });
     // The copies are this query's (estimated as their share of the kept reports). When it made
     // the reports, the lease holds the whole job's analyses already, more than the copies.
     if (!made && entry.report_count > 0) {
@@ -375,16 +382,8 @@ absl::StatusOr<v1::GetStepReportResponse> QueryEngine::StepReports(
       if (!whole.ok()) return whole.status();
       job = std::move(*whole);
     }
-    for (auto& [process_id, steps] : *job) {
-      if (request.process_id() != 0 && process_id != request.process_id()) continue;
-      std::vector<int64_t> numbers;
-      numbers.reserve(steps.size());
-      for (const analysis::StepAnalysis& a : steps) numbers.push_back(a.report.step().number());
-      const std::vector<bool> wanted = WantedSteps(numbers, request);
-      for (size_t i = 0; i < steps.size(); ++i) {
-        if (wanted[i]) *out.add_reports() = std::move(steps[i].report);
-      }
-    }
+    FinishedJobReports::Reports reports = ReportsOf(*std::move(job));
+    ForWantedReports(reports, request, [&](v1::StepReport& r) { *out.add_reports() = std::move(r); });
   }
   if (out.reports().empty() && !request.all() && request.last() == 0) {
     return absl::NotFoundError(

@@ -116,9 +116,9 @@ class QueryEngine {
     admin_.set_memory_totals(totals);
   }
   // The background half of a report of a large finished job: every step of every process of
-  // `job_id` analysed into the cache, so that later --step/--last reports take the exact whole-job
-  // path. False while a process of the job is still connected (nothing to do yet); OK when
-  // done or not needed (small job, already current).
+  // `job_id` analysed and its reports kept (FinishedReportsOf), so that later --step/--last
+  // reports are the exact whole job's. False while a process of the job is still connected
+  // (nothing to do yet); OK when done or not needed (small job, already kept).
   absl::StatusOr<bool> WarmWholeJob(const std::string& job_id);
   // Tests: the job size from which a finished job's --step/--last wait for WarmWholeJob.
   void set_whole_job_on_the_spot_events(uint64_t events) { whole_job_on_the_spot_events_ = events; }

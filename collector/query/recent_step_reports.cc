@@ -125,8 +125,7 @@ QueryEngine::AnalyzeRecentSteps(const v1::GetStepReportRequest& request,
     }
     out[p.process_id] = std::move(*analysed);
   }
-  const std::string job = processes.empty() ? "" : processes.front().identity.job_id();
-  analysis::AnalyzeJobSteps(job, JobProcesses(processes), &out, later_stretch);
+  analysis::AnalyzeJobSteps(JobIdOf(processes), JobProcesses(processes), &out, later_stretch);
   return Result(std::move(out));
 }
 

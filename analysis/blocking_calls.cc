@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "analysis/api_classifier.h"
 
 namespace gpuspy::analysis {
@@ -11,6 +12,32 @@ bool Touches(int64_t start, int64_t end, Interval w) { return end > w.start_ns &
 
 Interval Clip(int64_t start, int64_t end, Interval w) {
   return {std::max(start, w.start_ns), std::min(end, w.end_ns)};
+}
+
+// Marks the syncs that belong to a release of the allocator's segments (kMaxAllocatorBookkeepingNs):
+// the next call on the sync's thread frees device memory, within that much of the sync's end.
+void MarkAllocatorSyncs(const EventColumns& ev, const StringTable& strings, Interval w,
+                        std::vector<BlockingCall>* calls) {
+  bool any_free = false;
+  for (const BlockingCall& c : *calls) any_free = any_free || c.allocator;
+  if (!any_free) return;
+  // Each thread's calls near the window, by start: a sync's next call.
+  absl::flat_hash_map<uint32_t, std::vector<const ApiEvent*>> by_thread;
+  for (const ApiEvent& a : ev.apis) {
+    if (Touches(a.start_ns, a.end_ns + kMaxAllocatorBookkeepingNs, w)) by_thread[a.thread_id].push_back(&a);
+  }
+  for (auto& [tid, v] : by_thread) {
+    std::sort(v.begin(), v.end(), [](const ApiEvent* a, const ApiEvent* b) { return a->start_ns < b->start_ns; });
+  }
+  for (BlockingCall& c : *calls) {
+    if (c.allocator || c.api == nullptr) continue;
+    const std::vector<const ApiEvent*>& v = by_thread[c.api->thread_id];
+    // The first call starting after the sync ended (calls nested in it start before its end).
+    auto next = std::upper_bound(v.begin(), v.end(), c.api->end_ns - 1,
+                                 [](int64_t t, const ApiEvent* a) { return t < a->start_ns; });
+    if (next == v.end() || (*next)->start_ns - c.api->end_ns > kMaxAllocatorBookkeepingNs) continue;
+    c.allocator = IsFreeApi(strings.Get((*next)->name));
+  }
 }
 
 }  // namespace
@@ -35,6 +62,7 @@ std::vector<BlockingCall> FindBlockingCalls(const EventColumns& ev, const String
     c.allocator = IsFreeApi(name);
     out.push_back(c);
   }
+  MarkAllocatorSyncs(ev, strings, w, &out);
   if (!out.empty() || !ev.apis.empty()) return out;
   for (const SyncEvent& y : ev.syncs) {
     if (!Touches(y.start_ns, y.end_ns, w) || y.sync_kind == SyncKind::kStreamWaitEvent) continue;

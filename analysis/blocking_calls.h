@@ -16,8 +16,16 @@ struct BlockingCall {
   const ApiEvent* api = nullptr;  // null when found from a SYNCHRONIZATION record alone
   Interval span;                  // clipped to the window
   SyncKind sync_kind = SyncKind::kUnknown;
-  bool allocator = false;         // cudaFree/cuMemFree: blocking, but alloc_churn's business
+  // cudaFree/cuMemFree, or the sync right before them: blocking, but alloc_churn's business.
+  bool allocator = false;
 };
+
+// The allocator's own host work between two of its calls (the caching allocator walking its
+// free list between two cudaFree calls of torch.cuda.empty_cache()) is at most this long; a sync
+// this close before a cudaFree on its thread, with no call between, is the allocator's too:
+// empty_cache() synchronizes (its events, or the user's synchronize() just before it) before it
+// gives its segments back, and without the empty_cache() there is no sync either.
+inline constexpr int64_t kMaxAllocatorBookkeepingNs = 50'000;
 
 // A copy to or from pageable host memory: CUDA stages it through a pinned buffer, synchronously
 // for the host whatever the call asked for.

@@ -32,6 +32,13 @@ std::vector<ClassifiedKernel> ClassifiedKernels(const EventColumns& events,
                                                 const StringTable& strings, const Interval& window,
                                                 KernelClasses& classes);
 
+// Two consecutive memory-bound kernels are links of one producer -> consumer chain (what fusion
+// turns into one memory pass: LayerNorm -> GELU -> dropout -> add) only when they are different
+// ops. The same kernel again is the same op over another tensor (a per-parameter loop: a norm of
+// each gradient), whose passes read different data and stay passes when fused into one
+// multi-tensor launch: launch_storm's fix, not a memory pass saved.
+inline bool ContinuesChain(StringRef previous, StringRef next) { return previous != next; }
+
 // Summed kernel time and count per class, most time first; only classes that ran. The sum (not
 // a union) so shares add up to 100 % of kernel time even when streams overlap.
 std::vector<v1::KernelClassTime> KernelComposition(absl::Span<const ClassifiedKernel> kernels);

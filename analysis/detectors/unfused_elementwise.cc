@@ -60,7 +60,8 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
     return std::nullopt;
   }
   // Chains: maximal runs of consecutive memory-bound kernels in launch order; any other kernel
-  // (a GEMM, a collective, a Triton kernel) ends one. A fused chain of L kernels reads its
+  // (a GEMM, a collective, a Triton kernel) ends one, and so does the same kernel again
+  // (ContinuesChain: the same op over the next tensor). A fused chain of L kernels reads its
   // inputs and writes its output once instead of L times: saving ≈ chain time × (1 − 1/L).
   std::map<std::string, ChainStats> chains;
   int64_t saving_ns = 0;
@@ -72,7 +73,8 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
     size_t j = i;
     int64_t chain_ns = 0;
     std::string key;
-    while (j < kernels.size() && kernels[j].cls == KernelClass::kMemoryBound) {
+    while (j < kernels.size() && kernels[j].cls == KernelClass::kMemoryBound &&
+           (j == i || ContinuesChain(kernels[j - 1].name, kernels[j].name))) {
       chain_ns += kernels[j].duration_ns();
       if (j > i) key += " → ";
       key += ShortKernelName(ctx.strings.Get(kernels[j].name));

@@ -109,6 +109,9 @@ int RunReplay(int argc, char** argv) {
   for (Scenario s : gpuspy::synthetic::MultiRankScenarios()) {
     names.push_back(gpuspy::synthetic::ScenarioName(s));
   }
+  for (Scenario s : gpuspy::synthetic::WhatIfShapeScenarios()) {
+    names.push_back(gpuspy::synthetic::ScenarioName(s));
+  }
   app.add_option("--scenario", scenario,
                  "Pathology to reproduce (straggler_compute, straggler_input, exposed_comm and "
                  "comm_storm need 2 or more ranks)")

@@ -231,7 +231,7 @@ int ComputeSegments(Scenario scenario, int ranks, uint64_t seed) {
 }
 
 void ComputeSegment(const StepContext& c, int segment, Timeline& t) {
-  const double slow = c.warmup ? 2.5 : 1.0;
+  const double slow = c.warmup ? kWarmupSlowdown : 1.0;
   switch (c.scenario) {
     case Scenario::kStragglerCompute:
     case Scenario::kStragglerInput:

@@ -13,6 +13,9 @@
 
 namespace gpuspy::synthetic {
 
+// Warm-up steps' GPU work runs this much slower (autotuning, lazy module loading).
+inline constexpr double kWarmupSlowdown = 2.5;
+
 struct StepContext {
   Scenario scenario = Scenario::kHealthy;
   bool warmup = false;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/replay/clock_skew.h"
 #include "tools/replay/collective_model.h"
+#include "tools/replay/shape_bodies.h"
 #include "tools/replay/step_bodies.h"
 #include "tools/replay/timeline.h"
 
@@ -72,6 +73,7 @@ struct RankSim {
   int64_t step_start = 0;
   std::vector<uint64_t> weights;
   std::vector<uint64_t> churn_blocks;
+  ShapeState shape;
   uint64_t collective_sequence = 0;
 };
 
@@ -140,7 +142,8 @@ void StepEpilogue(const SyntheticOptions& o, int step, bool communicated, RankSi
   if (o.scenario == Scenario::kMemoryLeak && !o.fixed) {
     t.Malloc(kLeakBytesPerStep, t.strings()->Intern(kLeakCallSite));
   }
-  t.Item();  // loss.item()
+  if (IsWhatIfShape(o.scenario)) ShapeStepEnd(o.scenario, o.fixed, t, r.shape);
+  if (!IsWhatIfShape(o.scenario) || ShapeReadsLossEveryStep(o.scenario)) t.Item();  // loss.item()
   t.Mark(absl::StrCat("step ", step, " done"));
   if (step % 4 == 0) t.Overhead(20 * kUs);
   if (o.nvtx_steps) t.Range(absl::StrCat("ProfilerStep#", step), r.step_start, t.host(), 0);
@@ -189,6 +192,7 @@ void AllReduce(const SyntheticOptions& o, uint64_t bytes, std::mt19937_64& job_r
 bool ParseScenario(const std::string& name, Scenario* out) {
   std::vector<Scenario> all = AllScenarios();
   for (Scenario s : MultiRankScenarios()) all.push_back(s);
+  for (Scenario s : WhatIfShapeScenarios()) all.push_back(s);
   for (Scenario s : all) {
     if (ScenarioName(s) == name) {
       *out = s;
@@ -209,6 +213,11 @@ std::vector<Scenario> AllScenarios() {
 std::vector<Scenario> MultiRankScenarios() {
   return {Scenario::kStragglerCompute, Scenario::kStragglerInput, Scenario::kExposedComm,
           Scenario::kCommStorm};
+}
+
+std::vector<Scenario> WhatIfShapeScenarios() {
+  return {Scenario::kEmptyCache,   Scenario::kEmptyCacheGc,  Scenario::kItemMetrics,
+          Scenario::kItemLongMetrics, Scenario::kClipPerParam, Scenario::kClipPerParamPython};
 }
 
 bool HasFixedTwin(Scenario s) {
@@ -249,6 +258,12 @@ std::string ScenarioName(Scenario s) {
     case Scenario::kStragglerInput: return "straggler_input";
     case Scenario::kExposedComm: return "exposed_comm";
     case Scenario::kCommStorm: return "comm_storm";
+    case Scenario::kEmptyCache: return "empty_cache";
+    case Scenario::kEmptyCacheGc: return "empty_cache_gc";
+    case Scenario::kItemMetrics: return "item_metrics";
+    case Scenario::kItemLongMetrics: return "item_long_metrics";
+    case Scenario::kClipPerParam: return "clip_per_param";
+    case Scenario::kClipPerParamPython: return "clip_per_param_python";
   }
   return "?";
 }
@@ -274,6 +289,13 @@ std::string ExpectedPrimary(Scenario s) {
     case Scenario::kStragglerInput: return "straggler_wait";
     case Scenario::kExposedComm: return "exposed_comm";
     case Scenario::kCommStorm: return "comm_storm";
+    case Scenario::kEmptyCache:
+    case Scenario::kEmptyCacheGc: return "alloc_churn";
+    case Scenario::kItemMetrics: return "sync_stall";
+    // The metrics outlast the GPU work: the host's own work sets the pace, the wait is short.
+    case Scenario::kItemLongMetrics: return "host_bound";
+    case Scenario::kClipPerParam:
+    case Scenario::kClipPerParamPython: return "launch_storm";
   }
   return "?";
 }
@@ -337,7 +359,13 @@ std::vector<SyntheticRank> GenerateRanks(const SyntheticOptions& o, int first, i
       StepPrologue(o, step, r == EffectiveSlowRank(o), sim);
     }
     for (int segment = 0; segment < segments; ++segment) {
-      for (RankSim& sim : sims) ComputeSegment(context, segment, sim.t);
+      for (RankSim& sim : sims) {
+        if (IsWhatIfShape(o.scenario)) {
+          ShapeBody(o.scenario, o.fixed, context.warmup ? kWarmupSlowdown : 1.0, sim.t, sim.shape);
+        } else {
+          ComputeSegment(context, segment, sim.t);
+        }
+      }
       if (segment < static_cast<int>(all_reduces.size())) {
         AllReduce(o, all_reduces[segment], job_rng, sims);
       }

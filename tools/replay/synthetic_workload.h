@@ -37,6 +37,14 @@ enum class Scenario {
   kStragglerInput,    // the slow rank's data loader takes ~40% of a step longer (GPU idle)
   kExposedComm,       // one big all-reduce after backward, nothing to overlap: ~30% of the step
   kCommStorm,         // 400 tiny (16-64 KiB) latency-bound all-reduces per step during backward
+  // What-if shapes (shape_bodies.h): a fix that removes host work as well as the GPU idle after
+  // it, each with a near miss where the host work stays. Single-process; not in AllScenarios().
+  kEmptyCache,         // torch.cuda.empty_cache() every step: sync, frees, mallocs again
+  kEmptyCacheGc,       // near miss: the same after gc.collect(), which the fix keeps
+  kItemMetrics,        // loss.item() mid-step, CPU metrics on the value, then backward
+  kItemLongMetrics,    // near miss: the metrics outlast the GPU work queued before the .item()
+  kClipPerParam,       // gradient clipping written per parameter: a norm and a mul_ each
+  kClipPerParamPython, // near miss: each parameter's loop body also runs Python the fix keeps
 };
 
 // "healthy", "sync_stall", ...; false for unknown names (single- and multi-rank scenarios).
@@ -47,6 +55,8 @@ std::vector<Scenario> AllScenarios();
 // The scenarios about communication between ranks (meant for 2 or more ranks).
 std::vector<Scenario> MultiRankScenarios();
 bool IsMultiRank(Scenario s);
+// The what-if shapes: each a fix whose gain includes host work (and its near miss).
+std::vector<Scenario> WhatIfShapeScenarios();
 
 struct SyntheticOptions {
   Scenario scenario = Scenario::kHealthy;

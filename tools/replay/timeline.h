@@ -33,6 +33,7 @@ class Timeline {
     memcpy_ = s_->Intern("cudaMemcpy");
     memset_ = s_->Intern("cudaMemsetAsync");
     sync_ = s_->Intern("cudaStreamSynchronize");
+    device_sync_ = s_->Intern("cudaDeviceSynchronize");
     malloc_ = s_->Intern("cudaMalloc");
     free_ = s_->Intern("cudaFree");
     graph_launch_ = s_->Intern("cudaGraphLaunch");
@@ -127,6 +128,17 @@ class Timeline {
     host_ = end;
   }
 
+  // cudaDeviceSynchronize: the host waits for every stream to drain.
+  void DeviceSync(StringRef call_site = 0) {
+    const uint64_t corr = corr_++;
+    int64_t drained = 0;
+    for (const auto& [stream, free_at] : gpu_free_) drained = std::max(drained, free_at);
+    const int64_t end = std::max(host_ + Jitter(3 * kUs), drained + 2 * kUs);
+    ev_->apis.push_back({host_, end, corr, ApiDomain::kRuntime, 165, device_sync_, tid_, call_site});
+    ev_->syncs.push_back({host_, end, corr, {0, kContext, 0}, SyncKind::kContext});
+    host_ = end;
+  }
+
   // loss.item(): a 4-byte D2H copy into pageable memory, then a stream sync.
   void Item(StringRef call_site = 0) {
     Copy(CopyKind::kDtoH, 4, /*pageable=*/true, /*async=*/true, call_site);
@@ -134,9 +146,10 @@ class Timeline {
   }
 
   // `call_site`: the Python line that asked for it, as the injector records it (0: unknown).
-  uint64_t Malloc(uint64_t bytes, StringRef call_site = 0) {
+  // `api_ns`: the call's cost (a fresh segment of tens of MiB costs the driver 100 us or more).
+  uint64_t Malloc(uint64_t bytes, StringRef call_site = 0, int64_t api_ns = 40 * kUs) {
     const uint64_t corr = corr_++;
-    const int64_t api_ns = Jitter(40 * kUs);
+    api_ns = Jitter(api_ns);
     const uint64_t address = next_address_;
     next_address_ += (bytes + 0xfffff) & ~uint64_t{0xfffff};
     ev_->apis.push_back(
@@ -249,8 +262,8 @@ class Timeline {
   uint64_t corr_ = 1;
   uint64_t op_id_ = 1;
   uint64_t next_address_ = 0x7f0000000000;
-  StringRef launch_, memcpy_async_, memcpy_, memset_, sync_, malloc_, free_, graph_launch_,
-      domain_;
+  StringRef launch_, memcpy_async_, memcpy_, memset_, sync_, device_sync_, malloc_, free_,
+      graph_launch_, domain_;
 };
 
 }  // namespace gpuspy::synthetic

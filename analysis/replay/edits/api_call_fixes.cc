@@ -1,6 +1,8 @@
 // alloc_churn's and cuda_api_bound's fixes: the calls cost what a cached allocation costs (the
 // caching allocator reuses its blocks; the driver's per-step work moves out of the loop), and
-// frees no longer synchronize the device. The driver fix leaves allocator calls to alloc_churn.
+// frees no longer synchronize the device: neither does the sync empty_cache() does before them,
+// and the allocator's bookkeeping between its calls goes too. The driver fix leaves allocator
+// calls to alloc_churn.
 #include "analysis/api_classifier.h"
 #include "analysis/idle_attribution.h"
 #include "analysis/replay/edits/edits.h"
@@ -24,13 +26,33 @@ void CheapenCalls(const StepGraph& g, Pick pick, StepEdit* edit) {
 
 std::optional<Fix> AllocatorFix(const StepContext& ctx, const StepGraph& g) {
   Fix fix;
-  fix.description = "allocations served from the caching allocator's blocks (no cudaMalloc/cudaFree)";
-  CheapenCalls(g, [&](const HostCall& c) {
+  fix.description = "allocations served from the caching allocator's blocks (no empty_cache(), "
+                    "no cudaMalloc/cudaFree)";
+  const auto churn = [&](const HostCall& c) {
+    // The sync that empty_cache() does before its frees (blocking_calls.h) goes with them.
+    if (c.allocator && !IsDeviceAllocatorApi(ctx.strings.Get(c.api->name))) return true;
     const std::string_view name = ctx.strings.Get(c.api->name);
     const int64_t duration = c.duration_ns();
     // Start-up work (a context created inside the first cudaFree) is not churn.
     return IsDeviceAllocatorApi(name) && !IsStartup(DriverWorkOf(name, duration), duration);
-  }, &fix.edit);
+  };
+  CheapenCalls(g, churn, &fix.edit);
+  // The allocator's bookkeeping between two of its calls goes with them; the host work before
+  // the first of a run (the op that needed the memory) stays.
+  StepEdit bookkeeping;
+  for (const HostThread& thread : g.threads) {
+    std::vector<Interval> gaps;
+    for (size_t c = 1; c < thread.calls.size(); ++c) {
+      const HostCall& before = thread.calls[c - 1];
+      const HostCall& call = thread.calls[c];
+      const int64_t gap = call.start_ns - before.end_ns;
+      if (gap > 0 && gap <= kMaxAllocatorBookkeepingNs && churn(before) && churn(call)) {
+        gaps.push_back({before.end_ns, call.start_ns});
+      }
+    }
+    if (!gaps.empty()) bookkeeping.removed_host[thread.thread_id] = IntervalSet::Union(std::move(gaps));
+  }
+  fix.edit.Merge(bookkeeping);
   if (fix.edit.empty()) return std::nullopt;
   return fix;
 }

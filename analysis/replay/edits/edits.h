@@ -35,9 +35,14 @@ inline constexpr uint64_t kMinMeasuredCopyBytes = 1ull << 20;
 inline constexpr int64_t kKernelFixedCostNs = 2'000;
 // Tiny kernels fused per launch (a foreach / multi_tensor_apply launch covers a chunk of tensors).
 inline constexpr int kKernelsPerFusedLaunch = 128;
-// The host's per-op cost (Python + ATen dispatch) before each tiny launch goes with the launch;
-// longer host work before a launch is the program's, not per-op overhead.
+// The host's per-op cost (Python + ATen dispatch, the loop's own overhead) before each launch
+// that a fusion removes goes with it. The ops a fusion replaces come from one loop or one module,
+// whose iterations cost about the same: host work before a launch is per-op cost when it is at
+// most kMaxPerOpHostNs, or at most kPerOpSpread times the median of the fused ops' host work
+// (a per-parameter loop in Python costs more per op than a module's forward). Longer host work
+// is the program's: of it, only the median per-op cost goes.
 inline constexpr int64_t kMaxPerOpHostNs = 50'000;
+inline constexpr double kPerOpSpread = 2.0;
 // FP32 SIMT GEMMs under TF32/BF16 tensor cores: a conservative speedup on Ampere/Hopper.
 inline constexpr double kTensorCoreSpeedup = 2.0;
 
@@ -78,7 +83,7 @@ std::vector<Fix> PartialFixesFor(v1::Detector detector, const StepContext& ctx,
 // The launch call of op `i` ({thread, call}).
 std::pair<int, int> LaunchOf(const StepGraph& g, int i);
 // Makes the calls that launched only `ops` free, and removes the host's per-op work before them
-// (at most kMaxPerOpHostNs each), except for the op `keep` (the fused launch).
+// (kMaxPerOpHostNs, kPerOpSpread), except for the op `keep` (the fused launch).
 void DropLaunches(const StepGraph& g, const std::vector<int>& ops, int keep, StepEdit* edit);
 // The graph's launched kernels per stream in stream order (carried ones left out).
 std::vector<std::vector<int>> KernelsByStream(const StepGraph& g);

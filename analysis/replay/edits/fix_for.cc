@@ -3,6 +3,7 @@
 #include <map>
 
 #include "analysis/replay/edits/edits.h"
+#include "analysis/stats.h"
 
 namespace gpuspy::analysis::replay {
 
@@ -34,17 +35,31 @@ std::vector<Fix> PartialFixesFor(v1::Detector detector, const StepContext& ctx,
 std::pair<int, int> LaunchOf(const StepGraph& g, int i) { return {g.ops[i].thread, g.ops[i].call}; }
 
 void DropLaunches(const StepGraph& g, const std::vector<int>& ops, int keep, StepEdit* edit) {
-  std::map<uint32_t, std::vector<Interval>> per_op_host;
+  // The host work before each op's launch call, on the launch's thread.
+  struct Dropped {
+    uint32_t thread_id;
+    int64_t from, to;  // the host work before the call
+  };
+  std::vector<Dropped> dropped;
+  std::vector<int64_t> per_op;
   for (int i : ops) {
-    if (i == keep || g.ops[i].carried()) continue;
+    if (g.ops[i].carried()) continue;
     const auto [t, c] = LaunchOf(g, i);
     const HostThread& thread = g.threads[t];
     const HostCall& call = thread.calls[c];
     if (call.launches.size() != 1) continue;  // the call launches more than this op
-    edit->call_cost[{t, c}] = 0;
     const int64_t from = c == 0 ? g.window.start_ns : thread.calls[c - 1].end_ns;
-    const int64_t per_op_from = std::max(from, call.start_ns - kMaxPerOpHostNs);
-    if (call.start_ns > per_op_from) per_op_host[thread.thread_id].push_back({per_op_from, call.start_ns});
+    per_op.push_back(std::max<int64_t>(0, call.start_ns - from));
+    if (i == keep) continue;
+    edit->call_cost[{t, c}] = 0;
+    if (call.start_ns > from) dropped.push_back({thread.thread_id, from, call.start_ns});
+  }
+  const int64_t typical = stats::Median(per_op);
+  const auto limit = std::max<int64_t>(kMaxPerOpHostNs, static_cast<int64_t>(kPerOpSpread * static_cast<double>(typical)));
+  std::map<uint32_t, std::vector<Interval>> per_op_host;
+  for (const Dropped& d : dropped) {
+    const int64_t removed = d.to - d.from <= limit ? d.to - d.from : std::min(d.to - d.from, typical);
+    if (removed > 0) per_op_host[d.thread_id].push_back({d.to - removed, d.to});
   }
   StepEdit gaps;
   for (auto& [tid, spans] : per_op_host) gaps.removed_host[tid] = IntervalSet::Union(std::move(spans));

@@ -4,6 +4,7 @@
 #include "analysis/attention_pattern.h"
 #include "analysis/kernel_classes.h"
 #include "analysis/kernel_classifier.h"
+#include "analysis/kernel_composition.h"
 #include "analysis/replay/edits/edits.h"
 
 namespace gpuspy::analysis::replay {
@@ -46,7 +47,9 @@ std::optional<Fix> ElementwiseFusionFix(const StepContext& ctx, const StepGraph&
       }
       std::vector<int> chain;
       int64_t chain_ns = 0;
-      for (; i < stream.size() && IsUnfusedMemoryPass(ctx, g.ops[stream[i]]); ++i) {
+      for (; i < stream.size() && IsUnfusedMemoryPass(ctx, g.ops[stream[i]]) &&
+             (chain.empty() || ContinuesChain(g.ops[chain.back()].kernel->name, g.ops[stream[i]].kernel->name));
+           ++i) {
         chain.push_back(stream[i]);
         chain_ns += g.ops[stream[i]].duration_ns();
       }

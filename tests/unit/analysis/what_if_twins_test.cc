@@ -253,6 +253,88 @@ INSTANTIATE_TEST_SUITE_P(
              (info.param.slow_rank >= 0 ? "_slow" + std::to_string(info.param.slow_rank) : "");
     });
 
+// The what-if shapes (tools/replay/shape_bodies.h): fixes that remove host work as well as the
+// GPU idle after it (empty_cache()'s sync, frees and re-mallocs; a per-step .item() before CPU
+// metrics; per-parameter gradient clipping's launches and Python), each with a near miss where
+// the host work stays in the fixed twin. A fixed twin without a per-step sync lets its host run
+// ahead of the GPU, so its step markers measure the host alone: a step's time here is the
+// spacing of the steps' completions (the later of the host's step end and its GPU work's end),
+// the loop's throughput, for both runs.
+struct ShapeCase {
+  Scenario scenario;
+  std::string finding;  // the finding whose fix the twin applies
+  bool primary;         // and that finding must be the step's primary (not on the near misses)
+};
+
+std::vector<int64_t> StepCompletions(const synthetic::SyntheticRank& rank) {
+  std::vector<int64_t> out;
+  for (const EventColumns& step : rank.steps) {
+    int64_t done = 0;
+    for (const NvtxRangeEvent& r : step.nvtx_ranges) done = std::max(done, r.end_ns);
+    for (const KernelEvent& k : step.kernels) done = std::max(done, k.end_ns);
+    for (const MemcpyEvent& m : step.memcpys) done = std::max(done, m.end_ns);
+    for (const MemsetEvent& m : step.memsets) done = std::max(done, m.end_ns);
+    out.push_back(done);
+  }
+  return out;
+}
+
+// The median spacing of completions over the steady steps (warm-up and the first step after it,
+// which drains warm-up's backlog, left out).
+int64_t ThroughputStepNs(const synthetic::SyntheticRank& rank, int warmup_steps) {
+  const std::vector<int64_t> done = StepCompletions(rank);
+  std::vector<int64_t> spacing;
+  for (size_t i = static_cast<size_t>(warmup_steps) + 2; i < done.size(); ++i) {
+    spacing.push_back(done[i] - done[i - 1]);
+  }
+  return stats::Median(spacing);
+}
+
+class WhatIfShapes : public ::testing::TestWithParam<ShapeCase> {};
+
+TEST_P(WhatIfShapes, PredictedGainMatchesTheFixedTwinIncludingTheHostWorkItRemoves) {
+  const ShapeCase c = GetParam();
+  synthetic::SyntheticOptions o = Options(c.scenario, false);
+  o.steps = 10;
+  const synthetic::SyntheticRank before_rank = synthetic::GenerateRank(o, 0);
+  o.fixed = true;
+  const synthetic::SyntheticRank after_rank = synthetic::GenerateRank(o, 0);
+  const int64_t measured =
+      ThroughputStepNs(before_rank, o.warmup_steps) - ThroughputStepNs(after_rank, o.warmup_steps);
+  std::vector<int64_t> predicted;
+  for (const StepAnalysis& s : Analyze(before_rank)) {
+    if (!s.report.steady_state()) continue;
+    ASSERT_TRUE(s.report.replay().available()) << s.report.replay().unavailable_reason();
+    const v1::Finding* f = FindingOf(s.report, c.finding);
+    ASSERT_NE(f, nullptr) << c.finding << " missing in step " << s.report.step().number();
+    ASSERT_TRUE(f->has_what_if());
+    predicted.push_back(f->lost_ns());
+    if (c.primary) {
+      EXPECT_EQ(DetectorName(s.report.primary_bottleneck()), c.finding);
+    }
+  }
+  ASSERT_FALSE(predicted.empty());
+  const int64_t median_predicted = stats::Median(predicted);
+  std::printf("%s (%s): predicted %.2f ms, measured %.2f ms\n",
+              synthetic::ScenarioName(c.scenario).c_str(), c.finding.c_str(),
+              median_predicted / 1e6, measured / 1e6);
+  const double tolerance =
+      std::max<double>(kMaxAbsoluteErrorNs, kMaxRelativeError * static_cast<double>(measured));
+  EXPECT_NEAR(static_cast<double>(median_predicted), static_cast<double>(measured), tolerance)
+      << synthetic::ScenarioName(c.scenario) << ": predicted " << median_predicted / 1e6
+      << " ms, measured " << measured / 1e6 << " ms";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    HostWorkRemoved, WhatIfShapes,
+    ::testing::Values(ShapeCase{Scenario::kEmptyCache, "alloc_churn", true},
+                      ShapeCase{Scenario::kEmptyCacheGc, "alloc_churn", false},
+                      ShapeCase{Scenario::kItemMetrics, "sync_stall", true},
+                      ShapeCase{Scenario::kItemLongMetrics, "sync_stall", false},
+                      ShapeCase{Scenario::kClipPerParam, "launch_storm", true},
+                      ShapeCase{Scenario::kClipPerParamPython, "launch_storm", false}),
+    [](const auto& info) { return synthetic::ScenarioName(info.param.scenario); });
+
 // Every steady step of every single-process scenario replays to its recorded wall time.
 TEST(WhatIfReplay, UneditedReplayReproducesEveryScenarioStep) {
   for (Scenario s : synthetic::AllScenarios()) {

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "analysis/text_form.h"
@@ -21,7 +22,11 @@ enum class Match {
   kTensileInputType,             // a Tensile GEMM whose input data type starts with a marker
   kAny,                          // the name contains a marker
   kAnyInMathKernel,              // ... and is a GEMM/conv kernel
-  kAnyInMathKernelWithoutTcType  // ... and is a GEMM/conv kernel naming no reduced-precision type
+  kAnyInMathKernelWithoutTcType, // ... and is a GEMM/conv kernel naming no reduced-precision type
+  kFunctionIs,                   // the kernel's own function name (no namespace, template
+                                 // arguments or parameters) is a marker
+  kInductorTemplateOf,           // an Inductor template kernel (triton_tem_fused_<ops>_<n>) one of
+                                 // whose ops is a marker
 };
 
 struct Rule {
@@ -33,10 +38,22 @@ struct Rule {
 // Collective communication: NCCL (and AMD's RCCL, Microsoft's MSCCL), NVSHMEM, and DeepEP's
 // expert-parallel all-to-all kernels (deep_ep::intranode::dispatch/combine, internode::…), which
 // run on a side stream beside the experts' GEMMs.
-constexpr absl::string_view kNccl[] = {"nccl", "rccl", "msccl", "nvshmem", "deep_ep", "deepep",
-                                       "intranode::", "internode::"};
+// Low-latency mode is its own namespace (deep_ep::internode_ll::dispatch; the same name in DeepEP's
+// forks, nccl_ep:: and mscclpp::ep::), which "internode::" does not reach.
+constexpr absl::string_view kNccl[] = {"nccl",        "rccl",        "msccl",         "nvshmem",
+                                       "deep_ep",     "deepep",      "intranode::",   "internode::",
+                                       "internode_ll::"};
+// Inductor's GEMM templates (max-autotune) are named after the ATen ops they compute, with the
+// ops fused into their prologue and epilogue: "triton_tem_fused_mm_0", "triton_tem_fused_addmm_1",
+// "triton_tem_fused_bmm_7", "triton_tem_fused__to_copy_addmm_gelu_t_view_9",
+// "triton_tem_fused__to_copy_convolution_repeat_unsqueeze_view_2". They are tl.dot loops, MMA on
+// tensor cores for the bf16/fp16/fp8 inputs training runs them with (an FP32 template without
+// TF32 would be FMA: its name cannot say so). Other templates (flex_attention, or
+// "triton_tem_fused_0" when Inductor's descriptive names are off) stay Triton kernels.
+constexpr absl::string_view kInductorGemmOps[] = {"mm", "addmm", "bmm", "baddbmm", "convolution"};
 // torch.compile's Inductor names its Triton kernels triton_{poi,per,red,tem}_fused_...; older
-// Triton "triton__0d1d2d". Each is already a fusion of several ops.
+// Triton "triton__0d1d2d". Each is already a fusion of several ops (its GEMM templates are
+// GEMMs first: kInductorGemmOps).
 constexpr absl::string_view kTritonPrefix[] = {"triton"};
 // Fused attention: flash-attention (flash_fwd_kernel, flash_bwd_*, FA3 flash::FlashAttnFwdSm90),
 // PyTorch's mem-efficient kernels (fmha_cutlassF/B, AttentionKernel), xformers
@@ -62,9 +79,39 @@ constexpr absl::string_view kTensileFp32Inputs[] = {"s", "d", "c", "z"};
 // cuBLAS 12's Hopper GEMMs are "nvjet_…" kernels. On AMD GPUs the matrix cores are MFMA
 // ("mfma"); Composable Kernel and MIOpen name their MFMA kernels "xdl"/"xdlops"
 // ("kernel_gemm_xdl_cshuffle_v3", "gridwise_convolution_implicit_gemm_v4r4_xdlops").
+// Composable Kernel's grouped GEMMs end in "xdl" ("kernel_grouped_gemm_xdl<…>",
+// include/ck/tensor_operation/gpu/device/impl/device_grouped_gemm_xdl.hpp), hence "gemm_xdl".
 constexpr absl::string_view kTensorCoreMarkers[] = {
-    "hmma", "wgmma", "gmma",   "tensorop", "xmma", "s1688", "s16816", "h1688",
-    "h16816", "i8816", "h884", "s884",     "nvjet", "mfma", "xdlops", "_xdl_"};
+    "hmma",  "wgmma", "gmma", "tensorop", "xmma",   "s1688", "s16816",  "h1688",   "h16816",
+    "i8816", "h884",  "s884", "nvjet",    "mfma",   "xdlops", "_xdl_",  "gemm_xdl"};
+// Small setup kernels that grouped (MoE) GEMM libraries launch before the GEMM: one block writes
+// the per-expert pointer, shape and stride arrays. Their names and template arguments say "gemm"
+// and bf16/fp8, yet they do no math; counted as GEMMs they would inflate the GEMM share.
+// PyTorch's torch._grouped_mm (aten/src/ATen/native/cuda/GroupMMCommon.cuh), vLLM's and SGLang's
+// CUTLASS MoE (csrc/quantization/cutlass_w8a8/moe/get_group_starts.cuh), tgale96/grouped_gemm
+// (csrc/fill_arguments.cuh, whose template argument is CUTLASS's GemmGrouped<…>::Arguments; and
+// in csrc/grouped_gemm.cu the k=0 workarounds IgnoreK0Problems and ZeroOutK0Outputs, a zero fill).
+constexpr absl::string_view kGemmSetup[] = {"prepare_grouped_gemm_data", "get_group_gemm_starts",
+                                            "fillarguments", "ignorek0problems",
+                                            "zerooutk0outputs"};
+// MoE and quantised GEMM kernels whose own names carry no GEMM word:
+// - Marlin's mixed-precision GEMMs (mma.sync on tensor cores): vLLM's marlin::Marlin<…> and
+//   marlin_moe_wna16::Marlin<…> (csrc/quantization/gptq_marlin/marlin_template.h,
+//   csrc/moe/marlin_moe_wna16/marlin_template.h), the 2:4 sparse marlin_24::Marlin_24<…>; not
+//   gptq_marlin_repack_kernel / awq_marlin_repack_kernel, which only reorder weights once.
+// - vLLM's and SGLang's Triton MoE GEMMs, named by their Python functions in traces
+//   (vllm/model_executor/layers/fused_moe/fused_moe.py, fused_batched_moe.py;
+//   sglang/srt/layers/moe/fused_moe_triton/fused_moe_triton_kernels.py): tl.dot over bf16/fp16/
+//   fp8/int8 operands, MMA on tensor cores from Ampere on.
+constexpr absl::string_view kNamedMoeGemms[] = {"marlin", "marlin_24", "fused_moe_kernel",
+                                                "fused_moe_kernel_gptq_awq",
+                                                "batched_triton_kernel"};
+// DeepGEMM kernels (deepseek-ai/DeepGEMM, deep_gemm/include/deep_gemm/impls/) whose only GEMM
+// word is their namespace, which no longer counts (IsMathKernel): the fused MoE layer
+// (sm100_fp8_fp4_mega_moe_impl, sm100_bf16_mega_moe_impl: dispatch, two grouped GEMMs and combine
+// in one kernel, its time mostly UMMA) and the indexer's FP8 logits GEMMs (sm90_fp8_mqa_logits,
+// sm100_mqa_logits, the paged variants).
+constexpr absl::string_view kDeepGemmMath[] = {"_mega_moe_impl", "_mqa_logits"};
 // Reduced-precision types only imply tensor cores inside GEMM/conv kernels (an elementwise
 // "cast_bf16" kernel does not use them).
 // CUTLASS 3 GEMMs (`cutlass::device_kernel<…GemmUniversal…>`, grouped and FP8 GEMMs) name
@@ -91,12 +138,17 @@ constexpr absl::string_view kMemoryBound[] = {
     "cross_entropy"};
 
 // The one table: first matching rule wins, so order encodes precedence (NCCL kernels that
-// mention "reduce", Triton kernels that name fused ops, attention kernels built from GEMMs,
-// explicit SIMT markers inside "xmma" names).
+// mention "reduce", Inductor's GEMM templates before its other Triton kernels, Triton kernels that
+// name fused ops, attention kernels built from GEMMs, GEMM setup kernels before the type rules
+// their template arguments would match, explicit SIMT markers inside "xmma" names).
 constexpr Rule kRules[] = {
     {KernelClass::kCommunication, Match::kAny, kNccl},
+    {KernelClass::kTensorCoreMath, Match::kInductorTemplateOf, kInductorGemmOps},
     {KernelClass::kTriton, Match::kPrefix, kTritonPrefix},
     {KernelClass::kFusedAttention, Match::kAny, kAttention},
+    {KernelClass::kOther, Match::kFunctionIs, kGemmSetup},
+    {KernelClass::kTensorCoreMath, Match::kFunctionIs, kNamedMoeGemms},
+    {KernelClass::kTensorCoreMath, Match::kAny, kDeepGemmMath},
     {KernelClass::kSimtFp32Gemm, Match::kAnyInMathKernelWithoutTcType, kExplicitSimt},
     {KernelClass::kTensorCoreMath, Match::kTensileInputType, kTensileReducedInputs},
     {KernelClass::kSimtFp32Gemm, Match::kTensileInputType, kTensileFp32Inputs},
@@ -117,11 +169,53 @@ bool ContainsAny(absl::string_view text, absl::Span<const absl::string_view> nee
   return false;
 }
 
-// A GEMM/conv kernel by name; "conv" inside "convert" (dtype conversion kernels) is not one.
+// A GEMM/conv kernel by name; "conv" inside "convert" (dtype conversion kernels) is not one, nor
+// is a math word that ends a namespace ("deep_gemm::", "grouped_gemm::", "cutlass::gemm::"):
+// those libraries' layout and setup kernels live there too (DeepGEMM's FP8 scale-factor layout
+// kernels deep_gemm::transpose_fp32 and pack_fp32_into_ue8m0 were FP32 GEMMs by their "fp32";
+// vLLM's machete::prepack_B_kernel<…cutlass::gemm::…> a bf16 one).
 bool IsMathKernel(absl::string_view lower) {
   for (absl::string_view n : kMathKernels) {
     for (size_t pos = lower.find(n); pos != absl::string_view::npos; pos = lower.find(n, pos + 1)) {
-      if (n != "conv" || !absl::StartsWith(lower.substr(pos), "convert")) return true;
+      const absl::string_view from = lower.substr(pos);
+      if (absl::StartsWith(from.substr(n.size()), "::")) continue;
+      if (n != "conv" || !absl::StartsWith(from, "convert")) return true;
+    }
+  }
+  return false;
+}
+
+// The kernel's own function name: "void marlin::Marlin<…>(int4 const*, …)" -> "marlin",
+// "fused_moe_kernel" -> itself, "void (anonymous namespace)::softmax_warp_forward<…>(…)" ->
+// "softmax_warp_forward".
+absl::string_view FunctionName(absl::string_view lower) {
+  constexpr absl::string_view kAnonymous = "(anonymous namespace)::";
+  if (absl::StartsWith(lower, "void ")) lower.remove_prefix(5);
+  while (absl::StartsWith(lower, kAnonymous)) lower.remove_prefix(kAnonymous.size());
+  size_t end = 0;
+  while (end < lower.size() && lower[end] != '<' && lower[end] != '(') {
+    if (lower.substr(end, kAnonymous.size()) == kAnonymous) {
+      end += kAnonymous.size();
+    } else {
+      ++end;
+    }
+  }
+  absl::string_view head = lower.substr(0, end);
+  if (const size_t colon = head.rfind("::"); colon != absl::string_view::npos) {
+    head.remove_prefix(colon + 2);
+  }
+  return head;
+}
+
+// The ops an Inductor template kernel computes: "triton_tem_fused__to_copy_addmm_gelu_0" ->
+// {"", "to", "copy", "addmm", "gelu", "0"}; none for any other name.
+bool InductorTemplateComputes(absl::string_view lower,
+                              absl::Span<const absl::string_view> ops) {
+  constexpr absl::string_view kTemplatePrefix = "triton_tem_fused_";
+  if (!absl::StartsWith(lower, kTemplatePrefix)) return false;
+  for (absl::string_view op : absl::StrSplit(lower.substr(kTemplatePrefix.size()), '_')) {
+    for (absl::string_view m : ops) {
+      if (op == m) return true;
     }
   }
   return false;
@@ -162,6 +256,15 @@ bool Matches(const Rule& r, absl::string_view lower) {
     case Match::kAnyInMathKernelWithoutTcType:
       return IsMathKernel(lower) && ContainsAny(lower, r.markers) &&
              !ContainsAny(lower, kTensorCoreTypes);
+    case Match::kFunctionIs: {
+      const absl::string_view function = FunctionName(lower);
+      for (absl::string_view m : r.markers) {
+        if (function == m) return true;
+      }
+      return false;
+    }
+    case Match::kInductorTemplateOf:
+      return InductorTemplateComputes(lower, r.markers);
   }
   return false;
 }

@@ -10,12 +10,13 @@ namespace gpuspy::analysis {
 
 enum class KernelClass {
   kOther,
-  kTensorCoreMath,   // GEMM/conv on tensor cores: hmma, wgmma, h884, s1688, tensorop, xmma, gmma
+  kTensorCoreMath,   // GEMM/conv on tensor cores: hmma, wgmma, h884, s1688, tensorop, xmma, gmma;
+                     // MoE GEMMs (DeepGEMM, Marlin, Triton fused_moe), Inductor GEMM templates
   kSimtFp32Gemm,     // FP32 GEMM/conv on CUDA cores: sgemm/scudnn without a tensor-core marker
   kCommunication,    // NCCL collectives
   kFusedAttention,   // flash-attention, PyTorch SDPA (flash / mem-efficient), cuDNN attention
   kMemoryBound,      // elementwise, norm, softmax, reduction, copy-like: a memory pass each
-  kTriton,           // torch.compile/Triton kernels: already fused, not "unfused elementwise"
+  kTriton,           // torch.compile/Triton fusions: already fused, not "unfused elementwise"
 };
 
 KernelClass ClassifyKernel(std::string_view name);

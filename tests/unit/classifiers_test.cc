@@ -1,11 +1,15 @@
 // Kernel and API classification by name.
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "analysis/api_classifier.h"
 #include "analysis/kernel_classifier.h"
+#include "analysis/kernel_composition.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -142,7 +146,8 @@ constexpr NamedKernel kRealKernels[] = {
     {"triton_poi_fused_add_cos_sin_0", KernelClass::kTriton},
     {"triton_per_fused_native_layer_norm_0", KernelClass::kTriton},
     {"triton_red_fused__softmax_1", KernelClass::kTriton},
-    {"triton_tem_fused_mm_2", KernelClass::kTriton},
+    // Inductor's GEMM template: a GEMM, not a fusion (InductorGemmTemplatesAre… below).
+    {"triton_tem_fused_mm_2", KernelClass::kTensorCoreMath},
     {"triton__0d1d2d3de4e", KernelClass::kTriton},
     // --- memory-bound: elementwise, norm, softmax, dropout, reduction, copy-like ---
     {"void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, "
@@ -363,6 +368,204 @@ TEST(KernelClassifier, AmdKernelsGetTheirClass) {
   EXPECT_EQ(ClassifyKernel("Cijk_Ailk"), KernelClass::kOther);
   EXPECT_EQ(ClassifyKernel("void at::native::copy_kernel_float_to_half"), KernelClass::kMemoryBound);
   EXPECT_EQ(ClassifyKernel("rccl_AllReduce_RING_LL_Sum_bf16"), KernelClass::kCommunication);
+}
+
+// MoE GEMMs (issue 45). The first three names are copied from deepseek-ai/profile-data's
+// train.json (an H800 DeepSeek-V3 training profile: EP64, DeepEP, FP8 grouped GEMMs); the others
+// are what Kineto prints for the named kernels of each library, their function names and
+// namespaces as in the source file cited, template arguments shortened.
+TEST(KernelClassifier, MoeGroupedAndQuantisedGemmsAreTensorCoreMath) {
+  for (const char* name : {
+           "void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel>("
+           "dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel::Params)",
+           "void cutlass::device_kernel<dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel>("
+           "dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel::Params)",
+           "sm90_xmma_gemm_bf16f32_bf16f32_f32_nt_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+           "segment_k_off_kernel__5x_cublas",
+           // DeepGEMM (deep_gemm/include/deep_gemm/impls/*.cuh), JIT-compiled per shape.
+           "void deep_gemm::sm90_fp8_gemm_1d2d_impl<(cute::UMMA::Major)0, 0u, 4096u, 7168u, 8u, "
+           "128u, 128u, 128u, (deep_gemm::GemmType)1, __nv_bfloat16>(float*, int*, unsigned int)",
+           "void deep_gemm::sm100_fp8_fp4_gemm_1d1d_impl<(cute::UMMA::Major)0, 0u, 4096u>(int*)",
+           "void deep_gemm::sm90_bf16_gemm_impl<(cute::UMMA::Major)0, 0u, 4096u, 7168u>(int*)",
+           "void deep_gemm::fp8_gemm_kernel<4096u, 7168u, 128u, 128u, 128u, 8u, 5u, "
+           "(deep_gemm::GemmType)1>(__nv_bfloat16*, float*, int*, unsigned int)",
+           "void deep_gemm::sm100_fp8_fp4_mega_moe_impl<7168u, 2048u, 256u>(void*, float*, int*)",
+           "void deep_gemm::sm90_fp8_mqa_logits<64u, 128u>(unsigned int, unsigned int, float*)",
+           // CUTLASS 2 grouped GEMM (tgale96/grouped_gemm csrc/grouped_gemm.cu: GemmGrouped).
+           "void cutlass::Kernel<cutlass::gemm::kernel::GemmGrouped<cutlass::gemm::threadblock::"
+           "MmaMultistage<cutlass::gemm::GemmShape<128, 128, 32>, cutlass::bfloat16_t, "
+           "cutlass::arch::OpClassTensorOp> > >(cutlass::gemm::kernel::GemmGrouped<>::Params)",
+           // CUTLASS 3 grouped GEMM of torch._grouped_mm (aten/src/ATen/native/cuda/GroupMM.cu).
+           "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::"
+           "GroupProblemShape<cute::tuple<int, int, int> >, cutlass::gemm::collective::CollectiveMma<"
+           "cutlass::gemm::MainloopSm90ArrayTmaGmmaWarpSpecializedCooperative<4>, "
+           "cutlass::bfloat16_t> > >(T1::Params)",
+           // Kineto leaves names over its kMaxSymbolSize mangled (pytorch/kineto PR #1142 quotes
+           // this FP8 grouped GEMM, torch._scaled_grouped_mm's): the markers still show through.
+           "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalINS1_17GroupProblemShapeIN4cute5"
+           "tupleIJlllEEEEENS1_10collective13CollectiveMmaINS1_39MainloopSm90ArrayTmaGmmaWarpSpecialized"
+           "ILi12ENS6_IJNS5_1CILi2EEENSC_ILi1EEESE_EEENS1_55KernelPtrArrayTmaWarpSpecializedCooperative"
+           "FP8FastAccumEEENS6_IJNSC_ILi128EEENSC_ILi16EEESI_EEENS_12float_e4m3_tEPNS6_IJlSE_NSC_ILi0EE"
+           "EEEESL_SO_NS5_8TiledMMAINS5_8MMA_AtomIJNS5_4SM904GMMA30MMA_64x16x32_F32E4M3E4M3_SS_TN",
+           // Marlin (vLLM csrc/quantization/gptq_marlin/marlin_template.h, csrc/moe/
+           // marlin_moe_wna16/marlin_template.h, csrc/quantization/marlin/sparse/; the original
+           // IST-DASLab kernel had no namespace).
+           "void marlin::Marlin<(vllm::ScalarTypeId)5, (vllm::ScalarTypeId)3, 256, 1, 8, 8, true, "
+           "4, 8, false>(int4 const*, int4 const*, int4*, int4*, int4 const*, int, int, int, int*)",
+           "void marlin_moe_wna16::Marlin<(vllm::ScalarTypeId)5, 256, 1, 8, 8, true, 4, 8, false>("
+           "int4 const*, int4 const*, int4*, int4*, int const*, float const*, int, int, int)",
+           "void Marlin<256, 1, 8, 8, 4, 8>(int4 const*, int4 const*, int4*, int4 const*, int, int)",
+           "void marlin_24::Marlin_24<4, 256, 1, 8, 8, 4, -1>(int4 const*, int4 const*, int4*, int)",
+           // Triton MoE GEMMs, named by their Python functions: vLLM
+           // (vllm/model_executor/layers/fused_moe/fused_moe.py, fused_batched_moe.py), SGLang
+           // (sglang/srt/layers/moe/fused_moe_triton/fused_moe_triton_kernels.py), and
+           // triton_kernels' matmul_ogs (its repr: base name, layouts, dtypes, blocks).
+           "fused_moe_kernel", "fused_moe_kernel_gptq_awq", "batched_triton_kernel",
+           "_matmul_ogs_NNT_bf16xbf16xmxfp4_128x256x64x1",
+           "_p_matmul_ogs_NNT_bf16xfp8e4nvxmxfp4_128x256x128x1",
+           // Composable Kernel's grouped GEMMs (device_grouped_gemm_xdl.hpp,
+           // device_grouped_gemm_xdl_fixed_nk.hpp), also as a name without its template.
+           "void ck::kernel_grouped_gemm_xdl<ck::GridwiseGemmMultipleD_xdl_cshuffle<ck::bhalf_t> >("
+           "void const*, int)",
+           "kernel_grouped_gemm_xdl_fixed_nk", "kernel_grouped_gemm_xdl"}) {
+    EXPECT_EQ(KernelClassName(ClassifyKernel(name)), "gemm_tc") << name;
+  }
+}
+
+// Near misses of the MoE GEMM rules: what runs beside the experts' GEMMs and names GEMMs or
+// low-precision types without doing GEMM math.
+TEST(KernelClassifier, MoeRoutingSetupAndLayoutKernelsAreNoGemms) {
+  // One-block setup kernels that fill a grouped GEMM's pointer and shape arrays: PyTorch's
+  // torch._grouped_mm (GroupMMCommon.cuh), vLLM's CUTLASS MoE (get_group_starts.cuh),
+  // tgale96/grouped_gemm (fill_arguments.cuh, templated on GemmGrouped<…>::Arguments).
+  for (const char* name :
+       {"void at::cuda::detail::prepare_grouped_gemm_data<cutlass::bfloat16_t, cutlass::bfloat16_t, "
+        "cutlass::bfloat16_t, float, cute::tuple<int, int, int> >(cutlass::bfloat16_t*, float*)",
+        "void get_group_gemm_starts<cutlass::float_e4m3_t, cutlass::bfloat16_t, float>(long*, "
+        "cutlass::float_e4m3_t**, cutlass::bfloat16_t**, float**)",
+        "void grouped_gemm::FillArguments<false, cutlass::bfloat16_t, cutlass::bfloat16_t, "
+        "cutlass::gemm::kernel::GemmGrouped<cutlass::bfloat16_t>::Arguments>(int, long const*)",
+        "void grouped_gemm::IgnoreK0Problems<>(int, cutlass::gemm::kernel::GemmGrouped<"
+        "cutlass::bfloat16_t>::Arguments)"}) {
+    EXPECT_EQ(ClassifyKernel(name), KernelClass::kOther) << name;
+  }
+  // Layout kernels in GEMM libraries' namespaces: DeepGEMM's scale-factor transposes (smxx_layout
+  // .cuh) were FP32 GEMMs by their "fp32", Machete's weight prepack a bf16 one.
+  EXPECT_EQ(ClassifyKernel("void deep_gemm::transpose_fp32<128u, 64u, 4u>(float const*, float*, "
+                           "unsigned int)"),
+            KernelClass::kMemoryBound);
+  EXPECT_EQ(ClassifyKernel("void deep_gemm::transpose_and_pack_fp32_into_ue8m0<128u, 32u, 4u>("
+                           "float*, unsigned int*, unsigned int, unsigned int const*, unsigned int)"),
+            KernelClass::kMemoryBound);
+  EXPECT_FALSE(IsGemmClass(ClassifyKernel(
+      "void deep_gemm::pack_fp32_into_ue8m0<128u, 4u>(float*, unsigned int*, unsigned int*)")));
+  EXPECT_FALSE(IsGemmClass(ClassifyKernel(
+      "void machete::prepack_B_kernel<128, machete::PrepackedLayoutBTemplate<cutlass::bfloat16_t, "
+      "cutlass::uint4b_t, cutlass::gemm::KernelTmaWarpSpecializedCooperative> >(cutlass::uint4b_t*)")));
+  // Marlin's weight repacks and helpers: not the function named Marlin.
+  for (const char* name :
+       {"void marlin::gptq_marlin_repack_kernel<256, 4, false>(unsigned int const*, unsigned int*)",
+        "void marlin::awq_marlin_repack_kernel<256, 4>(unsigned int const*, unsigned int*, int)",
+        "marlin_int4_fp8_preprocess_kernel_without_zp"}) {
+    EXPECT_FALSE(IsGemmClass(ClassifyKernel(name))) << name;
+  }
+  // Token routing: memory-bound or small, never GEMM (vLLM csrc/moe/).
+  for (const char* name :
+       {"void vllm::moe::moe_align_block_size_kernel<int>(int const*, int*, int*, int*, int, int)",
+        "void vllm::moe::topkGatingSoftmax<8, 128, 4, 16, int>(float const*, bool const*, float*)",
+        "void vllm::moe::moe_sum_kernel<c10::BFloat16, 2>(c10::BFloat16*, c10::BFloat16 const*, int)",
+        // vLLM's inlined @triton.jit helper (never a kernel of its own) and a made-up name one
+        // word off fused_moe_kernel.
+        "moe_mmk", "fused_moe_lora_helper",
+        // train.json: DeepSeek's FP8 casts and its grouped GEMM library's own transpose.
+        "void dpsk::grouped_gemm::cuda::utils::transpose<512, 128, 4, 4>(unsigned char const*, "
+        "unsigned char*, int, int, int, int)",
+        "void cuda::per_token_cast_to_fp8_with_channels<__nv_bfloat16, 128, false, 128, false>("
+        "__nv_bfloat16 const*, int, unsigned char*, float*, int, int, int, int, bool, float, "
+        "__nv_fp8_interpretation_t)"}) {
+    EXPECT_FALSE(IsGemmClass(ClassifyKernel(name))) << name;
+  }
+  // cuBLAS's split-K reduction names bf16 but is a reduction pass.
+  EXPECT_EQ(ClassifyKernel("void splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, "
+                           "__nv_bfloat16, true, false, false>(cublasSplitKParams<float>, float "
+                           "const*, __nv_bfloat16 const*, __nv_bfloat16*)"),
+            KernelClass::kMemoryBound);
+}
+
+// DeepEP's all-to-all in every mode stays communication beside the GEMMs it feeds: normal mode
+// (train.json's internal build: dpsk::ep::internode), and low-latency mode, its own namespace
+// (deep_ep csrc/kernels/internode_ll.cu).
+TEST(KernelClassifier, DeepEpDispatchAndCombineStayCommunication) {
+  for (const char* name :
+       {"void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*, "
+        "bool const*, int4 const*, float const*)",
+        "void dpsk::ep::internode::dispatch<false, 8, true, 8>(int4*, float*, long*, float*)",
+        "void deep_ep::internode_ll::dispatch<false, 8, 7168>(void*, float*, int*)",
+        "void nccl_ep::internode_ll::combine<false, 8, 7168>(void*, float*, int*)"}) {
+    EXPECT_EQ(ClassifyKernel(name), KernelClass::kCommunication) << name;
+  }
+}
+
+// Inductor's max-autotune GEMM templates are GEMMs; its pointwise/reduction kernels, and
+// templates that compute no GEMM, stay fused Triton kernels (which unfused_elementwise never
+// counts as a fusion opportunity: it reads only the memory-bound class).
+TEST(KernelClassifier, InductorGemmTemplatesAreGemmsItsFusionsStayTriton) {
+  for (const char* name :
+       {"triton_tem_fused_mm_2", "triton_tem_fused_addmm_1", "triton_tem_fused_bmm_7",
+        "triton_tem_fused__to_copy_addmm_gelu_t_view_9",
+        "triton_tem_fused__to_copy_convolution_repeat_unsqueeze_view_2"}) {
+    EXPECT_EQ(ClassifyKernel(name), KernelClass::kTensorCoreMath) << name;
+  }
+  for (const char* name :
+       {"triton_tem_fused_flex_attention_0", "triton_tem_fused_0", "triton_poi_fused_mm_0",
+        "triton_per_fused_addmm_native_layer_norm_0", "triton_red_fused__softmax_1",
+        // Made up: an op that contains "mm" is not the op mm.
+        "triton_tem_fused_commit_0"}) {
+    EXPECT_EQ(ClassifyKernel(name), KernelClass::kTriton) << name;
+  }
+}
+
+// A synthetic MoE step (1 ms of kernels) through the step report's own path (ClassifiedKernels,
+// KernelComposition): grouped FP8 GEMMs, Marlin and Triton MoE GEMMs and an Inductor template
+// are 55 %, DeepEP 40 %. Before the MoE rules this step read gemm_tc 31 % (the DeepGEMM kernel and
+// a setup kernel), "other" 20 %, "triton" 5 % and a 2 % "gemm_fp32" that was a transpose.
+TEST(KernelComposition, MoeStepCountsItsExpertGemmsAsGemmTime) {
+  constexpr int64_t kUs = 1000;
+  const std::vector<std::pair<const char*, int64_t>> step = {
+      {"void deep_gemm::sm90_fp8_gemm_1d2d_impl<(cute::UMMA::Major)0, 0u, 4096u, 7168u, 8u>(float*)",
+       300},
+      {"void marlin_moe_wna16::Marlin<(vllm::ScalarTypeId)5, 256, 1, 8, 8, true, 4, 8, false>(int)",
+       100},
+      {"fused_moe_kernel", 100},
+      {"triton_tem_fused_mm_0", 50},
+      {"void deep_ep::internode_ll::dispatch<false, 8, 7168>(void*, float*, int*)", 200},
+      {"void deep_ep::internode_ll::combine<false, 8, 7168>(void*, float*, int*)", 200},
+      {"void deep_gemm::transpose_fp32<128u, 64u, 4u>(float const*, float*, unsigned int)", 20},
+      {"void vllm::moe::topkGatingSoftmax<8, 128, 4, 16, int>(float const*, float*)", 10},
+      {"void at::cuda::detail::prepare_grouped_gemm_data<cutlass::bfloat16_t>(float*)", 10},
+      {"void vllm::moe::moe_align_block_size_kernel<int>(int const*, int*, int)", 10},
+  };
+  StringTable strings;
+  EventColumns events;
+  int64_t at = 0;
+  for (const auto& [name, us] : step) {
+    KernelEvent& k = events.kernels.emplace_back();
+    k.name = strings.Intern(name);
+    k.start_ns = at;
+    k.end_ns = at + us * kUs;
+    at = k.end_ns;
+  }
+  KernelClasses classes;
+  const std::vector<v1::KernelClassTime> shares =
+      KernelComposition(ClassifiedKernels(events, strings, {0, at}, classes));
+  std::map<std::string, double> share_of;
+  for (const v1::KernelClassTime& c : shares) share_of[c.kernel_class()] = c.share();
+  EXPECT_DOUBLE_EQ(share_of["gemm_tc"], 0.55);
+  EXPECT_DOUBLE_EQ(share_of["comm"], 0.40);
+  EXPECT_DOUBLE_EQ(share_of["elementwise"], 0.03);
+  EXPECT_DOUBLE_EQ(share_of["other"], 0.02);
+  EXPECT_EQ(share_of.count("gemm_fp32"), 0u);
+  EXPECT_EQ(share_of.count("triton"), 0u);
 }
 
 // Kineto on ROCm records the HIP runtime, which mirrors CUDA's one to one: the same rules.

@@ -30,7 +30,9 @@ std::vector<CallSiteCount> CallSitesOf(const EventColumns& ev, const StringTable
     c.site = std::string(strings.Get(ref));
     out.push_back(std::move(c));
   }
-  std::sort(out.begin(), out.end(), [](const CallSiteCount& a, const CallSiteCount& b) {
+  const bool by_bytes = static_cast<bool>(bytes_of);
+  std::sort(out.begin(), out.end(), [by_bytes](const CallSiteCount& a, const CallSiteCount& b) {
+    if (by_bytes && a.bytes != b.bytes) return a.bytes > b.bytes;
     if (a.calls != b.calls) return a.calls > b.calls;
     if (a.call_ns != b.call_ns) return a.call_ns > b.call_ns;
     return a.site < b.site;

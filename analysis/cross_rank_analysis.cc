@@ -64,9 +64,12 @@ double BusBandwidthGbps(const StepCollective& c, const CollectiveTiming& x, cons
 }
 
 // A collective that took far longer than its best while not every rank of its group was
-// captured: the excess is a wait for a rank we cannot see.
+// captured: the excess is a wait for a rank we cannot see. With no peer captured in the step at
+// all (`alone`) nothing says the excess was a wait rather than slower transfers: it stays
+// unattributed, and no peer is blamed for it.
 void AddUncapturedWaits(const StepCollectives& sc, const RankSeries& series,
-                        const absl::flat_hash_map<uint64_t, int64_t>& best, RankStepTiming* t) {
+                        const absl::flat_hash_map<uint64_t, int64_t>& best, bool alone,
+                        RankStepTiming* t) {
   for (size_t k = 0; k < sc.ops.size(); ++k) {
     const StepCollective& c = sc.ops[k];
     CollectiveTiming& x = t->timings[k];
@@ -78,6 +81,10 @@ void AddUncapturedWaits(const StepCollectives& sc, const RankSeries& series,
     const int64_t ref = it->second;
     if (x.transfer_ns <= kExcessFactor * ref || x.transfer_ns - ref < kMinExcessNs) continue;
     const int64_t extra = x.transfer_ns - ref;
+    if (alone) {
+      x.unattributed_ns = extra;
+      continue;
+    }
     if (extra > x.wait_ns) x.last_rank = kUncapturedPeer;
     x.wait_ns += extra;
     x.transfer_ns = ref;
@@ -101,7 +108,7 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
   auto* b = report->mutable_breakdown();
   auto* c = report->mutable_comm();
   const Interval window{report->step().start_ns(), report->step().end_ns()};
-  std::vector<Interval> waits;
+  std::vector<Interval> waits, unattributed;
   uint64_t bytes = 0;
   double bus_bytes = 0, bus_ns = 0;
   for (size_t k = 0; k < sc.ops.size(); ++k) {
@@ -112,6 +119,8 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
       waits.push_back({op.start_ns, op.start_ns + x.wait_ns});
       wait_by_late_rank[x.last_rank] += sc.ExposedNs(op.start_ns, op.start_ns + x.wait_ns);
     }
+    // Where it lies in the collective is unknown too: at its start, as a wait would.
+    if (x.unattributed_ns > 0) unattributed.push_back({op.start_ns, op.start_ns + x.unattributed_ns});
     if (const double gbps = BusBandwidthGbps(op, x, series); gbps > 0) {
       bus_bytes += gbps * static_cast<double>(x.transfer_ns);
       bus_ns += static_cast<double>(x.transfer_ns);
@@ -121,6 +130,9 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
   const int64_t wait_ns = wait_set.TotalLength();
   int64_t exposed_wait_ns = 0;
   for (const Interval& w : wait_set.intervals()) exposed_wait_ns += sc.ExposedNs(w.start_ns, w.end_ns);
+  const IntervalSet unattributed_set = IntervalSet::Union(std::move(unattributed)).Clip(window);
+  int64_t exposed_unattributed_ns = 0;
+  for (const Interval& u : unattributed_set.intervals()) exposed_unattributed_ns += sc.ExposedNs(u.start_ns, u.end_ns);
   const int64_t comm_ns = b->communication_ns();
   b->set_comm_wait_ns(std::min(wait_ns, comm_ns));
   b->set_comm_transfer_ns(comm_ns - b->comm_wait_ns());
@@ -134,6 +146,8 @@ std::map<int32_t, int64_t> Summarize(const StepCollectives& sc, const RankStepTi
   c->set_wait_ns(b->comm_wait_ns());
   c->set_exposed_wait_ns(std::min(exposed_wait_ns, b->comm_wait_ns()));
   c->set_transfer_ns(b->comm_transfer_ns());
+  c->set_unattributed_ns(std::min(unattributed_set.TotalLength(), b->comm_transfer_ns()));
+  c->set_exposed_unattributed_ns(std::min(exposed_unattributed_ns, c->unattributed_ns()));
   c->set_exposed_ns(b->exposed_comm_ns());
   c->set_clock_offset_ns(t.clock_offset_ns);
   c->set_bus_bandwidth_gbps(bus_ns > 0 ? bus_bytes / bus_ns : 0);  // bytes/ns = GB/s
@@ -313,7 +327,7 @@ void AnalyzeRanks(const std::vector<RankSeries>& ranks) {
       const StepCollectives& sc = *slots[i].step->collectives;
       if (sc.ops.empty()) continue;
       const RankSeries& series = ranks[slots[i].series];
-      AddUncapturedWaits(sc, series, best, &t[i]);
+      AddUncapturedWaits(sc, series, best, /*alone=*/slots.size() == 1, &t[i]);
       waits[i] = Summarize(sc, t[i], series, rank_of[i], slots.size(), &slots[i].step->report);
     }
     RunCommDetectors(slots, rank_of, waits);

@@ -19,6 +19,34 @@ bool IsGraphLaunchApi(std::string_view raw) {
   return name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch");
 }
 
+// GPU operations in the window with no launch call among `ev`, and the calls in the window that
+// launched recorded GPU work (kMissingLaunchFactor).
+struct LaunchCoverage {
+  uint64_t ops = 0;
+  uint64_t missing = 0;
+  uint64_t own_launches = 0;
+};
+LaunchCoverage CoverageOf(const EventColumns& ev, Interval w) {
+  absl::flat_hash_set<uint64_t> calls, ran;
+  for (const ApiEvent& a : ev.apis) calls.insert(a.correlation_id);
+  LaunchCoverage c;
+  auto add = [&](uint64_t correlation, int64_t start, int64_t end) {
+    if (correlation == 0) return;
+    ran.insert(correlation);
+    if (!InWindow(start, end, w)) return;
+    ++c.ops;
+    if (!calls.contains(correlation)) ++c.missing;
+  };
+  for (const KernelEvent& k : ev.kernels) add(k.correlation_id, k.start_ns, k.end_ns);
+  for (const MemcpyEvent& m : ev.memcpys) add(m.correlation_id, m.start_ns, m.end_ns);
+  for (const MemsetEvent& m : ev.memsets) add(m.correlation_id, m.start_ns, m.end_ns);
+  for (const GraphLaunchEvent& g : ev.graph_launches) ran.insert(g.correlation_id);
+  for (const ApiEvent& a : ev.apis) {
+    if (InWindow(a.start_ns, a.end_ns, w) && ran.contains(a.correlation_id)) ++c.own_launches;
+  }
+  return c;
+}
+
 }  // namespace
 
 void MarkInsufficient(v1::StepReport* report, const std::string& reason) {
@@ -87,6 +115,17 @@ v1::DataQuality AssessDataQuality(const EventColumns& ev, const StringTable& str
                      ? absl::StrCat("no GPU work recorded in the step (", b.api_call_count(),
                                     " CUDA calls, none ran anything on the GPU)")
                      : std::string("no GPU work and no CUDA calls recorded in the step"));
+  }
+
+  // An excerpt: GPU records whose calls are missing from the recording (kMissingLaunchFactor).
+  if (!ev.apis.empty()) {
+    const LaunchCoverage c = CoverageOf(ev, w);
+    if (c.missing >= kMinMissingLaunchOps && c.missing > kMissingLaunchFactor * c.own_launches) {
+      insufficient(absl::StrCat(c.missing, " of the step's ", c.ops, " GPU operations have no launch "
+                                "call in the recording, against ", c.own_launches,
+                                " launches of its own: the step's events were cut (an excerpt of a "
+                                "longer trace, or a sampled one), and what its host did is not there"));
+    }
   }
 
   // Graph launches whose kernels never show up: the node records were not recorded, and the

@@ -24,6 +24,14 @@ inline constexpr double kGraphTailShare = 0.20;
 // began (no launch call recorded for it) runs for at least this share of the step.
 inline constexpr double kMinUnlaunchedShare = 0.05;
 
+// A step whose events were cut: at least kMinMissingLaunchOps of its GPU operations have no
+// launch call anywhere in the recording, more than kMissingLaunchFactor times the launch calls
+// the step itself made of recorded work. A loop whose host runs a step ahead has as many of each
+// (its GPU runs what the step before launched); an excerpt cut from a longer trace, or a sampled
+// one, keeps the GPU records and few of the calls, and nothing in it says what the host did.
+inline constexpr uint64_t kMinMissingLaunchOps = 3;
+inline constexpr uint64_t kMissingLaunchFactor = 4;
+
 // The step's own checks (everything but "first window", which needs the step's place in the
 // series: MarkFirstWindow), and unlaunched_gpu_ns for that one.
 v1::DataQuality AssessDataQuality(const EventColumns& events, const StringTable& strings,

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/idle_attribution.h"
+#include "model/python_frame.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -91,7 +92,8 @@ GapNeighbours CallsAround(const EventColumns& ev, Interval gap) {
 }
 
 std::vector<HostActivity> HostActivityDuring(const EventColumns& ev, const StringTable& strings,
-                                             Interval window, const IntervalSet& gaps, size_t top) {
+                                             Interval window, const IntervalSet& gaps, size_t top,
+                                             HostView view) {
   if (gaps.empty()) return {};
   // The thread each gap waited for: the one whose CUDA call started last before the gap ended.
   std::vector<const ApiEvent*> calls;
@@ -121,12 +123,23 @@ std::vector<HostActivity> HostActivityDuring(const EventColumns& ev, const Strin
   }
 
   absl::flat_hash_map<uint32_t, std::vector<const NvtxRangeEvent*>> ranges_by_thread;
+  // kUserLines: each user-code frame's call site (0: a library's frame, left out).
+  const StringRef python = strings.Find(kPythonFunctionDomain);
+  absl::flat_hash_map<StringRef, std::string> site_of;
+  const auto user_site = [&](StringRef frame) -> const std::string& {
+    auto [it, fresh] = site_of.try_emplace(frame);
+    if (fresh) it->second = UserCallSite(strings.Get(frame));
+    return it->second;
+  };
   for (const NvtxRangeEvent& r : ev.nvtx_ranges) {
-    if (gaps_by_thread.contains(r.thread_id) && IsActivityRange(r, strings, window)) {
-      ranges_by_thread[r.thread_id].push_back(&r);
-    }
+    if (!gaps_by_thread.contains(r.thread_id)) continue;
+    const bool wanted = view == HostView::kActivity
+                            ? IsActivityRange(r, strings, window)
+                            : python != 0 && r.domain == python && !user_site(r.message).empty();
+    if (wanted) ranges_by_thread[r.thread_id].push_back(&r);
   }
-  const StringRef cpu_op = strings.Find(kCpuOpDomain);
+  // kUserLines: no ATen op is the owner, the innermost user frame is.
+  const StringRef cpu_op = view == HostView::kActivity ? strings.Find(kCpuOpDomain) : 0;
   absl::flat_hash_map<StringRef, HostActivity> by_name;
   for (auto& [tid, thread_gaps] : gaps_by_thread) {
     auto ranges = ranges_by_thread.find(tid);
@@ -145,7 +158,7 @@ std::vector<HostActivity> HostActivityDuring(const EventColumns& ev, const Strin
   }
   std::vector<HostActivity> out;
   for (auto& [name, h] : by_name) {
-    h.name = std::string(strings.Get(name));
+    h.name = view == HostView::kActivity ? std::string(strings.Get(name)) : user_site(name);
     out.push_back(std::move(h));
   }
   std::sort(out.begin(), out.end(), [](const HostActivity& a, const HostActivity& b) {

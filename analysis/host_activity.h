@@ -23,9 +23,18 @@ struct HostActivity {
   int64_t ns = 0;      // gap time it owned on the waited-for thread
 };
 
+// What names an instant of the waited-for thread's time.
+enum class HostView {
+  kActivity,   // the outermost ATen op, else the innermost host range (above)
+  kUserLines,  // the innermost Python frame of the user's own code (a with_stack=True trace's
+               // python_function ranges), as a call site: "train.py:75 compute_metrics", the
+               // line to change, where kActivity may name an ATen op or a library's frame
+};
+
 // Most time first, at most `top` entries. `gaps` is a set of GPU-idle intervals of `window`.
 std::vector<HostActivity> HostActivityDuring(const EventColumns& events, const StringTable& strings,
-                                             Interval window, const IntervalSet& gaps, size_t top);
+                                             Interval window, const IntervalSet& gaps, size_t top,
+                                             HostView view = HostView::kActivity);
 
 // The Python lines the host sampler caught inside `gaps` (host samples: NVTX marks of
 // kHostSampleDomain named by call site; inject/core/host_sampler.h), most samples first, at most

@@ -43,4 +43,15 @@ std::vector<v1::KernelClassTime> KernelComposition(absl::Span<const ClassifiedKe
   return out;
 }
 
+std::vector<bool> LoopOverTensors(const std::vector<StringRef>& names) {
+  std::vector<bool> out(names.size(), false);
+  for (size_t i = 0; i < names.size();) {
+    size_t j = i + 1;
+    while (j < names.size() && names[j] == names[i]) ++j;
+    if (j - i >= kMinLoopOverTensors) std::fill(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(j), true);
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace gpuspy::analysis

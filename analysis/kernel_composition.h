@@ -32,12 +32,14 @@ std::vector<ClassifiedKernel> ClassifiedKernels(const EventColumns& events,
                                                 const StringTable& strings, const Interval& window,
                                                 KernelClasses& classes);
 
-// Two consecutive memory-bound kernels are links of one producer -> consumer chain (what fusion
-// turns into one memory pass: LayerNorm -> GELU -> dropout -> add) only when they are different
-// ops. The same kernel again is the same op over another tensor (a per-parameter loop: a norm of
-// each gradient), whose passes read different data and stay passes when fused into one
-// multi-tensor launch: launch_storm's fix, not a memory pass saved.
-inline bool ContinuesChain(StringRef previous, StringRef next) { return previous != next; }
+// The same memory-bound kernel this many times in a row is one op over that many tensors (a
+// per-parameter loop: a norm of each gradient), not a producer -> consumer chain that fusion
+// turns into one memory pass: each pass reads other data, and fused into one multi-tensor launch
+// it stays a pass (launch_storm's fix). Fewer in a row can be a chain (a + b + c: two adds).
+inline constexpr size_t kMinLoopOverTensors = 4;
+// For each kernel of a stream's sequence (names in launch order), whether it belongs to a run of
+// at least kMinLoopOverTensors identical names.
+std::vector<bool> LoopOverTensors(const std::vector<StringRef>& names);
 
 // Summed kernel time and count per class, most time first; only classes that ran. The sum (not
 // a union) so shares add up to 100 % of kernel time even when streams overlap.

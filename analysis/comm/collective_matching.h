@@ -36,6 +36,8 @@ struct CollectiveTiming {
   int64_t transfer_ns = 0;
   int32_t last_rank = -1;      // who arrived last; -1 when this rank's instance matched no other
   uint32_t ranks_matched = 1;  // ranks whose instance was found, this one included
+  // Beyond the collective's best instance, with no peer captured to say why (CommSummary).
+  int64_t unattributed_ns = 0;
 };
 
 struct RankStepTiming {

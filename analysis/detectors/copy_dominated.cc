@@ -3,6 +3,7 @@
 #include "analysis/blocking_calls.h"
 #include "analysis/call_site_summary.h"
 #include "analysis/detectors/detectors.h"
+#include "model/units.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -62,12 +63,16 @@ std::optional<v1::Finding> DetectCopyDominated(const StepContext& ctx) {
     b.bytes += m.bytes;
     if (IsPageableCopy(m)) b.pageable_bytes += m.bytes;
   }
-  for (const CallSiteCount& c : CallSitesOf(
-           ctx.events, ctx.strings, {ctx.step.start_ns - kCopyCallLeadNs, ctx.step.end_ns},
-           [&](const ApiEvent& a) { return copy_calls.contains(a.correlation_id); },
-           kListedCopySites,
-           [&](const ApiEvent& a) { return copy_calls.at(a.correlation_id); })) {
-    AddCallSiteEvidence(&f, "copy_site", c);
+  const std::vector<CallSiteCount> sites = CallSitesOf(
+      ctx.events, ctx.strings, {ctx.step.start_ns - kCopyCallLeadNs, ctx.step.end_ns},
+      [&](const ApiEvent& a) { return copy_calls.contains(a.correlation_id); }, kListedCopySites,
+      [&](const ApiEvent& a) { return copy_calls.at(a.correlation_id); });
+  for (const CallSiteCount& c : sites) AddCallSiteEvidence(&f, "copy_site", c);
+  // Where in the user's code: the line that copies the most bytes.
+  if (!sites.empty() && sites.front().bytes > 0) {
+    hint = sites.front().site + " copies " + FormatBytes(sites.front().bytes) + " in this step" +
+           (sites.front().pageable_bytes > 0 ? " (" + FormatBytes(sites.front().pageable_bytes) + " pageable)" : "") +
+           ": " + hint;
   }
   f.set_fix_hint(hint);
   return f;

@@ -2,6 +2,8 @@
 // backward still runs; a long all-reduce tail after backward (one big bucket, or buckets that
 // start late) leaves the GPU moving data with nothing to compute. Waiting for a late rank is
 // excluded (that is straggler_wait), and so is a storm of tiny collectives (comm_storm's cause).
+// A rank analysed alone cannot tell a wait from a slow transfer: what its collectives took beyond
+// their best instances is shown as unattributed and not counted as the finding's cost.
 #include <algorithm>
 
 #include "analysis/detectors/comm_context.h"
@@ -17,8 +19,12 @@ constexpr int64_t kMinExposedNs = 500'000;
 std::optional<v1::Finding> DetectExposedComm(const CommStepContext& ctx) {
   const v1::StepBreakdown& b = ctx.breakdown();
   const v1::CommSummary& c = ctx.comm();
-  const int64_t exposed = b.exposed_comm_ns() - std::min(b.exposed_comm_ns(), c.exposed_wait_ns());
-  if (exposed < kMinExposedNs || ctx.ShareOfWall(exposed) < kMinExposedShare ||
+  const int64_t exposed_all = b.exposed_comm_ns() - std::min(b.exposed_comm_ns(), c.exposed_wait_ns());
+  // With no peer's trace, what the collectives took beyond their best instances may be waiting
+  // for another rank: shown, but not claimed as what overlapping would save (its share unknown).
+  const int64_t unattributed = std::min(exposed_all, c.exposed_unattributed_ns());
+  const int64_t exposed = exposed_all - unattributed;
+  if (exposed_all < kMinExposedNs || ctx.ShareOfWall(exposed_all) < kMinExposedShare ||
       IsCommStorm(ctx.report)) {
     return std::nullopt;
   }
@@ -26,12 +32,20 @@ std::optional<v1::Finding> DetectExposedComm(const CommStepContext& ctx) {
   f.set_detector(v1::exposed_comm);
   const double overlap =
       b.communication_ns() > 0 ? 1.0 - static_cast<double>(b.exposed_comm_ns()) / b.communication_ns() : 0;
-  f.set_title("communication not overlapped with compute: " + FormatMs(exposed) + " (" +
-              FormatPercent(ctx.ShareOfWall(exposed)) + " of the step)" +
-              (c.tail_ns() > 0 ? ", " + FormatMs(c.tail_ns()) + " of it after the last compute" : ""));
+  f.set_title("communication not overlapped with compute: " + FormatMs(exposed_all) + " (" +
+              FormatPercent(ctx.ShareOfWall(exposed_all)) + " of the step)" +
+              (c.tail_ns() > 0 ? ", " + FormatMs(c.tail_ns()) + " of it after the last compute" : "") +
+              (unattributed > 0 ? "; " + FormatMs(unattributed) +
+                                      " of it beyond the collectives' best times, with no peer's "
+                                      "trace to tell waiting for another rank from slower transfers"
+                                : ""));
   f.set_lost_ns(exposed);
   f.set_severity(SeverityFor(ctx.ShareOfWall(exposed)));
   AddEvidence(&f, "exposed_comm", Ns(exposed));
+  if (unattributed > 0) {
+    AddEvidence(&f, "exposed_unattributed", Ns(unattributed),
+                " (wait share unknown: capture the other ranks to see who was late)");
+  }
   AddEvidence(&f, "communication", Ns(b.communication_ns()));
   AddEvidence(&f, "overlap", Fraction(overlap));
   AddEvidence(&f, "tail_after_compute", Ns(c.tail_ns()));

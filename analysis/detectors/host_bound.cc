@@ -2,8 +2,9 @@
 // (launch_storm, sync_stall) nor the input pipeline (input_stall): Python between launches,
 // metric computation, logging, CPU-heavy ops such as DDP's bucket (un)flattening or a foreach
 // optimizer on the host. The evidence says how long, in how many gaps, between which CUDA calls
-// (with their call sites when known) and what the host was running: host ranges, and the Python
-// lines the host sampler caught inside the gaps (host_activity.h).
+// (with their call sites when known) and what the host was running: host ranges, the user's
+// Python lines that ran in the gaps (a with_stack trace's frames), and the lines the host sampler
+// caught inside them (host_activity.h).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -89,6 +90,9 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   const GapNeighbours around = CallsAround(ctx.events, longest);
   const std::vector<HostActivity> doing =
       HostActivityDuring(ctx.events, ctx.strings, ctx.window(), waiting, kListedHostRanges);
+  // The user's lines that ran in the gaps (a with_stack=True trace's Python frames).
+  const std::vector<HostActivity> lines = HostActivityDuring(
+      ctx.events, ctx.strings, ctx.window(), waiting, kTopHotLines, HostView::kUserLines);
   const HotLines hot = HotLinesDuring(ctx.events, ctx.strings, waiting, kTopHotLines);
   const HotLine* hottest = nullptr;
   if (!hot.lines.empty() && hot.lines.front().samples >= kMinHotLineSamples &&
@@ -101,10 +105,13 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   std::string title = absl::StrCat("GPU waited ", FormatMs(waited), " (",
                                    FormatPercent(ctx.ShareOfWall(waited)), " of the step) for the host in ",
                                    gaps.size(), gaps.size() == 1 ? " gap" : " gaps");
+  // Where in the user's code: the sampled line, else the Python frame that ran longest.
+  const std::string line = hottest != nullptr ? hottest->site : lines.empty() ? "" : lines.front().name;
   if (!doing.empty()) {
     absl::StrAppend(&title, ", mostly in ", doing.front().name);
-  } else if (hottest != nullptr) {
-    absl::StrAppend(&title, ", mostly at ", hottest->site);
+    if (!line.empty() && line != doing.front().name) absl::StrAppend(&title, " at ", line);
+  } else if (!line.empty()) {
+    absl::StrAppend(&title, ", mostly at ", line);
   }
   f.set_title(title);
   f.set_lost_ns(waited);
@@ -119,13 +126,17 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
     AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = "), Ns(h.ns));
     what.push_back(h.name);
   }
+  for (const HostActivity& l : lines) {
+    AddEvidence(&f, "host_line", absl::StrCat(l.name, " = "), Ns(l.ns), " of the gaps");
+    f.mutable_evidence(f.evidence_size() - 1)->set_call_site(l.name);  // the viewer links it
+  }
   for (const HotLine& h : hot.lines) {
     AddEvidence(&f, "hot_line",
                 absl::StrCat(h.site, ": ", h.samples, " of ", hot.samples, " samples, ~"), Ns(h.ns),
                 " of the gaps");
     f.mutable_evidence(f.evidence_size() - 1)->set_call_site(h.site);  // the viewer links it
   }
-  if (doing.empty() && hot.samples == 0) {
+  if (doing.empty() && hot.samples == 0 && lines.empty()) {
     AddEvidence(&f, "host_activity", "not recorded (no host ranges or host samples: capture with "
                                      "the host sampler on, NVTX ranges, or import a profiler trace "
                                      "with CPU ops to see it)");
@@ -147,6 +158,9 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   if (hottest != nullptr) {
     hint = absl::StrCat("the host spends ~", FormatPercent(static_cast<double>(hottest->samples) / hot.samples),
                         " of these gaps at ", hottest->site, ": ", hint);
+  } else if (!lines.empty()) {
+    hint = absl::StrCat("the host spends ", FormatMs(lines.front().ns), " of these gaps in ",
+                        lines.front().name, ": ", hint);
   } else if (!resumed.empty()) {
     hint = absl::StrCat("the host comes back to the GPU at ", resumed.front().site,
                         ": the host work is what runs before that line; ", hint);

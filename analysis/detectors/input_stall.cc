@@ -66,6 +66,13 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
                           kListedInputActivities)) {
     AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = "), Ns(h.ns));
   }
+  // The user's lines that ran meanwhile (a with_stack trace's Python frames): where to look.
+  const std::vector<HostActivity> lines = HostActivityDuring(
+      ctx.events, ctx.strings, ctx.window(), ctx.idle.input, kListedInputActivities, HostView::kUserLines);
+  for (const HostActivity& l : lines) {
+    AddEvidence(&f, "host_line", absl::StrCat(l.name, " = "), Ns(l.ns));
+    f.mutable_evidence(f.evidence_size() - 1)->set_call_site(l.name);  // the viewer links it
+  }
   // Only a data-loading range says the wait is the data loader's; without one the fix must not
   // name it (weight initialisation before the first launch looks the same).
   f.set_fix_hint(
@@ -78,6 +85,10 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
             "Python before the first launch). Wrap the batch fetch in "
             "torch.profiler.record_function(\"data_load\") (or an NVTX range) to tell them apart; "
             "set-up work belongs before the training loop");
+  if (!lines.empty()) {
+    f.set_fix_hint(absl::StrCat("the host spends ", FormatMs(lines.front().ns), " of this wait in ",
+                                lines.front().name, ": ", f.fix_hint()));
+  }
   return f;
 }
 

@@ -60,9 +60,12 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
     return std::nullopt;
   }
   // Chains: maximal runs of consecutive memory-bound kernels in launch order; any other kernel
-  // (a GEMM, a collective, a Triton kernel) ends one, and so does the same kernel again
-  // (ContinuesChain: the same op over the next tensor). A fused chain of L kernels reads its
+  // (a GEMM, a collective, a Triton kernel) ends one, and a loop of one op over many tensors
+  // (LoopOverTensors) is no link of one: each of its kernels is a chain of its own. A fused chain of L kernels reads its
   // inputs and writes its output once instead of L times: saving ≈ chain time × (1 − 1/L).
+  std::vector<StringRef> names;
+  for (const ClassifiedKernel& k : kernels) names.push_back(k.name);
+  const std::vector<bool> loop = LoopOverTensors(names);
   std::map<std::string, ChainStats> chains;
   int64_t saving_ns = 0;
   for (size_t i = 0; i < kernels.size();) {
@@ -73,8 +76,7 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
     size_t j = i;
     int64_t chain_ns = 0;
     std::string key;
-    while (j < kernels.size() && kernels[j].cls == KernelClass::kMemoryBound &&
-           (j == i || ContinuesChain(kernels[j - 1].name, kernels[j].name))) {
+    while (j < kernels.size() && kernels[j].cls == KernelClass::kMemoryBound && (j == i || (!loop[i] && !loop[j]))) {
       chain_ns += kernels[j].duration_ns();
       if (j > i) key += " → ";
       key += ShortKernelName(ctx.strings.Get(kernels[j].name));

@@ -4,37 +4,15 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "importers/kineto/absl_view.h"
 #include "importers/kineto/bounded_strings.h"
 #include "model/call_site.h"
+#include "model/python_frame.h"
 
 namespace gpuspy::importers {
-// "path/train.py(57): forward" (a with_stack=True python_function) -> "path/train.py:57 forward";
-// empty for frames that are not the user's code (the interpreter, torch and other libraries),
-// so that a call site names the line a user would change.
-std::string UserCallSite(std::string_view frame) {
-  static const char* const kNotUserCode[] = {
-      "torch/", "site-packages/", "dist-packages/", "<built-in", "<frozen", "/lib/python3",
-      "threading.py", "contextlib.py", "<string>"};
-  const size_t open = frame.find('(');
-  const size_t close = frame.find("): ");
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return "";
-  const std::string_view file = frame.substr(0, open);
-  int64_t line = 0;
-  if (file.empty() || !absl::SimpleAtoi(AbslView(frame.substr(open + 1, close - open - 1)), &line) ||
-      line <= 0) {
-    return "";
-  }
-  for (const char* lib : kNotUserCode) {
-    if (absl::StrContains(AbslView(file), lib)) return "";
-  }
-  return absl::StrCat(AbslView(file), ":", line, " ", AbslView(frame.substr(close + 3)));
-}
-
 // "Call stack" of an older with_stack=True cpu_op: "a.py(12): f;train.py(57): step;..." with the
 // innermost frame first -> its innermost user-code frame ("train.py(57): step"), or empty.
 std::string_view InnermostUserFrame(std::string_view stack) {

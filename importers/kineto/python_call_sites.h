@@ -9,13 +9,10 @@
 #include <vector>
 
 #include "model/events.h"
+#include "model/python_frame.h"  // UserCallSite
 #include "model/string_table.h"
 
 namespace gpuspy::importers {
-
-// "path/train.py(57): forward" -> "path/train.py:57 forward"; empty for frames that are not the
-// user's code (the interpreter, torch and other libraries).
-std::string UserCallSite(std::string_view frame);
 
 // "Call stack" of an older with_stack=True cpu_op ("a.py(12): f;train.py(57): step;...",
 // innermost first) -> its innermost user-code frame, or empty.

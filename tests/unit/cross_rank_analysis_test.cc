@@ -213,7 +213,9 @@ TEST(CrossRank, AMissingFastRankDoesNotHideTheStraggler) {
 }
 
 // The late rank was not captured and is late only in some steps: the captured ranks' collective
-// takes far longer than it does in the other steps, and that excess is a wait on a peer.
+// takes far longer than it does in the other steps, and that excess is a wait on a peer. With
+// one rank captured alone nothing tells a wait from a slower transfer: the excess is
+// unattributed (issue 45), and no peer is blamed.
 TEST(CrossRank, AWaitOnAnUncapturedRankIsStillAWait) {
   for (bool with_args : {true, false}) {
     SCOPED_TRACE(with_args ? "with collective args" : "kernel names only (live)");
@@ -230,10 +232,17 @@ TEST(CrossRank, AWaitOnAnUncapturedRankIsStillAWait) {
           const int64_t step = r.step().number();
           SCOPED_TRACE("rank " + std::to_string(captured[i]) + " step " + std::to_string(step) +
                        ": " + Describe(r));
-          if (step == 1 || step == 3) {
+          if ((step == 1 || step == 3) && captured.size() == 1) {
+            EXPECT_NE(r.primary_bottleneck(), v1::straggler_wait);
+            EXPECT_EQ(FindingOf(r, "straggler_wait"), nullptr);
+            EXPECT_EQ(r.comm().waited_for_rank(), -1);
+            EXPECT_LT(r.breakdown().comm_wait_ns(), ms / 10);
+            EXPECT_NEAR(r.comm().unattributed_ns(), 14 * ms, 0.05 * 14 * ms);
+          } else if (step == 1 || step == 3) {
             EXPECT_EQ(r.primary_bottleneck(), v1::straggler_wait);
             EXPECT_EQ(r.comm().waited_for_rank(), kUncapturedPeer);
             EXPECT_NEAR(r.breakdown().comm_wait_ns(), 14 * ms, 0.05 * 14 * ms);
+            EXPECT_EQ(r.comm().unattributed_ns(), 0);
           } else {
             EXPECT_LT(r.breakdown().comm_wait_ns(), ms / 10);
             EXPECT_NE(r.primary_bottleneck(), v1::straggler_wait);
@@ -246,8 +255,11 @@ TEST(CrossRank, AWaitOnAnUncapturedRankIsStillAWait) {
 
 // Issue 18's recommender: one rank's trace of an 8-rank job whose 289 MB all_to_all (NCCL's
 // send/recv kernel, Kineto's args) takes 3.1 ms in most steps and ~13 ms in the steps where a
-// peer is late, compute unchanged: those steps are a wait on a peer that was not captured.
-TEST(CrossRank, AnAllToAllThatTakesFourTimesLongerWithOneRankCapturedIsAWait) {
+// peer is late, compute unchanged. Alone, the trace cannot say whether that was a wait on a peer
+// or a slower network (issue 45: one rank of HTA's trace-diff examples was called straggler_wait
+// where an expert reads FP32 GEMMs): the excess is unattributed communication, shown by
+// exposed_comm as such, not claimed as its gain, and no peer is named.
+TEST(CrossRank, AnAllToAllThatTakesFourTimesLongerWithOneRankCapturedIsUnattributed) {
   CollectiveJobPlan plan;
   plan.ranks.resize(8);
   plan.op = "all_to_all";
@@ -265,11 +277,18 @@ TEST(CrossRank, AnAllToAllThatTakesFourTimesLongerWithOneRankCapturedIsAWait) {
     SCOPED_TRACE("step " + std::to_string(step) + ": " + Describe(r));
     ASSERT_TRUE(r.has_comm());
     if (step == 1 || step == 3) {
-      EXPECT_EQ(r.primary_bottleneck(), v1::straggler_wait);
-      EXPECT_EQ(r.comm().waited_for_rank(), kUncapturedPeer);
+      EXPECT_EQ(FindingOf(r, "straggler_wait"), nullptr);
+      EXPECT_EQ(r.comm().waited_for_rank(), -1);
       const double built = static_cast<double>(job.built[0].wait_ns[step]);
       EXPECT_GT(built, 9 * ms);
-      EXPECT_NEAR(r.breakdown().comm_wait_ns(), built, 0.05 * built);
+      EXPECT_NEAR(r.comm().unattributed_ns(), built, 0.05 * built);
+      EXPECT_EQ(r.breakdown().comm_wait_ns(), 0);
+      const v1::Finding* exposed = FindingOf(r, "exposed_comm");
+      ASSERT_NE(exposed, nullptr);
+      EXPECT_NE(exposed->title().find("no peer's trace"), std::string::npos) << exposed->title();
+      EXPECT_FALSE(Evidence(*exposed, "exposed_unattributed").empty());
+      // Its cost is what overlapping the transfers would save, not the unattributed excess.
+      EXPECT_LT(exposed->lost_ns(), r.comm().exposed_ns() - r.comm().exposed_unattributed_ns() + ms / 10);
     } else {
       EXPECT_LT(r.breakdown().comm_wait_ns(), ms / 10);
       EXPECT_NE(r.primary_bottleneck(), v1::straggler_wait);

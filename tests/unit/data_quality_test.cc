@@ -147,5 +147,41 @@ TEST(DataQuality, UnlaunchedWorkNeedsAProducerThatRecordsLaunches) {
   EXPECT_EQ(UnlaunchedGpuNs(ev, {0, 1'000}), 100);
 }
 
+// An excerpt cut from a longer trace (the shape of HTA's trace-compare examples): a 100 ms step
+// range holding a few GPU records and one CUDA call that launched none of them. Nothing says what
+// the host did, so no verdict (it was called host_bound).
+TEST(DataQuality, AStepWhoseGpuRecordsLostTheirLaunchCallsIsAnExcerpt) {
+  DetectorStep s;
+  s.Call("cudaEventQuery", 0, 10 * us);
+  for (int i = 0; i < 6; ++i) s.Idle(10'000 * us).Then(testing::kAdd, 5 * us);  // no launch recorded
+  s.Idle(40'000 * us);
+  s.Run(&DetectHostBound);
+  EXPECT_EQ(s.report().primary_bottleneck(), v1::insufficient_data);
+  EXPECT_THAT(s.report().data_quality().reasons(0),
+              HasSubstr("6 of the step's 6 GPU operations have no launch call in the recording"));
+}
+
+// Near misses: a loop whose host runs a step ahead (each kernel launched by the step before: as
+// many of the step's own launches as records without theirs), and two records without a launch.
+TEST(DataQuality, AStepAheadLoopAndAFewUnlaunchedRecordsAreNoExcerpt) {
+  DetectorStep ahead;
+  for (int i = 0; i < 6; ++i) {
+    ahead.Then(testing::kTcGemm, 1'000 * us);                                     // launched before
+    ahead.Call("cudaLaunchKernel", i * 1'000 * us + 10 * us, i * 1'000 * us + 15 * us);
+    ahead.Then(testing::kAdd, 5 * us).IssuedBy("cudaLaunchKernel", i * 1'000 * us + 20 * us,
+                                                i * 1'000 * us + 25 * us, "");  // its own
+  }
+  ahead.Run(&DetectGpuBound);
+  EXPECT_FALSE(ahead.report().data_quality().insufficient())
+      << ahead.report().data_quality().reasons(0);
+
+  DetectorStep two;
+  two.Then(testing::kAdd, 5 * us).Then(testing::kAdd, 5 * us);  // kMinMissingLaunchOps is 3
+  two.Call("cudaEventQuery", 20 * us, 25 * us);
+  two.Idle(1'000 * us);
+  two.Run(&DetectHostBound);
+  EXPECT_FALSE(two.report().data_quality().insufficient());
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

@@ -31,7 +31,12 @@ std::string CommLine(const v1::CommSummary& c) {
   const std::string waited_for = WaitedFor(c.waited_for_rank());
   return absl::StrCat("comm ", Ms(c.comm_ns()), " ms = wait ", Ms(c.wait_ns()),
                       waited_for.empty() ? "" : absl::StrCat(" (for ", waited_for, ")"),
-                      " + transfer ", Ms(c.transfer_ns()), "; exposed ", Ms(c.exposed_ns()), " ms",
+                      " + transfer ", Ms(c.transfer_ns()),
+                      c.unattributed_ns() > 0
+                          ? absl::StrCat(" (", Ms(c.unattributed_ns()),
+                                         " of it unattributed: no peer captured)")
+                          : "",
+                      "; exposed ", Ms(c.exposed_ns()), " ms",
                       c.bus_bandwidth_gbps() > 0 ? absl::StrCat("; busBw ", Gbps(c.bus_bandwidth_gbps()))
                                                  : "");
 }

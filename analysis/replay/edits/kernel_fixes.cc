@@ -40,6 +40,9 @@ std::optional<Fix> ElementwiseFusionFix(const StepContext& ctx, const StepGraph&
   Fix fix;
   fix.description = "each chain of memory-bound kernels fused into one memory pass (torch.compile)";
   for (const std::vector<int>& stream : KernelsByStream(g)) {
+    std::vector<StringRef> names;
+    for (int op : stream) names.push_back(g.ops[op].kernel->name);
+    const std::vector<bool> loop = LoopOverTensors(names);  // no chain links (kernel_composition.h)
     for (size_t i = 0; i < stream.size();) {
       if (!IsUnfusedMemoryPass(ctx, g.ops[stream[i]])) {
         ++i;
@@ -47,8 +50,9 @@ std::optional<Fix> ElementwiseFusionFix(const StepContext& ctx, const StepGraph&
       }
       std::vector<int> chain;
       int64_t chain_ns = 0;
+      const size_t first = i;
       for (; i < stream.size() && IsUnfusedMemoryPass(ctx, g.ops[stream[i]]) &&
-             (chain.empty() || ContinuesChain(g.ops[chain.back()].kernel->name, g.ops[stream[i]].kernel->name));
+             (i == first || (!loop[first] && !loop[i]));
            ++i) {
         chain.push_back(stream[i]);
         chain_ns += g.ops[stream[i]].duration_ns();

@@ -51,6 +51,32 @@ TEST(CopyDominated, CallSitesCarryTheBytesTheyMovedAndWhetherPageable) {
                                             "train.py:97 loss.cpu() x1 (0.1 ms, 4.0 MiB, pinned)"));
 }
 
+// The line to change is the one that copies the most, not the one that copies most often: a
+// prefetch helper's one 64 MiB pageable upload outranks four small reads of values, in the
+// evidence's order and in the hint.
+TEST(CopyDominated, TheLineThatCopiesTheMostBytesLeadsAndStartsTheHint) {
+  DetectorStep s;
+  s.Copy(CopyKind::kHtoD, 300 * us, 64ull << 20, MemoryKind::kPageable)
+      .IssuedBy("cudaMemcpyAsync", 0, 310 * us, "prefetch.py:31 preload \u2190 train.py:70 main");
+  int64_t t = 310 * us;
+  for (const char* site : {"train.py:90 log", "train.py:91 log", "train.py:92 log", "train.py:93 log"}) {
+    for (int i = 0; i < 2; ++i, t += 10 * us) {
+      s.Copy(CopyKind::kDtoH, 5 * us, 4, MemoryKind::kPageable).IssuedBy("cudaMemcpyAsync", t, t + 8 * us, site);
+    }
+  }
+  s.Then(testing::kTcGemm, 600 * us);
+  const auto f = s.Run(&DetectCopyDominated);
+  ASSERT_TRUE(f.has_value());
+  std::vector<std::string> sites;
+  for (const auto& e : f->evidence()) {
+    if (e.key() == "copy_site") sites.push_back(e.call_site());
+  }
+  ASSERT_EQ(sites.size(), 3u);
+  EXPECT_EQ(sites[0], "prefetch.py:31 preload \u2190 train.py:70 main");
+  EXPECT_THAT(f->fix_hint(), ::testing::StartsWith("prefetch.py:31 preload \u2190 train.py:70 main copies 64.0 MiB "
+                                                    "in this step (64.0 MiB pageable)"));
+}
+
 TEST(CopyDominated, JustUnderTheExposedShareDoesNotFire) {
   EXPECT_FALSE(CopyThenCompute(149).Run(&DetectCopyDominated).has_value());  // 14.9 %
   EXPECT_TRUE(CopyThenCompute(150).Run(&DetectCopyDominated).has_value());   // 15 %

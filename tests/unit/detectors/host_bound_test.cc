@@ -55,6 +55,41 @@ TEST(HostBound, TheLineWhereTheHostComesBackIsNamedWithItsHostTime) {
   EXPECT_THAT(f->fix_hint(), HasSubstr("comes back to the GPU at train.py:44 forward"));
 }
 
+// A with_stack=True trace: the gap ran the user's metrics function (its frame inside the training
+// step's), which called into numpy and an ATen op. The host work's own line is named, in the
+// title and the hint, not the library's frames nor only where the host came back.
+TEST(HostBound, TheUsersPythonLineThatRanInTheGapIsNamed) {
+  DetectorStep s = MidStepGap(400);
+  s.Range(kPythonFunctionDomain, "train.py(80): train_step", 0, 1'000 * us);
+  s.Range(kPythonFunctionDomain, "metrics.py(12): compute_metrics", 305 * us, 690 * us);
+  s.Range(kPythonFunctionDomain, "/usr/lib/python3/dist-packages/numpy/core/fromnumeric.py(59): mean",
+          320 * us, 600 * us);
+  s.Range(kCpuOpDomain, "aten::mean", 610 * us, 680 * us);
+  const auto f = s.Run(&DetectHostBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_THAT(f->title(), HasSubstr("at metrics.py:12 compute_metrics"));
+  EXPECT_EQ(Evidence(*f, "host_line"), "metrics.py:12 compute_metrics = 385.0 us of the gaps");
+  std::string linked;  // the viewer links the evidence to the line
+  for (const auto& e : f->evidence()) {
+    if (e.key() == "host_line" && linked.empty()) linked = e.call_site();
+  }
+  EXPECT_EQ(linked, "metrics.py:12 compute_metrics");
+  EXPECT_THAT(f->fix_hint(), HasSubstr("of these gaps in metrics.py:12 compute_metrics"));
+}
+
+// Near miss: only a library's frame ran in the gap: what the host ran is named (numpy's mean, the
+// host activity), but no user line is made of it.
+TEST(HostBound, LibraryFramesAreNoUserLine) {
+  DetectorStep s = MidStepGap(400);
+  s.Range(kPythonFunctionDomain, "/opt/venv/lib/python3.11/site-packages/numpy/core/fromnumeric.py(59): mean",
+          320 * us, 600 * us);
+  const auto f = s.Run(&DetectHostBound);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(Evidence(*f, "host_line"), "");
+  EXPECT_THAT(f->title(), HasSubstr("mostly in /opt/venv/lib/python3.11/site-packages/numpy"));
+  EXPECT_THAT(f->title(), ::testing::Not(HasSubstr(" at ")));
+}
+
 TEST(HostBound, AGapEndedByACallWithoutASiteNamesNoLine) {
   DetectorStep s;
   s.Call("cudaLaunchKernel", 0, 5 * us, "train.py:40 forward");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/detectors/detectors.h"
+#include "analysis/kernel_composition.h"
 #include "tests/unit/detectors/detector_test_steps.h"
 
 namespace gpuspy::analysis {
@@ -100,6 +101,24 @@ TEST(UnfusedElementwise, ForeachAndFusedOptimizerKernelsAreNoChain) {
     eager.Then(testing::kTcGemm, 40 * us).Then(testing::kAdd, 30 * us).Then(testing::kAdd, 30 * us);
   }
   EXPECT_TRUE(eager.Run(&DetectUnfusedElementwise).has_value());
+}
+
+// A loop of one op over many tensors (kMinLoopOverTensors of the same kernel in a row: a norm of
+// each gradient) reads other data at each pass: no chain to fuse into one pass. Three in a row can
+// be a chain (a + b + c + d): the near miss fires.
+TEST(UnfusedElementwise, OneOpOverManyTensorsIsNoChain) {
+  DetectorStep loop;
+  for (int i = 0; i < 10; ++i) {
+    loop.Then(testing::kTcGemm, 40 * us);
+    for (size_t k = 0; k < kMinLoopOverTensors; ++k) loop.Then(testing::kAdd, 20 * us);
+  }
+  EXPECT_FALSE(loop.Run(&DetectUnfusedElementwise).has_value());
+  DetectorStep chain;
+  for (int i = 0; i < 10; ++i) {
+    chain.Then(testing::kTcGemm, 40 * us);
+    for (size_t k = 0; k + 1 < kMinLoopOverTensors; ++k) chain.Then(testing::kAdd, 27 * us);
+  }
+  EXPECT_TRUE(chain.Run(&DetectUnfusedElementwise).has_value());
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ export function commSummary(comm) {
   const listed = (comm.collectives || []).filter((c) => num(c.wait_ns) > 0);
   return h('div', {class: 'comm-summary'},
     h('p', {class: 'comm-line'}, `communication ${fmt.ms(num(comm.comm_ns))} = waiting ${fmt.ms(num(comm.wait_ns))}${forWhom ? ' (for ' + forWhom + ')' : ''}` +
-      ` + transfer ${fmt.ms(num(comm.transfer_ns))}; exposed ${fmt.ms(num(comm.exposed_ns))}` +
+      ` + transfer ${fmt.ms(num(comm.transfer_ns))}` +
+      (num(comm.unattributed_ns) > 0 ? ` (${fmt.ms(num(comm.unattributed_ns))} of it unattributed: no peer captured)` : '') +
+      `; exposed ${fmt.ms(num(comm.exposed_ns))}` +
       (comm.bus_bandwidth_gbps ? `; bus bandwidth ${comm.bus_bandwidth_gbps.toFixed(1)} GB/s` : '')),
     listed.length ? h('table', {class: 'table collectives-table'},
       h('thead', {}, h('tr', {}, ['collective', 'group', 'waited', 'of', 'for', 'size'].map((t) => h('th', {}, t)))),

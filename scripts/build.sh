@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds gpuspy.
-#   scripts/build.sh [build-dir] [extra cmake args...]   Release, every target, in build/
+#   scripts/build.sh [build-dir] [extra cmake args...]   Release, the product, in build/; the tests
+#                                    and benchmarks only with -DGPUSPY_BUILD_TESTS=ON (what
+#                                    scripts/test.sh passes), whatever is installed
 #   VARIANT=asan scripts/build.sh    clang, ASan+UBSan and libFuzzer's coverage, -O1, in build-asan/:
 #                                    the unit tests and the fuzz targets share this tree
 #   VARIANT=tsan scripts/build.sh    GCC, ThreadSanitizer, -O3, in build-tsan/

@@ -18,7 +18,7 @@ elif [[ "${TSAN:-0}" == 1 ]]; then
   VARIANT=tsan TARGETS="gpuspy_tests_unit gpuspy_tests_tsan" scripts/build.sh "$dir" -DGPUSPY_BUILD_TESTS=ON
 else
   dir=build; label=()
-  # The tests are built whenever GoogleTest is installed; asking makes a missing one an error.
+  # The tests are built only when asked (CMakeLists.txt); asking makes a missing GoogleTest an error.
   scripts/build.sh "$dir" -DGPUSPY_BUILD_TESTS=ON
 fi
 cd "$dir"

@@ -37,8 +37,8 @@ int RebuildIndexAndExit(const ServerOptions& options) {
                 CountOf(r->step_patterns, "job step pattern", "job step patterns").c_str());
   }
   if (r->processes_without_identity > 0) {
-    std::printf("  %s no identity record (data from before gpuspy recorded one): listed under "
-                "job 'unknown'\n",
+    std::printf("  %s no identity record in the segments left (data written by an older gpuspyd, "
+                "which kept it in one segment only): listed under job 'unknown'\n",
                 CountOf(r->processes_without_identity, "process had", "processes had").c_str());
   }
   if (r->batches_with_placeholders > 0) {

@@ -31,7 +31,8 @@ namespace fs = std::filesystem;
 
 constexpr char kSourceDir[] = "segments.rebuild-source";
 // Where a process's batches go when no identity record of it survived (data written before
-// identity records existed, or the record's segment was damaged).
+// identity records existed, or, in segments from before each one repeated its processes'
+// identities, the one segment holding the record was lost).
 constexpr char kUnknownJob[] = "unknown";
 
 // Closes the data dir lock on every path out.
@@ -88,7 +89,9 @@ absl::Status SetAside(const std::string& data_dir, RebuildResult* result) {
 }
 
 // The identities found in the segments: per old process id, the last record (later ones are
-// newer: a changed identity is written again, and eviction copies only the current one).
+// newer: a changed identity is written again, and eviction copies only the current one). Each
+// segment repeats the identities of the processes it holds, so a process keeps its name and rank
+// when any of its segments survives; older segments, with one record per process, read the same.
 std::map<uint64_t, v1::ProcessIdentity> ReadIdentities(const std::map<uint64_t, std::string>& files) {
   std::map<uint64_t, v1::ProcessIdentity> out;
   for (const auto& [id, path] : files) {

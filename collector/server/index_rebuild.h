@@ -2,7 +2,8 @@
 // damaged (the daemon refuses to start on it, collector/storage/index_check.h) or lost.
 //
 // The segments hold every stored batch as it arrived (with its dictionary additions) and, since
-// identity records (segment_file.h: kIdentityRecordSequence), every process's identity. The
+// identity records (segment_file.h: kIdentityRecordSequence), every process's identity, repeated
+// in each segment that holds batches of it (a lost segment takes no process's name along). The
 // rebuild ingests them again, process by process in sequence order (not file order: quarantine
 // moves records to the newest segment), through the same BatchIngestor as live ingest into
 // a fresh store in the same data dir: processes, dictionaries, steps, batches and segments come
@@ -31,7 +32,7 @@ struct RebuildResult {
   uint64_t skipped_records = 0;   // unreadable or refused by ingest
   uint64_t batches_with_placeholders = 0;  // kept with stand-ins for names a lost batch defined
   uint64_t placeholder_definitions = 0;    // the stand-ins (strings, kernels, streams, threads, APIs)
-  uint64_t processes_without_identity = 0;  // recorded under job "unknown" (pre-identity data)
+  uint64_t processes_without_identity = 0;  // recorded under job "unknown": no identity record survived
   uint64_t unreadable_bytes = 0;  // segment tails that were not records
   uint64_t step_patterns = 0;     // jobs' own step patterns read back from the damaged index
   std::string damaged_index;      // where the old index went ("" when there was none)

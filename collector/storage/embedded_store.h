@@ -5,6 +5,7 @@
 //   embedded_migrations.*        the index schema (embedded/migrations/NNN_name.sql)
 //   embedded_store_recovery.cc   crash recovery, orphans, segment quarantine, identity backfill
 //   embedded_store_records.cc    processes, dictionaries, batches and steps (the Store calls)
+//   embedded_store_identity.cc   identity records: each segment names the processes it holds
 //   embedded_store_retention.cc  evicting whole segments, oldest first
 //   embedded_store_jobs.cc       deleting processes, renaming jobs, pending imports
 //
@@ -98,6 +99,8 @@ class EmbeddedStore final : public Store {
   // held, inside the caller's transaction.
   absl::Status ForgetStepsWithoutData(uint64_t process_id);
   absl::Status WriteIdentityRecord(uint64_t process_id, const std::string& blob);  // mu_ held
+  // The serialized identity the processes table holds for `process_id`. mu_ held.
+  absl::StatusOr<std::string> IdentityBlob(uint64_t process_id);
   absl::Status BackfillIdentityRecords();
   // Drops the imports left pending by a collector that stopped while they were sent (opening).
   absl::Status DropPendingImports();

@@ -3,6 +3,8 @@
 // steps.
 #include "collector/storage/embedded_store.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "collector/storage/payload_codec.h"
 #include "collector/storage/status_macros.h"
@@ -45,32 +47,6 @@ absl::StatusOr<uint64_t> EmbeddedStore::UpsertProcess(const v1::ProcessIdentity&
   const uint64_t id = static_cast<uint64_t>(db_->LastInsertId());
   RETURN_IF_ERROR(WriteIdentityRecord(id, blob));
   return id;
-}
-
-// The identity is indexed like a batch (sequence 0), so recovery keeps it, quarantine salvages it
-// and eviction carries it forward (EvictSegment); readers of batches skip sequence 0.
-absl::Status EmbeddedStore::WriteIdentityRecord(uint64_t process_id, const std::string& blob) {
-  const uint64_t record = kSegmentHeaderBytes + blob.size();
-  if (active_->size() > 0 && active_->size() + record > options_.segment_max_bytes) {
-    RETURN_IF_ERROR(RollSegment());
-  }
-  const uint64_t before = active_->size();
-  absl::StatusOr<uint64_t> offset = active_->Append(process_id, kIdentityRecordSequence, blob);
-  if (!offset.ok()) return offset.status();
-  absl::StatusOr<std::unique_ptr<SqliteStatement>> ins = db_->Prepare(
-      "INSERT OR REPLACE INTO batches(process_id, sequence, min_ns, max_ns, event_count, "
-      "segment_id, offset, length) VALUES(?,0,0,0,0,?,?,?)");
-  absl::Status st = ins.status();
-  if (st.ok()) {
-    (*ins)->Bind(1, static_cast<int64_t>(process_id)).Bind(2, static_cast<int64_t>(active_id_))
-        .Bind(3, static_cast<int64_t>(*offset)).Bind(4, static_cast<int64_t>(blob.size()));
-    st = (*ins)->Run();
-  }
-  if (!st.ok()) {
-    (void)active_->Truncate(before);
-    return st;
-  }
-  return NoteActiveBytes();
 }
 
 absl::StatusOr<std::vector<ProcessRecord>> EmbeddedStore::QueryProcesses(const std::string& where,
@@ -151,10 +127,12 @@ absl::StatusOr<v1::Dictionary> EmbeddedStore::LoadDictionary(uint64_t process_id
 
 absl::Status EmbeddedStore::AppendBatch(const StoredBatch& b) {
   std::lock_guard lock(mu_);
+  uint64_t identity_segment = 0;  // where the process's newest identity record is (0: nowhere)
   {
     absl::StatusOr<std::unique_ptr<SqliteStatement>> check = db_->Prepare(
         "SELECT EXISTS(SELECT 1 FROM processes WHERE process_id = ?1), "
-        "EXISTS(SELECT 1 FROM batches WHERE process_id = ?1 AND sequence = ?2)");
+        "EXISTS(SELECT 1 FROM batches WHERE process_id = ?1 AND sequence = ?2), "
+        "COALESCE((SELECT segment_id FROM batches WHERE process_id = ?1 AND sequence = 0), 0)");
     if (!check.ok()) return check.status();
     (*check)->Bind(1, static_cast<int64_t>(b.process_id)).Bind(2, static_cast<int64_t>(b.sequence));
     absl::StatusOr<bool> row = (*check)->Step();
@@ -166,17 +144,40 @@ absl::Status EmbeddedStore::AppendBatch(const StoredBatch& b) {
       return absl::AlreadyExistsError(
           absl::StrCat("process ", b.process_id, " batch ", b.sequence, " is already stored"));
     }
+    identity_segment = static_cast<uint64_t>((*check)->Int(2));
   }
   // At rest the batch is zstd'ed unless that does not make it smaller.
   std::string compressed = options_.compress ? CompressPayload(b.payload) : std::string();
   const bool zstd = !compressed.empty() && compressed.size() < b.payload.size();
   const std::string& stored = zstd ? compressed : b.payload;
   const uint64_t record = kSegmentHeaderBytes + stored.size();
-  if (active_->size() > 0 && active_->size() + record > options_.segment_max_bytes) {
-    if (absl::Status st = RollSegment(); !st.ok()) {
-      ++stats_.write_errors;
-      return st;
+  // The first batch of a process in a segment goes in behind the process's identity, so that the
+  // loss of any one segment loses no process's name (embedded_store_identity.cc).
+  std::optional<std::string> identity;
+  auto fetch_identity = [&]() -> absl::Status {
+    absl::StatusOr<std::string> blob = IdentityBlob(b.process_id);
+    if (!blob.ok()) return blob.status();
+    identity = *std::move(blob);
+    return absl::OkStatus();
+  };
+  auto fail = [&](absl::Status st) {
+    ++stats_.write_errors;
+    return st;
+  };
+  if (identity_segment != active_id_) {
+    if (absl::Status st = fetch_identity(); !st.ok()) return fail(st);
+  }
+  const uint64_t identity_record = identity ? kSegmentHeaderBytes + identity->size() : 0;
+  if (active_->size() > 0 &&
+      active_->size() + identity_record + record > options_.segment_max_bytes) {
+    if (absl::Status st = RollSegment(); !st.ok()) return fail(st);
+    if (!identity) {  // a fresh segment holds no identity yet
+      if (absl::Status st = fetch_identity(); !st.ok()) return fail(st);
     }
+  }
+  // Both fit now, so WriteIdentityRecord does not roll: the identity and the batch share a segment.
+  if (identity) {
+    if (absl::Status st = WriteIdentityRecord(b.process_id, *identity); !st.ok()) return fail(st);
   }
   const uint64_t before = active_->size();
   absl::StatusOr<uint64_t> offset =

@@ -21,7 +21,11 @@ inline constexpr uint32_t kSegmentRecordMagic = 0x59505347;  // "GSPY"
 inline constexpr size_t kSegmentHeaderBytes = 32;
 inline constexpr uint32_t kSegmentFlagZstd = 1;
 // A record with sequence 0 (batches start at 1) holds its process's identity (a serialized
-// gpuspy.v1.ProcessIdentity, uncompressed): with it the segments alone rebuild the index.
+// gpuspy.v1.ProcessIdentity, uncompressed): with it the segments alone rebuild the index. Every
+// segment holds the identity of each process it has batches of (embedded_store_identity.cc), so
+// a lost segment loses no names. Segments written before that hold one per process, in the
+// segment that was active when it was first stored or changed: they are read the same way, the
+// record format is unchanged (a process whose only record is lost goes to job "unknown").
 inline constexpr uint64_t kIdentityRecordSequence = 0;
 // A decompressed payload larger than this is treated as corruption (the ingest limit is lower).
 inline constexpr size_t kMaxStoredPayloadBytes = 1ull << 30;

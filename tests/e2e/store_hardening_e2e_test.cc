@@ -11,14 +11,18 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
+#include <sqlite3.h>
 #include <gtest/gtest.h>
 
 #include "gpuspy/v1/services.grpc.pb.h"
@@ -105,9 +109,9 @@ uint64_t RebuiltEvents(const std::string& out) {
   return std::stoull(out.substr(from + 1, at - from - 1));
 }
 
-void Replay(const std::string& address, const std::string& job) {
-  RunResult r = testing::Run({REPLAY_BIN, "--collector", address, "--job", job, "--ranks", "2", "--steps", "200",
-                              "--batch-events", kBatchEvents});
+void Replay(const std::string& address, const std::string& job, int ranks = 2, int steps = 200) {
+  RunResult r = testing::Run({REPLAY_BIN, "--collector", address, "--job", job, "--ranks", std::to_string(ranks),
+                              "--steps", std::to_string(steps), "--batch-events", kBatchEvents});
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -169,6 +173,14 @@ TEST(RebuildAfterDamageE2E, ADeletedSegmentLosesOnlyItsOwnBatches) {
   });
 }
 
+
+uint64_t BatchesStored(const std::string& address) {
+  grpc::ClientContext ctx;
+  v1::GetStatsResponse resp;
+  EXPECT_TRUE(QueryStub(address)->GetStats(&ctx, {}, &resp).ok());
+  return resp.stats().batches_stored();
+}
+
 uint64_t JobEvents(const std::string& address, const std::string& job) {
   const v1::ListJobsResponse jobs = Jobs(address);
   for (const auto& j : jobs.jobs()) {
@@ -177,11 +189,133 @@ uint64_t JobEvents(const std::string& address, const std::string& job) {
   return 0;
 }
 
-uint64_t BatchesStored(const std::string& address) {
-  grpc::ClientContext ctx;
-  v1::GetStatsResponse resp;
-  EXPECT_TRUE(QueryStub(address)->GetStats(&ctx, {}, &resp).ok());
-  return resp.stats().batches_stored();
+// A process as the index lists it: its job and rank, and each stored batch's events by sequence.
+struct IndexedProcess {
+  std::string job;
+  int rank = -1;
+  std::map<uint64_t, uint64_t> events_by_sequence;
+  bool operator==(const IndexedProcess&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const IndexedProcess& p) {
+  return os << p.job << " rank " << p.rank << ", " << p.events_by_sequence.size() << " batches";
+}
+
+uint64_t SegmentId(const fs::path& segment) {
+  unsigned long long id = 0;
+  EXPECT_EQ(std::sscanf(segment.filename().c_str(), "seg-%llu.gseg", &id), 1) << segment;
+  return id;
+}
+
+// The processes of the index of `store` by process key, with the batches outside the segments
+// `lost`; a process left without batches is not listed (a rebuild cannot know of it).
+std::map<std::string, IndexedProcess> Indexed(const std::string& store, const std::set<uint64_t>& lost = {}) {
+  std::map<std::string, IndexedProcess> out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2((store + "/index.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT p.identity, b.sequence, b.event_count, b.segment_id FROM processes p "
+                               "JOIN batches b ON b.process_id = p.process_id WHERE b.sequence > 0",
+                               -1, &q, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  while (q != nullptr && sqlite3_step(q) == SQLITE_ROW) {
+    if (lost.count(static_cast<uint64_t>(sqlite3_column_int64(q, 3))) > 0) continue;
+    v1::ProcessIdentity identity;
+    EXPECT_TRUE(identity.ParseFromArray(sqlite3_column_blob(q, 0), sqlite3_column_bytes(q, 0)));
+    IndexedProcess& p = out[identity.process_key()];
+    p.job = identity.job_id();
+    p.rank = identity.rank();
+    p.events_by_sequence[static_cast<uint64_t>(sqlite3_column_int64(q, 1))] =
+        static_cast<uint64_t>(sqlite3_column_int64(q, 2));
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return out;
+}
+
+// The segments holding batches of `job`'s processes, by id.
+std::set<uint64_t> SegmentsOfJob(const std::string& store, const std::string& job) {
+  std::set<uint64_t> out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2((store + "/index.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT DISTINCT b.segment_id FROM batches b JOIN processes p "
+                               "ON p.process_id = b.process_id WHERE p.job_id = ? AND b.sequence > 0",
+                               -1, &q, nullptr),
+            SQLITE_OK);
+  sqlite3_bind_text(q, 1, job.c_str(), -1, SQLITE_TRANSIENT);
+  while (q != nullptr && sqlite3_step(q) == SQLITE_ROW) out.insert(static_cast<uint64_t>(sqlite3_column_int64(q, 0)));
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  return out;
+}
+
+// Stores job "named" (2 ranks, over several segments), deletes the segments `pick` chooses and
+// rebuilds the index straight away (no daemon opens the data dir in between: it would write the
+// identities it knows into the active segment and hide the loss); every batch left must be
+// listed under its process's job and rank with its events, and nothing else.
+void ExpectRebuildKeepsNamesWithout(const std::function<std::set<uint64_t>(const std::string& store,
+                                                                           const std::vector<fs::path>&)>& pick,
+                                    bool with_early_job = false) {
+  TempDir dir;
+  const std::string store = dir.path() + "/store";
+  WithDaemon(dir.path(), "first", [&](const std::string& address) {
+    if (with_early_job) Replay(address, "early", /*ranks=*/1, /*steps=*/40);
+    Replay(address, "named");
+  });
+  const std::vector<fs::path> segments = Segments(store);
+  ASSERT_GE(segments.size(), 4u) << "the replay did not fill several segments";
+  const std::set<uint64_t> lost = pick(store, segments);
+  ASSERT_FALSE(lost.empty());
+  const std::map<std::string, IndexedProcess> expected = Indexed(store, lost);
+  std::set<int> ranks;
+  uint64_t events = 0;
+  for (const auto& [key, p] : expected) {
+    EXPECT_EQ(p.job, "named") << key;
+    ranks.insert(p.rank);
+    for (const auto& [sequence, n] : p.events_by_sequence) events += n;
+  }
+  ASSERT_EQ(ranks, (std::set<int>{0, 1}));
+  ASSERT_GT(events, 0u);
+  for (const fs::path& s : segments) {
+    if (lost.count(SegmentId(s)) > 0) fs::remove(s);
+  }
+
+  RunResult rebuild = testing::Run({GPUSPYD_BIN, "--rebuild-index", "--data-dir", store});
+  ASSERT_EQ(rebuild.exit_code, 0) << rebuild.out << rebuild.err;
+  EXPECT_EQ(rebuild.out.find("no identity record"), std::string::npos) << rebuild.out;
+  EXPECT_EQ(RebuiltEvents(rebuild.out), events) << rebuild.out;
+  EXPECT_EQ(Indexed(store), expected);
+  WithDaemon(dir.path(), "rebuilt", [&](const std::string& address) {
+    EXPECT_EQ(JobEvents(address, "named"), events);
+    EXPECT_EQ(Jobs(address).jobs_size(), 1) << "a job was invented";
+  });
+}
+
+// The first segment held the only identity record of each process: a rebuild after its loss
+// listed the other 44,017 of 69,046 events under job "unknown" (issue 45). Each segment now
+// names the processes it holds.
+TEST(RebuildAfterDamageE2E, ALostFirstSegmentKeepsEveryProcesssJobAndRank) {
+  ExpectRebuildKeepsNamesWithout([](const std::string&, const std::vector<fs::path>& segments) {
+    return std::set<uint64_t>{SegmentId(segments[0])};
+  });
+}
+
+// Near miss: a segment that never held the only identity record; the names stay, as before.
+TEST(RebuildAfterDamageE2E, ALostMiddleSegmentKeepsEveryProcesssJobAndRank) {
+  ExpectRebuildKeepsNamesWithout([](const std::string&, const std::vector<fs::path>& segments) {
+    return std::set<uint64_t>{SegmentId(segments[segments.size() / 2])};
+  });
+}
+
+// A job whose every segment is lost is gone: neither its name nor an "unknown" stand-in comes
+// back, and the job stored after it keeps its own.
+TEST(RebuildAfterDamageE2E, AJobWithEverySegmentLostIsNotInvented) {
+  ExpectRebuildKeepsNamesWithout(
+      [](const std::string& store, const std::vector<fs::path>&) { return SegmentsOfJob(store, "early"); },
+      /*with_early_job=*/true);
 }
 
 // `kill -9` of gpuspy import mid-send left 2,029,012 of 2,412,000 events stored, and importing

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "absl/time/clock.h"
@@ -494,6 +495,72 @@ TEST_F(EmbeddedStoreTest, SegmentsKeepEveryIdentityThroughEvictionAndChange) {
   EXPECT_EQ(store->Stats().batches, store->ReadBatches(a, 0, 0)->size());  // identities are not batches
 }
 
+// One segment file as --rebuild-index reads it: the processes it has batches of, and the process
+// of each identity record in it (in file order, a repeat listed twice).
+struct SegmentContents {
+  std::set<uint64_t> batches_of;
+  std::vector<uint64_t> identities;
+};
+SegmentContents ContentsOf(const fs::path& p) {
+  SegmentContents out;
+  uint64_t unreadable = 0;
+  auto records = ScanSegmentRecords(p.string(), &unreadable);
+  EXPECT_TRUE(records.ok()) << records.status();
+  EXPECT_EQ(unreadable, 0u) << p;
+  for (const ScannedRecord& r : *records) {
+    if (r.sequence == kIdentityRecordSequence) {
+      out.identities.push_back(r.process_id);
+    } else {
+      out.batches_of.insert(r.process_id);
+    }
+  }
+  return out;
+}
+
+// A lost segment must not take a process's name with it (issue 45: a rebuild after losing the
+// first segment listed the rest of a job under "unknown"), so every segment names the processes
+// it holds, once each. A process that stopped sending is named only where its batches are.
+TEST_F(EmbeddedStoreTest, EverySegmentNamesEachProcessItHoldsOnce) {
+  auto store = Open(/*segment_bytes=*/2048);
+  const uint64_t a = *store->UpsertProcess(Identity("a", "job"), 1);
+  const uint64_t b = *store->UpsertProcess(Identity("b", "job"), 1);
+  const uint64_t early = *store->UpsertProcess(Identity("early", "other-job"), 1);
+  ASSERT_TRUE(store->AppendBatch(Batch(early, 1, 1, 1, 300)).ok());
+  for (uint64_t seq = 1; seq <= 12; ++seq) {
+    ASSERT_TRUE(store->AppendBatch(Batch(a, seq, seq, seq, 300)).ok());
+    ASSERT_TRUE(store->AppendBatch(Batch(b, seq, seq, seq, 300)).ok());
+  }
+  const std::vector<fs::path> segments = Segments();
+  ASSERT_GE(segments.size(), 4u);
+  const SegmentContents first = ContentsOf(segments[0]);
+  EXPECT_EQ(first.batches_of, (std::set<uint64_t>{a, b, early}));
+  EXPECT_EQ(first.identities, (std::vector<uint64_t>{a, b, early}));  // written by UpsertProcess
+  for (size_t i = 1; i < segments.size(); ++i) {
+    const SegmentContents c = ContentsOf(segments[i]);
+    EXPECT_EQ(c.batches_of, (std::set<uint64_t>{a, b})) << segments[i];
+    EXPECT_EQ(std::set<uint64_t>(c.identities.begin(), c.identities.end()), c.batches_of) << segments[i];
+    EXPECT_EQ(c.identities.size(), c.batches_of.size()) << segments[i] << ": an identity repeated";
+  }
+  // The index points at the newest copy: batches read back as before, identities are not batches.
+  EXPECT_EQ(store->ReadBatches(a, 0, 0)->size(), 12u);
+  EXPECT_EQ(store->Stats().batches, 25u);
+}
+
+// The active segment already naming a process is known from the index, not from memory: a
+// restart does not write the identity again into the segment it continues.
+TEST_F(EmbeddedStoreTest, ReopeningDoesNotRepeatAnIdentityInTheActiveSegment) {
+  uint64_t id = 0;
+  {
+    auto store = Open();
+    id = *store->UpsertProcess(Identity("p", "j"), 1);
+    ASSERT_TRUE(store->AppendBatch(Batch(id, 1, 1, 1)).ok());
+  }
+  auto store = Open();
+  ASSERT_TRUE(store->AppendBatch(Batch(id, 2, 2, 2)).ok());
+  ASSERT_EQ(Segments().size(), 1u);
+  EXPECT_EQ(ContentsOf(Segments().front()).identities, (std::vector<uint64_t>{id}));
+}
+
 // A data dir from before identity records: each process gets one on open, so it can be rebuilt.
 TEST_F(EmbeddedStoreTest, VersionThreeDataDirGetsItsIdentityRecordsOnOpen) {
   uint64_t id = 0;
@@ -522,7 +589,9 @@ TEST_F(EmbeddedStoreTest, StatsDescribeWhatIsOnDisk) {
   EXPECT_EQ(s.segments, Segments().size());
   uint64_t segment_bytes = 0;
   for (const auto& p : Segments()) segment_bytes += fs::file_size(p);
-  EXPECT_EQ(segment_bytes, IdentityRecordBytes(Identity("p", "j")) + 10u * (kSegmentHeaderBytes + 600));
+  // Each segment starts with the identity of the process whose batches it holds.
+  EXPECT_EQ(segment_bytes,
+            Segments().size() * IdentityRecordBytes(Identity("p", "j")) + 10u * (kSegmentHeaderBytes + 600));
   EXPECT_GT(s.bytes_on_disk, segment_bytes);  // plus the index
   EXPECT_EQ(s.corrupt_records, 0u);
   EXPECT_EQ(s.write_errors, 0u);

@@ -43,8 +43,12 @@ void RankFindings(v1::StepReport* report) {
   // the straggler included, ranks by its lost time: the user acts on the largest gain (a rank
   // whose sync stall costs 6 ms and that keeps the others waiting 1 ms is sync-stalled first).
   const bool insufficient = report->data_quality().insufficient();
-  auto rank = [insufficient](const v1::Finding& f) {
+  const int64_t wall = report->breakdown().wall_ns();
+  auto rank = [insufficient, wall](const v1::Finding& f) {
     const v1::Detector d = f.detector();
+    // A cause whose fix the replay says saves (next to) nothing is described, not a verdict: the
+    // GPU is busy through the time it names, or its work overlaps the GPU's (kMinVerdictGainShare).
+    if (!IsVerdict(f, wall)) return -1;
     // Memory growth is read from allocator totals, which a recording too thin for a timing
     // verdict still carries: it stays the verdict there.
     if (d == v1::memory_growth && insufficient) return 5;
@@ -55,7 +59,14 @@ void RankFindings(v1::StepReport* report) {
     if (rank(a) != rank(b)) return rank(a) > rank(b);
     return a.lost_ns() > b.lost_ns();
   });
-  report->set_primary_bottleneck(findings->empty() ? v1::none : findings->Get(0).detector());
+  report->set_primary_bottleneck(findings->empty() || !IsVerdict(findings->Get(0), wall)
+                                     ? v1::none
+                                     : findings->Get(0).detector());
+}
+
+bool IsVerdict(const v1::Finding& f, int64_t wall_ns) {
+  if (!f.has_what_if() || f.detector() == v1::warmup) return true;
+  return static_cast<double>(f.what_if().gain_ns()) >= kMinVerdictGainShare * static_cast<double>(wall_ns);
 }
 
 void AnalyzeStepSeries(std::vector<StepAnalysis>* steps, bool from_first_step) {

@@ -44,4 +44,12 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps, bool from_first_step = 
 // Re-sorts findings by lost time and sets primary_bottleneck after findings were added.
 void RankFindings(v1::StepReport* report);
 
+// A finding whose fix the replay prices (Finding.what_if) at less than this share of the step is
+// no verdict: it ranks after every other finding and is never the primary bottleneck (with no
+// verdict left, the primary is `none`). Removing host work the GPU's work overlaps saves nothing,
+// and a bottleneck that saves nothing when fixed is not one. Findings without a replayed gain
+// (gpu_bound, memory_growth, the communication findings) keep their rank.
+inline constexpr double kMinVerdictGainShare = 0.005;
+bool IsVerdict(const v1::Finding& f, int64_t wall_ns);
+
 }  // namespace gpuspy::analysis

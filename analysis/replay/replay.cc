@@ -347,6 +347,7 @@ class Replayer {
     const HostCall& call = th.calls[last];
     const int64_t last_end = time_[CallEnd(k, t, last)];
     if (call.end_ns > end) return last_end - (call.end_ns - end);
+    if (g_.host_tail_unrecorded && t == g_.main_thread) return last_end;
     return last_end + std::max<int64_t>(
                           0, end - call.end_ns - e_.RemovedWithin(th.thread_id, call.end_ns, end));
   }

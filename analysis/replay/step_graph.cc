@@ -185,11 +185,12 @@ void LinkOps(StepGraph* g) {
       }
     }
   }
-  int64_t gpu_end = g->window.end_ns;
+  int64_t own_end = g->window.start_ns;
   for (const GpuOp& op : g->ops) {
-    if (!op.carried()) gpu_end = std::max(gpu_end, op.end_ns);
+    if (!op.carried()) own_end = std::max(own_end, op.end_ns);
   }
-  g->gpu_spill_ns = gpu_end - g->window.end_ns;
+  g->gpu_spill_ns = std::max(own_end, g->window.end_ns) - g->window.end_ns;
+  g->gpu_end_ns = own_end;
 }
 
 // A collective reduces what was computed before it was launched: DDP and FSDP make NCCL's stream

@@ -93,6 +93,12 @@ struct StepGraph {
   int64_t launch_latency_ns = 0;
   // The recorded end of the step's own GPU work beyond the window's end (see above).
   int64_t gpu_spill_ns = 0;
+  // The window ends where the recording did (the last step found by its kernels' period runs to
+  // the last GPU work): what the main thread did after its last call was not recorded, so it is
+  // no host work, and the step ends when that call or the GPU work does (what_if.cc sets it).
+  bool host_tail_unrecorded = false;
+  // The recorded end of the step's own GPU work (the window's start when it has none).
+  int64_t gpu_end_ns = 0;
   uint64_t carried_events = 0;
   // Each call in the window -> its top-level call ({thread, call}); a nested call maps to the
   // call that contains it.

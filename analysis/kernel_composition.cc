@@ -1,9 +1,9 @@
 #include "analysis/kernel_composition.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string>
-
 
 namespace gpuspy::analysis {
 
@@ -23,21 +23,51 @@ std::vector<ClassifiedKernel> ClassifiedKernels(const EventColumns& events,
 }
 
 std::vector<v1::KernelClassTime> KernelComposition(absl::Span<const ClassifiedKernel> kernels) {
-  std::map<KernelClass, std::pair<int64_t, uint64_t>> acc;
-  int64_t total = 0;
+  // Sweep the kernels' starts and ends; each stretch between two of them goes to the classes
+  // running then: the compute classes, split evenly, else communication.
+  constexpr size_t kClasses = static_cast<size_t>(KernelClass::kTriton) + 1;
+  struct Edge {
+    int64_t t;
+    int delta;
+    KernelClass cls;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(2 * kernels.size());
+  std::array<uint64_t, kClasses> count{};
   for (const ClassifiedKernel& k : kernels) {
-    auto& [ns, count] = acc[k.cls];
-    ns += k.duration_ns();
-    ++count;
-    total += k.duration_ns();
+    ++count[static_cast<size_t>(k.cls)];
+    if (k.end_ns <= k.start_ns) continue;
+    edges.push_back({k.start_ns, +1, k.cls});
+    edges.push_back({k.end_ns, -1, k.cls});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
+  std::array<int, kClasses> running{};
+  std::array<int64_t, kClasses> ns{};
+  int64_t busy = 0;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    running[static_cast<size_t>(edges[i].cls)] += edges[i].delta;
+    if (i + 1 == edges.size() || edges[i + 1].t == edges[i].t) continue;
+    const int64_t length = edges[i + 1].t - edges[i].t;
+    std::vector<size_t> computing;
+    for (size_t c = 0; c < kClasses; ++c) {
+      if (running[c] > 0 && c != static_cast<size_t>(KernelClass::kCommunication)) computing.push_back(c);
+    }
+    if (computing.empty() && running[static_cast<size_t>(KernelClass::kCommunication)] > 0) {
+      computing.push_back(static_cast<size_t>(KernelClass::kCommunication));
+    }
+    if (computing.empty()) continue;
+    busy += length;
+    const auto n = static_cast<int64_t>(computing.size());
+    for (size_t j = 0; j < computing.size(); ++j) ns[computing[j]] += length / n + (j == 0 ? length % n : 0);
   }
   std::vector<v1::KernelClassTime> out;
-  for (const auto& [cls, v] : acc) {
-    v1::KernelClassTime& c = out.emplace_back();
-    c.set_kernel_class(std::string(KernelClassName(cls)));
-    c.set_ns(v.first);
-    c.set_count(v.second);
-    c.set_share(total > 0 ? static_cast<double>(v.first) / total : 0.0);
+  for (size_t c = 0; c < kClasses; ++c) {
+    if (count[c] == 0) continue;
+    v1::KernelClassTime& t = out.emplace_back();
+    t.set_kernel_class(std::string(KernelClassName(static_cast<KernelClass>(c))));
+    t.set_ns(ns[c]);
+    t.set_count(count[c]);
+    t.set_share(busy > 0 ? static_cast<double>(ns[c]) / static_cast<double>(busy) : 0.0);
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.ns() > b.ns(); });
   return out;

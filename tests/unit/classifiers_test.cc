@@ -568,6 +568,52 @@ TEST(KernelComposition, MoeStepCountsItsExpertGemmsAsGemmTime) {
   EXPECT_EQ(share_of.count("triton"), 0u);
 }
 
+// What the GPU's busy time is made of: a collective running beside compute takes none of
+// compute's time (only its exposed part is comm's), two compute streams share the time they
+// overlap, and the shares add up to the busy time. Serial kernels keep their durations.
+TEST(KernelComposition, ACollectiveBesideComputeTakesOnlyItsExposedTime) {
+  constexpr int64_t kUs = 1000;
+  StringTable strings;
+  EventColumns events;
+  const auto add = [&](const char* name, int64_t start_us, int64_t end_us) {
+    KernelEvent& k = events.kernels.emplace_back();
+    k.name = strings.Intern(name);
+    k.start_ns = start_us * kUs;
+    k.end_ns = end_us * kUs;
+  };
+  add("void deep_ep::intranode::dispatch<8>(void*)", 0, 1000);          // the whole step, beside:
+  add("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_kernel", 0, 400);
+  add("void at::native::vectorized_elementwise_kernel<4, add>(int)", 200, 800);  // overlaps it
+  KernelClasses classes;
+  std::map<std::string, const v1::KernelClassTime*> of;
+  const std::vector<v1::KernelClassTime> shares =
+      KernelComposition(ClassifiedKernels(events, strings, {0, 1000 * kUs}, classes));
+  for (const v1::KernelClassTime& c : shares) of[c.kernel_class()] = &c;
+  ASSERT_EQ(of.size(), 3u);
+  EXPECT_EQ(of["gemm_tc"]->ns(), 300 * kUs);      // [0,200) + half of [200,400)
+  EXPECT_EQ(of["elementwise"]->ns(), 500 * kUs);  // half of [200,400) + [400,800)
+  EXPECT_EQ(of["comm"]->ns(), 200 * kUs);         // [800,1000): exposed only
+  EXPECT_EQ(of["comm"]->count(), 1u);
+  EXPECT_DOUBLE_EQ(of["gemm_tc"]->share() + of["elementwise"]->share() + of["comm"]->share(), 1.0);
+
+  // Near miss: the same kernels one after another keep their durations.
+  EventColumns serial;
+  int64_t at = 0;
+  for (const KernelEvent& k : events.kernels) {
+    KernelEvent& s = serial.kernels.emplace_back(k);
+    s.start_ns = at;
+    s.end_ns = at + (k.end_ns - k.start_ns);
+    at = s.end_ns;
+  }
+  std::map<std::string, int64_t> ns;
+  for (const v1::KernelClassTime& c : KernelComposition(ClassifiedKernels(serial, strings, {0, at}, classes))) {
+    ns[c.kernel_class()] = c.ns();
+  }
+  EXPECT_EQ(ns["comm"], 1000 * kUs);
+  EXPECT_EQ(ns["gemm_tc"], 400 * kUs);
+  EXPECT_EQ(ns["elementwise"], 600 * kUs);
+}
+
 // Kineto on ROCm records the HIP runtime, which mirrors CUDA's one to one: the same rules.
 TEST(ApiClassifier, HipCallsAreTheirCudaTwins) {
   for (const char* name : {"hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel",

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "analysis/detector_names.h"
+#include "analysis/diff/realised_gain.h"
 #include "analysis/kernel_classifier.h"
 #include "analysis/text_form.h"
 #include "model/units.h"
@@ -405,6 +406,7 @@ v1::RunDiff DiffRuns(const v1::RunProfile& a, const v1::RunProfile& b) {
     c->set_delta_ns(c->b_ns() - c->a_ns());
   }
   for (v1::VerdictChange& v : Verdicts(a, b)) *d.add_verdicts() = std::move(v);
+  AddRealisedGains(a, b, &d);
 
   const int64_t threshold = std::max<int64_t>(
       kMinContributionNs,

@@ -72,6 +72,27 @@ void AddHostSites(const v1::StepReport& r, std::map<HostSiteKey, int64_t>* out) 
   }
 }
 
+// One detector's findings over the compared steps.
+struct FindingTotal {
+  std::vector<int64_t> lost_ns;  // one per step with such a finding
+  uint32_t replayed_steps = 0;
+};
+
+// The step's findings into `out`, one per detector: a detector with two findings in a step counts
+// its larger one, so that "present in k steps" counts steps, not findings.
+void AddFindings(const v1::StepReport& r, std::map<v1::Detector, FindingTotal>* out) {
+  std::map<v1::Detector, const v1::Finding*> largest;
+  for (const v1::Finding& f : r.findings()) {
+    const v1::Finding*& top = largest[f.detector()];
+    if (top == nullptr || f.lost_ns() > top->lost_ns()) top = &f;
+  }
+  for (const auto& [detector, f] : largest) {
+    FindingTotal& t = (*out)[detector];
+    t.lost_ns.push_back(f->lost_ns());
+    if (f->has_what_if()) ++t.replayed_steps;
+  }
+}
+
 struct CollectiveTotal {
   uint64_t calls = 0;
   int64_t ns = 0;
@@ -162,6 +183,8 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
   std::map<std::string, CollectiveTotal> collectives;
   std::map<HostSiteKey, int64_t> host_sites;
   std::map<std::string, uint64_t> verdicts;  // by name: equal counts list alphabetically
+  std::map<v1::Detector, FindingTotal> findings;
+  std::vector<int64_t> all_fixes_gain_ns;  // steps whose replay is available
   uint64_t launches = 0, kernel_count = 0, copies = 0, pageable_copies = 0;
   uint64_t pageable_bytes = 0, pinned_bytes = 0;
   int64_t copy_ns = 0, comm_wait_ns = 0;
@@ -188,6 +211,8 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
       t.apis[b.api] += b.calls;
     }
     AddHostSites(r, &host_sites);
+    AddFindings(r, &findings);
+    if (r.replay().available()) all_fixes_gain_ns.push_back(r.replay().all_fixes_gain_ns());
     launches += s.facts.launches;
     copies += s.facts.copies;
     pageable_copies += s.facts.pageable_copies;
@@ -265,6 +290,20 @@ v1::RunProfile BuildRunProfile(const std::string& label, const std::vector<Profi
   c->set_pageable_copies_per_step(PerStep(pageable_copies, n));
   c->set_pageable_bytes_per_step(static_cast<uint64_t>(std::llround(PerStep(pageable_bytes, n))));
   c->set_pinned_bytes_per_step(static_cast<uint64_t>(std::llround(PerStep(pinned_bytes, n))));
+
+  for (const auto& [detector, t] : findings) {
+    v1::FindingProfile* f = p.add_findings();
+    f->set_detector(detector);
+    f->set_steps(static_cast<uint32_t>(t.lost_ns.size()));
+    f->set_median_lost_ns(stats::Median(t.lost_ns));
+    f->set_replayed_steps(t.replayed_steps);
+  }
+  std::stable_sort(p.mutable_findings()->begin(), p.mutable_findings()->end(),
+                   [](const v1::FindingProfile& a, const v1::FindingProfile& b) {
+                     return a.median_lost_ns() > b.median_lost_ns();
+                   });
+  p.set_replayed_steps(static_cast<uint32_t>(all_fixes_gain_ns.size()));
+  if (!all_fixes_gain_ns.empty()) p.set_median_all_fixes_gain_ns(stats::Median(all_fixes_gain_ns));
 
   std::vector<std::pair<std::string, uint64_t>> ranked(verdicts.begin(), verdicts.end());
   std::stable_sort(ranked.begin(), ranked.end(),

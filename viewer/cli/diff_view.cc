@@ -26,6 +26,35 @@ void Side(const char* name, const std::string& label, const v1::StepTimeStats& s
           Ms(s.mean_ns()), s.noise_ns() > 0 ? Ms(s.noise_ns()) : "-"});
 }
 
+// A gain as the step time's change: a saving prints negative, as the contributions do.
+std::string GainAsChange(int64_t gain_ns) { return absl::StrCat(SignedMs(-gain_ns), " ms"); }
+
+void PrintRealised(const v1::RunDiff& d, std::ostream& out) {
+  if (d.realised().empty()) return;
+  out << "\nFIXED SINCE A (predicted: A's what-if replay; realised: the change of the median step, "
+         "all of it)\n";
+  for (const v1::RealisedGain& g : d.realised()) {
+    out << "  " << DetectorName(g.detector()) << ": predicted " << GainAsChange(g.predicted_gain_ns())
+        << (g.predicted_by_replay() ? "" : " (idle attributed, not replayed)") << ", realised "
+        << GainAsChange(g.realised_gain_ns())
+        << absl::StrFormat(" (%.0f%%)", 100.0 * g.realised_fraction());
+    if (g.still_present_share() > 0) {
+      out << absl::StrFormat("; still in %.0f%% of B's steps, ", 100.0 * g.still_present_share())
+          << FormatMs(g.b_median_lost_ns()) << " each";
+    }
+    out << "\n";
+  }
+  if (d.has_realised_together()) {
+    const v1::RealisedTogether& t = d.realised_together();
+    out << "  " << t.fixes() << " fixes together: predicted " << GainAsChange(t.predicted_gain_ns())
+        << (t.predicted_basis() == "all_fixes_replay" ? " (A's all-fixes replay)"
+                                                      : " (sum of the single predictions)")
+        << ", realised " << GainAsChange(t.realised_gain_ns())
+        << absl::StrFormat(" (%.0f%%)", 100.0 * t.realised_fraction()) << "\n";
+  }
+  out << "  B's primary now: " << DetectorName(d.realised(0).new_primary()) << "\n";
+}
+
 }  // namespace
 
 void PrintDiff(const v1::RunDiff& d, std::ostream& out) {
@@ -66,6 +95,8 @@ void PrintDiff(const v1::RunDiff& d, std::ostream& out) {
     verdicts.push_back(absl::StrCat(DetectorName(v.detector()), " ", v.a_steps(), " → ", v.b_steps()));
   }
   if (!verdicts.empty()) out << "\nverdicts (steps, A → B): " << absl::StrJoin(verdicts, ", ") << "\n";
+
+  PrintRealised(d, out);
 
   out << "\nWHAT CHANGED (ms per step; adds up to the mean change, " << SignedMs(d.mean_delta_ns())
       << " ms)\n";

@@ -59,6 +59,10 @@ function diffView(d, a, b) {
     h('td', {class: 'num'}, fmt.ms(num(s.mean_ns))), h('td', {class: 'num'}, num(s.noise_ns) ? fmt.ms(num(s.noise_ns)) : '—'));
   const parts = (d.parts || []).filter((p) => num(p.a_ns) || num(p.b_ns));
   const contributions = d.contributions || [];
+  const realised = d.realised || [];
+  const together = d.realised_together;
+  const gain = (ns) => signedMs(-num(ns));
+  const pct = (f) => (100 * (f || 0)).toFixed(0) + '%';
   return [
     h('section', {class: 'card'},
       h('p', {class: 'diff-headline', id: 'diff-headline'}, headline + noiseText),
@@ -72,6 +76,17 @@ function diffView(d, a, b) {
         h('tbody', {}, parts.map((p) => h('tr', {},
           h('td', {}, PART_LABELS[p.part] || p.part), h('td', {class: 'num'}, fmt.ms(num(p.a_ns))),
           h('td', {class: 'num'}, fmt.ms(num(p.b_ns))), h('td', {class: 'num'}, signedMs(num(p.delta_ns)))))))),
+    realised.length ? h('section', {class: 'card'}, h('h2', {}, 'Fixed since A: predicted and realised'),
+      h('p', {class: 'muted'}, "Predicted: A's what-if replay. Realised: the change of the median step, all of it."),
+      h('ul', {id: 'diff-realised'}, realised.map((g) => h('li', {dataset: {detector: g.detector}},
+        h('strong', {}, g.detector), ': predicted ' + gain(g.predicted_gain_ns) +
+          (g.predicted_by_replay ? '' : ' (idle attributed, not replayed)') + ', realised ' +
+          gain(g.realised_gain_ns) + ' (' + pct(g.realised_fraction) + ')' +
+          (g.still_present_share ? '; still in ' + pct(g.still_present_share) + " of B's steps" : '')))),
+      together ? h('p', {}, num(together.fixes) + ' fixes together: predicted ' + gain(together.predicted_gain_ns) +
+        (together.predicted_basis === 'all_fixes_replay' ? " (A's all-fixes replay)" : ' (sum of the single predictions)') +
+        ', realised ' + gain(together.realised_gain_ns) + ' (' + pct(together.realised_fraction) + ')') : null,
+      h('p', {}, "B's primary now: " + (realised[0].new_primary || '—'))) : null,
     h('section', {class: 'card'}, h('h2', {}, 'What changed (adds up to the mean change, ' + signedMs(num(d.mean_delta_ns)) + ')'),
       h('ol', {class: 'diff-contributions', id: 'diff-contributions'}, contributions.map((c) => h('li', {dataset: {kind: c.kind}},
         h('span', {class: 'delta num'}, signedMs(num(c.delta_ns))), ' ',

@@ -25,6 +25,7 @@ struct LaunchCoverage {
   uint64_t ops = 0;
   uint64_t missing = 0;
   uint64_t own_launches = 0;
+  uint64_t matched_anywhere = 0;  // GPU records of `ev` whose call is there: launches are recorded
 };
 LaunchCoverage CoverageOf(const EventColumns& ev, Interval w) {
   absl::flat_hash_set<uint64_t> calls, ran;
@@ -33,6 +34,7 @@ LaunchCoverage CoverageOf(const EventColumns& ev, Interval w) {
   auto add = [&](uint64_t correlation, int64_t start, int64_t end) {
     if (correlation == 0) return;
     ran.insert(correlation);
+    if (calls.contains(correlation)) ++c.matched_anywhere;
     if (!InWindow(start, end, w)) return;
     ++c.ops;
     if (!calls.contains(correlation)) ++c.missing;
@@ -120,7 +122,9 @@ v1::DataQuality AssessDataQuality(const EventColumns& ev, const StringTable& str
   // An excerpt: GPU records whose calls are missing from the recording (kMissingLaunchFactor).
   if (!ev.apis.empty()) {
     const LaunchCoverage c = CoverageOf(ev, w);
-    if (c.missing >= kMinMissingLaunchOps && c.missing > kMissingLaunchFactor * c.own_launches) {
+    // A producer whose calls never name their GPU work (no correlation recorded) proves nothing.
+    if (c.matched_anywhere > 0 && c.missing >= kMinMissingLaunchOps &&
+        c.missing > kMissingLaunchFactor * c.own_launches) {
       insufficient(absl::StrCat(c.missing, " of the step's ", c.ops, " GPU operations have no launch "
                                 "call in the recording, against ", c.own_launches,
                                 " launches of its own: the step's events were cut (an excerpt of a "

@@ -153,12 +153,25 @@ TEST(DataQuality, UnlaunchedWorkNeedsAProducerThatRecordsLaunches) {
 TEST(DataQuality, AStepWhoseGpuRecordsLostTheirLaunchCallsIsAnExcerpt) {
   DetectorStep s;
   s.Call("cudaEventQuery", 0, 10 * us);
+  s.Then(testing::kAdd, 5 * us).IssuedBy("cudaLaunchKernel", 0, 4 * us, "");  // one kept call
   for (int i = 0; i < 6; ++i) s.Idle(10'000 * us).Then(testing::kAdd, 5 * us);  // no launch recorded
   s.Idle(40'000 * us);
   s.Run(&DetectHostBound);
   EXPECT_EQ(s.report().primary_bottleneck(), v1::insufficient_data);
+  ASSERT_GT(s.report().data_quality().reasons_size(), 0);
   EXPECT_THAT(s.report().data_quality().reasons(0),
-              HasSubstr("6 of the step's 6 GPU operations have no launch call in the recording"));
+              HasSubstr("6 of the step's 7 GPU operations have no launch call in the recording, "
+                        "against 1 launches of its own"));
+}
+
+// Near miss: a producer whose calls never name their GPU work (no correlation matches at all)
+// proves nothing about missing calls.
+TEST(DataQuality, GpuRecordsThatNoCallEverNamesProveNothing) {
+  DetectorStep s;
+  s.Call("cudaLaunchKernel", 0, 10 * us);
+  for (int i = 0; i < 6; ++i) s.Idle(1'000 * us).Then(testing::kTcGemm, 5'000 * us);
+  s.Run(&DetectGpuBound);
+  EXPECT_FALSE(s.report().data_quality().insufficient());
 }
 
 // Near misses: a loop whose host runs a step ahead (each kernel launched by the step before: as

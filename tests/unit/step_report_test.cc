@@ -318,11 +318,12 @@ TEST_F(StepReportTest, TopKernelsAreCappedAndTiesBrokenDeterministically) {
   EXPECT_EQ(r.top_kernels(0).total_ns(), 7 * us);
 }
 
-// Class times are sums of clipped kernel durations, so overlapping streams each count and the
-// shares add up to 100 % of kernel time.
-TEST_F(StepReportTest, KernelClassesSumClippedDurationsPerClassMostTimeFirst) {
+// Class times are the busy time each class holds, clipped to the window: the collective under
+// the GEMM holds none of it (only exposed communication is comm's), and the shares add up to 100 %
+// of the kernels' busy time.
+TEST_F(StepReportTest, KernelClassesAreTheBusyTimeEachHoldsMostTimeFirst) {
   Kernel("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn", 0, 400, kStream7);
-  Kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 100, 300, kStream13);  // overlaps the GEMM
+  Kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 100, 300, kStream13);  // under the GEMM
   Kernel("void at::native::vectorized_elementwise_kernel<4>", 400, 500, kStream7);
   Kernel("softmax_warp_forward", 500, 600, kStream7);
   Kernel("triton_poi_fused_add_0", 950, 1'100, kStream7);  // 50 us inside the window
@@ -330,14 +331,15 @@ TEST_F(StepReportTest, KernelClassesSumClippedDurationsPerClassMostTimeFirst) {
   ASSERT_EQ(r.kernel_classes_size(), 4);
   EXPECT_EQ(r.kernel_classes(0).kernel_class(), "gemm_tc");
   EXPECT_EQ(r.kernel_classes(0).ns(), 400 * us);
-  EXPECT_EQ(r.kernel_classes(1).kernel_class(), "comm");
+  EXPECT_EQ(r.kernel_classes(1).kernel_class(), "elementwise");
   EXPECT_EQ(r.kernel_classes(1).ns(), 200 * us);
-  EXPECT_EQ(r.kernel_classes(2).kernel_class(), "elementwise");
-  EXPECT_EQ(r.kernel_classes(2).ns(), 200 * us);
-  EXPECT_EQ(r.kernel_classes(2).count(), 2u);
-  EXPECT_EQ(r.kernel_classes(3).kernel_class(), "triton");
-  EXPECT_EQ(r.kernel_classes(3).ns(), 50 * us);
-  EXPECT_DOUBLE_EQ(r.kernel_classes(0).share(), 400.0 / 850.0);
+  EXPECT_EQ(r.kernel_classes(1).count(), 2u);
+  EXPECT_EQ(r.kernel_classes(2).kernel_class(), "triton");
+  EXPECT_EQ(r.kernel_classes(2).ns(), 50 * us);
+  EXPECT_EQ(r.kernel_classes(3).kernel_class(), "comm");
+  EXPECT_EQ(r.kernel_classes(3).ns(), 0);
+  EXPECT_EQ(r.kernel_classes(3).count(), 1u);
+  EXPECT_DOUBLE_EQ(r.kernel_classes(0).share(), 400.0 / 650.0);
 }
 
 }  // namespace

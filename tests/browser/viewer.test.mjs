@@ -356,7 +356,12 @@ browserTest('a multi-rank job gets a tab per rank and the straggler stands out',
   assert.match(await cell.getAttribute('title'), /\S/);
   for (const width of [VIEWPORT.width, 1024]) {
     await page.setViewportSize({width, height: VIEWPORT.height});
+    // A resize re-lays the page out: the boxes are read once the cell and its card are shown
+    // again (read mid-layout, boundingBox() is null on a loaded machine).
+    await cell.waitFor({state: 'visible'});
+    await page.locator('.card.ranks').waitFor({state: 'visible'});
     const [c, card] = [await cell.boundingBox(), await page.locator('.card.ranks').boundingBox()];
+    assert.ok(c && card, `at ${width}px the straggler cell or its card has no box`);
     assert.ok(c.x >= card.x && c.x + c.width <= card.x + card.width && c.y >= card.y && c.y + c.height <= card.y + card.height,
       `at ${width}px the straggler cell ${JSON.stringify(c)} spills out of its card ${JSON.stringify(card)}`);
     if (width !== VIEWPORT.width) await screenshot(page, `viewer-ranks-${width}.png`);

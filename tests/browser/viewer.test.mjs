@@ -348,6 +348,7 @@ browserTest('a multi-rank job gets a tab per rank and the straggler stands out',
   await page.locator('.tabs .tab').nth(2).click();
   await page.waitForFunction(() => document.querySelector('.tabs .tab.active').textContent.startsWith('rank 2'));
   await page.locator('.tabs .tab').nth(0).click();
+  await page.waitForLoadState('networkidle');
   await screenshot(page, 'viewer-job.png', {doc: true});
 
   // The straggler cell stays inside its card, at the test's width and at a narrow window; the
@@ -356,11 +357,14 @@ browserTest('a multi-rank job gets a tab per rank and the straggler stands out',
   assert.match(await cell.getAttribute('title'), /\S/);
   for (const width of [VIEWPORT.width, 1024]) {
     await page.setViewportSize({width, height: VIEWPORT.height});
-    // A resize re-lays the page out: the boxes are read once the cell and its card are shown
-    // again (read mid-layout, boundingBox() is null on a loaded machine).
-    await cell.waitFor({state: 'visible'});
-    await page.locator('.card.ranks').waitFor({state: 'visible'});
-    const [c, card] = [await cell.boundingBox(), await page.locator('.card.ranks').boundingBox()];
+    // A resize re-lays the page out, and the job page re-renders its cards when the data it
+    // fetched for the tab clicks above arrives: a box read in between is null. Read them once
+    // both are laid out.
+    let c = null, card = null;
+    for (let tries = 0; tries < 50 && !(c && card); ++tries) {
+      if (tries > 0) await page.waitForTimeout(100);
+      [c, card] = [await cell.boundingBox(), await page.locator('.card.ranks').boundingBox()];
+    }
     assert.ok(c && card, `at ${width}px the straggler cell or its card has no box`);
     assert.ok(c.x >= card.x && c.x + c.width <= card.x + card.width && c.y >= card.y && c.y + c.height <= card.y + card.height,
       `at ${width}px the straggler cell ${JSON.stringify(c)} spills out of its card ${JSON.stringify(card)}`);

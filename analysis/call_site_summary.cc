@@ -45,6 +45,13 @@ std::string Describe(const CallSiteCount& c) {
   return c.site + " x" + std::to_string(c.calls) + DescribeAfterCount(c);
 }
 
+void AddHostLineEvidence(v1::Finding* f, const std::vector<HostActivity>& lines, std::string_view after) {
+  for (const HostActivity& l : lines) {
+    AddEvidence(f, "host_line", l.name + " = ", Ns(l.ns), after);
+    f->mutable_evidence(f->evidence_size() - 1)->set_call_site(l.name);  // the viewer links it
+  }
+}
+
 void AddCallSiteEvidence(v1::Finding* f, const std::string& key, const CallSiteCount& c) {
   AddEvidence(f, key, c.site + " x", Count(c.calls), DescribeAfterCount(c));
   f->mutable_evidence(f->evidence_size() - 1)->set_call_site(c.site);

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "analysis/host_activity.h"
 #include "analysis/intervals.h"
 #include "gpuspy/v1/report.pb.h"
 #include "model/events.h"
@@ -47,5 +49,8 @@ std::string DescribeAfterCount(const CallSiteCount& c);
 // `c` as a finding's evidence: the text Describe gives, the calls as the quantity, and the site
 // itself (v1::Evidence.call_site) for viewers to link to.
 void AddCallSiteEvidence(v1::Finding* f, const std::string& key, const CallSiteCount& c);
+// Each user line that ran in the finding's host time (HostActivityDuring, HostView::kUserLines) as
+// "host_line" evidence: "train.py:75 compute_metrics = 3.1 ms<after>", linked to the line.
+void AddHostLineEvidence(v1::Finding* f, const std::vector<HostActivity>& lines, std::string_view after);
 
 }  // namespace gpuspy::analysis

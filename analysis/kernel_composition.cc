@@ -48,17 +48,17 @@ std::vector<v1::KernelClassTime> KernelComposition(absl::Span<const ClassifiedKe
     running[static_cast<size_t>(edges[i].cls)] += edges[i].delta;
     if (i + 1 == edges.size() || edges[i + 1].t == edges[i].t) continue;
     const int64_t length = edges[i + 1].t - edges[i].t;
-    std::vector<size_t> computing;
+    constexpr auto kComm = static_cast<size_t>(KernelClass::kCommunication);
+    std::array<size_t, kClasses> holders;
+    size_t n = 0;
     for (size_t c = 0; c < kClasses; ++c) {
-      if (running[c] > 0 && c != static_cast<size_t>(KernelClass::kCommunication)) computing.push_back(c);
+      if (running[c] > 0 && c != kComm) holders[n++] = c;
     }
-    if (computing.empty() && running[static_cast<size_t>(KernelClass::kCommunication)] > 0) {
-      computing.push_back(static_cast<size_t>(KernelClass::kCommunication));
-    }
-    if (computing.empty()) continue;
+    if (n == 0 && running[kComm] > 0) holders[n++] = kComm;
+    if (n == 0) continue;
     busy += length;
-    const auto n = static_cast<int64_t>(computing.size());
-    for (size_t j = 0; j < computing.size(); ++j) ns[computing[j]] += length / n + (j == 0 ? length % n : 0);
+    const auto share = length / static_cast<int64_t>(n);
+    for (size_t j = 0; j < n; ++j) ns[holders[j]] += share + (j == 0 ? length % static_cast<int64_t>(n) : 0);
   }
   std::vector<v1::KernelClassTime> out;
   for (size_t c = 0; c < kClasses; ++c) {

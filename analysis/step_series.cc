@@ -59,9 +59,7 @@ void RankFindings(v1::StepReport* report) {
     if (rank(a) != rank(b)) return rank(a) > rank(b);
     return a.lost_ns() > b.lost_ns();
   });
-  report->set_primary_bottleneck(findings->empty() || !IsVerdict(findings->Get(0), wall)
-                                     ? v1::none
-                                     : findings->Get(0).detector());
+  report->set_primary_bottleneck(findings->empty() ? v1::none : findings->Get(0).detector());
 }
 
 bool IsVerdict(const v1::Finding& f, int64_t wall_ns) {

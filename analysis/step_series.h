@@ -45,10 +45,12 @@ void AnalyzeStepSeries(std::vector<StepAnalysis>* steps, bool from_first_step = 
 void RankFindings(v1::StepReport* report);
 
 // A finding whose fix the replay prices (Finding.what_if) at less than this share of the step is
-// no verdict: it ranks after every other finding and is never the primary bottleneck (with no
-// verdict left, the primary is `none`). Removing host work the GPU's work overlaps saves nothing,
-// and a bottleneck that saves nothing when fixed is not one. Findings without a replayed gain
-// (gpu_bound, memory_growth, the communication findings) keep their rank.
+// no verdict: it ranks after every other finding, so that a description of the step (gpu_bound:
+// the GPU busy through it) or any cause with a gain leads. Removing host work the GPU's work
+// overlaps saves nothing, and a bottleneck that saves nothing when fixed is not the one to act
+// on. When it is the only finding it still leads: the step shows that cause, and its what-if
+// says it saves nothing. Findings without a replayed gain (gpu_bound, memory_growth, the
+// communication findings) keep their rank.
 inline constexpr double kMinVerdictGainShare = 0.005;
 bool IsVerdict(const v1::Finding& f, int64_t wall_ns);
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "analysis/detectors/detectors.h"
+#include "analysis/call_site_summary.h"
 #include "analysis/host_activity.h"
 #include "analysis/step_report.h"
 
@@ -126,10 +127,7 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
     AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = "), Ns(h.ns));
     what.push_back(h.name);
   }
-  for (const HostActivity& l : lines) {
-    AddEvidence(&f, "host_line", absl::StrCat(l.name, " = "), Ns(l.ns), " of the gaps");
-    f.mutable_evidence(f.evidence_size() - 1)->set_call_site(l.name);  // the viewer links it
-  }
+  AddHostLineEvidence(&f, lines, " of the gaps");
   for (const HotLine& h : hot.lines) {
     AddEvidence(&f, "hot_line",
                 absl::StrCat(h.site, ": ", h.samples, " of ", hot.samples, " samples, ~"), Ns(h.ns),

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/detectors/detectors.h"
+#include "analysis/call_site_summary.h"
 #include "analysis/host_activity.h"
 #include "analysis/idle_attribution.h"
 
@@ -69,10 +70,7 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
   // The user's lines that ran meanwhile (a with_stack trace's Python frames): where to look.
   const std::vector<HostActivity> lines = HostActivityDuring(
       ctx.events, ctx.strings, ctx.window(), ctx.idle.input, kListedInputActivities, HostView::kUserLines);
-  for (const HostActivity& l : lines) {
-    AddEvidence(&f, "host_line", absl::StrCat(l.name, " = "), Ns(l.ns));
-    f.mutable_evidence(f.evidence_size() - 1)->set_call_site(l.name);  // the viewer links it
-  }
+  AddHostLineEvidence(&f, lines, "");
   // Only a data-loading range says the wait is the data loader's; without one the fix must not
   // name it (weight initialisation before the first launch looks the same).
   f.set_fix_hint(

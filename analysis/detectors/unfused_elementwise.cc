@@ -61,8 +61,9 @@ std::optional<v1::Finding> DetectUnfusedElementwise(const StepContext& ctx) {
   }
   // Chains: maximal runs of consecutive memory-bound kernels in launch order; any other kernel
   // (a GEMM, a collective, a Triton kernel) ends one, and a loop of one op over many tensors
-  // (LoopOverTensors) is no link of one: each of its kernels is a chain of its own. A fused chain of L kernels reads its
-  // inputs and writes its output once instead of L times: saving ≈ chain time × (1 − 1/L).
+  // (LoopOverTensors) is no link of one: each of its kernels is a chain of its own. A fused chain
+  // of L kernels reads its inputs and writes its output once instead of L times: saving ≈ chain
+  // time × (1 − 1/L).
   std::vector<StringRef> names;
   for (const ClassifiedKernel& k : kernels) names.push_back(k.name);
   const std::vector<bool> loop = LoopOverTensors(names);

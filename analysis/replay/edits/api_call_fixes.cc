@@ -29,12 +29,12 @@ std::optional<Fix> AllocatorFix(const StepContext& ctx, const StepGraph& g) {
   fix.description = "allocations served from the caching allocator's blocks (no empty_cache(), "
                     "no cudaMalloc/cudaFree)";
   const auto churn = [&](const HostCall& c) {
-    // The sync that empty_cache() does before its frees (blocking_calls.h) goes with them.
-    if (c.allocator && !IsDeviceAllocatorApi(ctx.strings.Get(c.api->name))) return true;
     const std::string_view name = ctx.strings.Get(c.api->name);
-    const int64_t duration = c.duration_ns();
+    // The sync that empty_cache() does before its frees (blocking_calls.h) goes with them.
+    if (!IsDeviceAllocatorApi(name)) return c.allocator;
     // Start-up work (a context created inside the first cudaFree) is not churn.
-    return IsDeviceAllocatorApi(name) && !IsStartup(DriverWorkOf(name, duration), duration);
+    const int64_t duration = c.duration_ns();
+    return !IsStartup(DriverWorkOf(name, duration), duration);
   };
   CheapenCalls(g, churn, &fix.edit);
   // The allocator's bookkeeping between two of its calls goes with them; the host work before

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cctype>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -9,7 +11,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "analysis/text_form.h"
 
@@ -320,9 +321,11 @@ KernelClass ClassifyByRules(std::string_view name) {
 // kMaxRemembered names, new ones are classified each time.
 constexpr size_t kMaxRemembered = 1 << 16;
 
+// std::shared_mutex, not absl::Mutex: Debian's abseil is built without ThreadSanitizer's
+// annotations, so TSan cannot see an absl::Mutex's ordering and reports the map as raced.
 struct Remembered {
-  absl::Mutex mu;
-  absl::flat_hash_map<std::string, KernelClass> by_name ABSL_GUARDED_BY(mu);
+  std::shared_mutex mu;
+  absl::flat_hash_map<std::string, KernelClass> by_name;  // guarded by mu
 };
 
 Remembered& Memory() {
@@ -336,11 +339,11 @@ KernelClass ClassifyKernel(std::string_view name) {
   const absl::string_view key(name.data(), name.size());
   Remembered& m = Memory();
   {
-    absl::ReaderMutexLock lock(&m.mu);
+    std::shared_lock lock(m.mu);
     if (auto it = m.by_name.find(key); it != m.by_name.end()) return it->second;
   }
   const KernelClass c = ClassifyByRules(name);
-  absl::MutexLock lock(&m.mu);
+  std::unique_lock lock(m.mu);
   if (m.by_name.size() < kMaxRemembered) m.by_name.emplace(key, c);
   return c;
 }

@@ -9,6 +9,7 @@
 #include "analysis/cross_rank_analysis.h"
 #include "analysis/diff/compare_ranks.h"
 #include "analysis/evidence.h"
+#include "analysis/hardware/step_floor.h"
 #include "analysis/job_summary.h"
 #include "analysis/step_kind.h"
 #include "analysis/step_source.h"
@@ -28,6 +29,12 @@ void AnalyzeJobSteps(const std::string& job_id, const std::vector<JobProcess>& p
                      &(*steps)[p.process_id], p.clock_offset_ns});
   }
   AnalyzeRanks(ranks);
+  for (const JobProcess& p : processes) {
+    const DevicePeaks* peaks = FindDevicePeaks(p.device_name, p.device_memory_bytes);
+    for (StepAnalysis& s : (*steps)[p.process_id]) {
+      ApplyDevicePeaks(p.device_name, peaks, s.report.breakdown().wall_ns(), s.report.mutable_floor());
+    }
+  }
   // The cross-rank findings came last: a window's say so too. Every pass is done: the time
   // split and the step's kind are final.
   for (auto& [id, series] : *steps) {

@@ -23,6 +23,9 @@ struct JobProcess {
   int64_t clock_offset_ns = 0;
   std::string host;
   uint64_t event_count = 0;
+  // The process's (first) GPU as its identity names it, for the hardware floor; "" unknown.
+  std::string device_name = {};
+  uint64_t device_memory_bytes = 0;
 };
 
 // `steps[process_id]`: each process's per-step analyses (AnalyzeStep, with memory before each

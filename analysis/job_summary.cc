@@ -1,3 +1,4 @@
+#include "analysis/hardware/job_floor.h"
 #include "analysis/job_summary.h"
 
 #include <algorithm>
@@ -155,6 +156,7 @@ v1::JobSummary SummarizeJob(const std::string& job_id, const std::vector<v1::Ste
     gain->set_fix_hint(best->fix_hint);
     gain->set_lost_per_step_ns(best->total_ns / static_cast<int64_t>(steady.size()));
   }
+  *out.mutable_floor() = SummarizeFloor(steady);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analysis/data_quality.h"
+#include "analysis/hardware/step_work.h"
 #include "analysis/detectors/memory_growth.h"
 #include "analysis/detectors/series_detectors.h"
 #include "analysis/detectors/step_context.h"
@@ -29,6 +30,8 @@ StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
   KernelClasses own_classes;  // a caller without a process-wide one: classified for this step
   KernelClasses& kc = classes != nullptr ? *classes : own_classes;
   a.report = BuildStepReport(events, strings, step, process_id, kc);
+  *a.report.mutable_floor() =
+      MeasureStepWork(events, strings, step, a.report.breakdown().gpu_busy_ns(), kc);
   a.kernel_names = DistinctKernelNames(events, strings, step);
   a.collectives = std::make_shared<const StepCollectives>(ExtractStepCollectives(events, strings, step, &kc));
   a.memory.step = MeasureWindowMemory(events, strings, step.start_ns, step.end_ns);

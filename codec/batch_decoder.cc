@@ -1,4 +1,4 @@
-// One decoder for all thirteen columns, each validated the same way (lengths, refs, enums): kept in
+// One decoder for all fourteen columns, each validated the same way (lengths, refs, enums): kept in
 // one file so that a rule added for one column is seen beside the others (464 lines).
 #include "codec/batch_decoder.h"
 
@@ -72,7 +72,7 @@ class Decoder {
                       &Decoder::Memory, &Decoder::Apis, &Decoder::NvtxRanges,
                       &Decoder::NvtxMarks, &Decoder::Overheads, &Decoder::GraphLaunches,
                       &Decoder::ExternalCorrelations, &Decoder::MemoryPools,
-                      &Decoder::Collectives}) {
+                      &Decoder::Collectives, &Decoder::OpWorks}) {
       if (absl::Status st = (this->*step)(); !st.ok()) return st;
     }
     out->Append(ev_);
@@ -448,6 +448,40 @@ class Decoder {
       e.out_bytes = c.out_bytes(i);
       e.group_size = c.group_size(i);
       e.sequence = c.sequence(i);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status OpWorks() {
+    const auto& c = b_.op_works();
+    const int n = c.start_delta_ns_size();
+    absl::Status st = ColumnCheck("op_works", n)
+                          .Required("duration_ns", c.duration_ns())
+                          .Required("thread_ref", c.thread_ref())
+                          .Required("op_ref", c.op_ref())
+                          .Required("dtype_ref", c.dtype_ref())
+                          .Required("flops", c.flops())
+                          .Required("bytes", c.bytes())
+                          .Required("source", c.source())
+                          .status();
+    if (!st.ok()) return st;
+    Accumulator start(b_.base_time_ns());
+    ev_.op_works.resize(n);
+    for (int i = 0; i < n; ++i) {
+      OpWorkEvent& e = ev_.op_works[i];
+      e.start_ns = start.Add(c.start_delta_ns(i));
+      e.end_ns = EndOf(e.start_ns, c.duration_ns(i));
+      if (st = Thread("op_works.thread_ref", i, c.thread_ref(i), &e.thread_id); !st.ok()) return st;
+      if (st = String("op_works.op_ref", i, c.op_ref(i)); !st.ok()) return st;
+      if (st = String("op_works.dtype_ref", i, c.dtype_ref(i)); !st.ok()) return st;
+      e.op = c.op_ref(i);
+      e.dtype = c.dtype_ref(i);
+      e.flops = c.flops(i);
+      e.bytes = c.bytes(i);
+      if (c.source(i) > static_cast<uint32_t>(WorkSource::kInputShapes)) {
+        return BadValue("op_works.source", i, c.source(i));
+      }
+      e.source = static_cast<WorkSource>(c.source(i));
     }
     return absl::OkStatus();
   }

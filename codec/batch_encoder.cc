@@ -284,6 +284,20 @@ void BatchEncoder::Encode(const EventColumns& ev, uint64_t sequence, const LossC
       c->add_sequence(e.sequence);
     }
   }
+  if (!ev.op_works.empty()) {
+    auto* c = out->mutable_op_works();
+    DeltaColumn start(base);
+    for (const auto& e : ev.op_works) {
+      c->add_start_delta_ns(start.Next(e.start_ns));
+      c->add_duration_ns(Duration(e.start_ns, e.end_ns));
+      c->add_thread_ref(ThreadRef(e.thread_id));
+      c->add_op_ref(e.op);
+      c->add_dtype_ref(e.dtype);
+      c->add_flops(e.flops);
+      c->add_bytes(e.bytes);
+      c->add_source(static_cast<uint32_t>(e.source));
+    }
+  }
   if (loss.total() > 0) {
     auto* l = out->mutable_loss();
     l->set_cupti_dropped_records(loss.cupti_dropped_records);

@@ -27,12 +27,13 @@ UsedRefs RefsOf(const v1::EventBatch& b) {
   }
   AddAll(b.apis().api_ref(), &u.apis);
   for (const auto* threads : {&b.apis().thread_ref(), &b.nvtx_ranges().thread_ref(), &b.nvtx_marks().thread_ref(),
-                              &b.overheads().thread_ref()}) {
+                              &b.overheads().thread_ref(), &b.op_works().thread_ref()}) {
     AddAll(*threads, &u.threads);
   }
   for (const auto* strings : {&b.apis().call_site_ref(), &b.nvtx_ranges().domain_ref(), &b.nvtx_ranges().message_ref(),
                               &b.nvtx_marks().domain_ref(), &b.nvtx_marks().message_ref(), &b.overheads().kind_ref(),
-                              &b.collectives().op_ref(), &b.collectives().dtype_ref(), &b.collectives().group_ref()}) {
+                              &b.collectives().op_ref(), &b.collectives().dtype_ref(), &b.collectives().group_ref(),
+                              &b.op_works().op_ref(), &b.op_works().dtype_ref()}) {
     AddAll(*strings, &u.strings);
   }
   // The batch's own definitions may name strings an earlier, lost batch defined.

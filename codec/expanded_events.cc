@@ -157,6 +157,17 @@ void ToExpandedEvents(const EventColumns& ev, const StringTable& t, std::vector<
     c->set_group_size(e.group_size);
     c->set_sequence(e.sequence);
   }
+  for (const auto& e : ev.op_works) {
+    auto* w = out->emplace_back().mutable_op_work();
+    w->set_start_ns(e.start_ns);
+    w->set_end_ns(e.end_ns);
+    w->set_thread_id(e.thread_id);
+    w->set_op(Str(t, e.op));
+    w->set_dtype(Str(t, e.dtype));
+    w->set_flops(e.flops);
+    w->set_bytes(e.bytes);
+    w->set_source(static_cast<v1::WorkSource>(e.source));
+  }
   std::stable_sort(out->begin() + first, out->end(),
                    [](const v1::Event& a, const v1::Event& b) { return StartOf(a) < StartOf(b); });
 }
@@ -176,6 +187,7 @@ int64_t StartOf(const v1::Event& e) {
     case v1::Event::kExternalCorrelation: return 0;
     case v1::Event::kCollective: return 0;  // untimed: its kernel has the time
     case v1::Event::kMemoryPool: return e.memory_pool().timestamp_ns();
+    case v1::Event::kOpWork: return e.op_work().start_ns();
     case v1::Event::KIND_NOT_SET: return 0;
   }
   return 0;
@@ -196,6 +208,7 @@ int64_t EndOf(const v1::Event& e) {
     case v1::Event::kExternalCorrelation: return 0;
     case v1::Event::kCollective: return 0;
     case v1::Event::kMemoryPool: return e.memory_pool().timestamp_ns();
+    case v1::Event::kOpWork: return e.op_work().end_ns();
     case v1::Event::KIND_NOT_SET: return 0;
   }
   return 0;
@@ -297,6 +310,17 @@ void FromExpandedEvent(const v1::Event& ev, StringTable* t, EventColumns* out) {
           c.in_bytes(), c.out_bytes(), c.group_size(), c.sequence()});
       break;
     }
+    case v1::Event::kOpWork: {
+      const auto& w = ev.op_work();
+      // An unknown source from a newer producer reads as unknown, not as an invalid enum.
+      const auto source = w.source() <= v1::WORK_SOURCE_INPUT_SHAPES
+                              ? static_cast<WorkSource>(w.source())
+                              : WorkSource::kUnknown;
+      out->op_works.push_back(OpWorkEvent{w.start_ns(), w.end_ns(), w.thread_id(),
+                                          t->Intern(w.op()), t->Intern(w.dtype()), w.flops(),
+                                          w.bytes(), source});
+      break;
+    }
     case v1::Event::KIND_NOT_SET:
       break;
   }
@@ -316,4 +340,5 @@ static_assert(static_cast<int>(MemoryOpKind::kFree) == v1::MEMORY_OP_FREE);
 static_assert(static_cast<int>(ApiDomain::kDriver) == v1::API_DOMAIN_DRIVER);
 static_assert(static_cast<int>(PoolOpKind::kTrimmed) == v1::MEMORY_POOL_OP_TRIMMED);
 static_assert(static_cast<int>(PoolOpKind::kUsage) == v1::MEMORY_POOL_OP_USAGE);
+static_assert(static_cast<int>(WorkSource::kInputShapes) == v1::WORK_SOURCE_INPUT_SHAPES);
 }  // namespace gpuspy

@@ -15,9 +15,10 @@ constexpr auto kColumns = std::make_tuple(
     &EventColumns::kernels, &EventColumns::memcpys, &EventColumns::memsets, &EventColumns::syncs,
     &EventColumns::memory, &EventColumns::apis, &EventColumns::nvtx_ranges,
     &EventColumns::nvtx_marks, &EventColumns::overheads, &EventColumns::graph_launches,
-    &EventColumns::external_correlations, &EventColumns::memory_pools, &EventColumns::collectives);
+    &EventColumns::external_correlations, &EventColumns::memory_pools, &EventColumns::collectives,
+    &EventColumns::op_works);
 constexpr size_t kKinds = std::tuple_size_v<decltype(kColumns)>;
-constexpr size_t kCollectives = kKinds - 1;
+constexpr size_t kCollectives = 12;
 static_assert(std::get<kCollectives>(kColumns) == &EventColumns::collectives);
 
 // Start and end of any kind; point events have one timestamp, untimed ones 0.

@@ -203,6 +203,27 @@ struct MemoryPoolEvent {
   friend bool operator==(const MemoryPoolEvent&, const MemoryPoolEvent&) = default;
 };
 
+// Where an op's work figures come from (gpuspy.v1.WorkSource, value for value).
+enum class WorkSource : uint8_t { kUnknown = 0, kProfilerFlops = 1, kInputShapes = 2 };
+
+// The arithmetic and the memory traffic of one framework op (a matmul, a convolution, an
+// elementwise op), where its producer knows them: the PyTorch profiler's `flops` arg
+// (with_flops=True), or the op's input shapes (record_shapes=True) through the formulas of
+// importers/kineto/op_work.h. Timed like the op's host range (same start, end and thread), so the
+// analysis finds the GPU work it launched: the kernels of its launch calls on that thread inside
+// [start, end]. Live CUPTI capture has no shapes and emits none.
+struct OpWorkEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t thread_id = 0;
+  StringRef op = 0;      // "aten::mm"
+  StringRef dtype = 0;   // the first input's type as the profiler writes it: "float", "c10::BFloat16"
+  uint64_t flops = 0;    // floating-point operations (a multiply-add is 2); 0 = unknown
+  uint64_t bytes = 0;    // inputs read + output written, from the shapes; 0 = unknown
+  WorkSource source = WorkSource::kUnknown;  // of `flops`
+  friend bool operator==(const OpWorkEvent&, const OpWorkEvent&) = default;
+};
+
 struct LossCounters {
   uint64_t cupti_dropped_records = 0;
   uint64_t queue_dropped_events = 0;
@@ -229,12 +250,13 @@ struct EventColumns {
   std::vector<ExternalCorrelationEvent> external_correlations;
   std::vector<MemoryPoolEvent> memory_pools;
   std::vector<CollectiveEvent> collectives;
+  std::vector<OpWorkEvent> op_works;
 
   size_t size() const {
     return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + memory.size() +
            apis.size() + nvtx_ranges.size() + nvtx_marks.size() + overheads.size() +
            graph_launches.size() + external_correlations.size() + memory_pools.size() +
-           collectives.size();
+           collectives.size() + op_works.size();
   }
   bool empty() const { return size() == 0; }
   void clear() { *this = EventColumns{}; }

@@ -44,4 +44,30 @@ std::string FormatDuration(int64_t ns) {
   return buf;
 }
 
+namespace {
+
+// Three significant figures with a decimal prefix: "612 T", "1.23 T", "85.0 G".
+std::string WithPrefix(double v, const char* unit) {
+  static constexpr struct {
+    double scale;
+    const char* prefix;
+  } kPrefixes[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}};
+  for (const auto& p : kPrefixes) {
+    if (v >= p.scale || p.scale == 1) {
+      const double x = v / p.scale;
+      char buf[48];
+      std::snprintf(buf, sizeof(buf), x >= 100 ? "%.0f %s%s" : x >= 10 ? "%.1f %s%s" : "%.2f %s%s", x,
+                    p.prefix, unit);
+      return buf;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string FormatFlopRate(double flops_per_s) { return WithPrefix(flops_per_s, "FLOP/s"); }
+
+std::string FormatByteRate(double bytes_per_s) { return WithPrefix(bytes_per_s, "B/s"); }
+
 }  // namespace gpuspy

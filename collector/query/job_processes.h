@@ -18,8 +18,11 @@ inline std::string JobIdOf(const std::vector<ProcessRecord>& processes) {
 inline std::vector<analysis::JobProcess> JobProcesses(const std::vector<ProcessRecord>& processes) {
   std::vector<analysis::JobProcess> out;
   for (const ProcessRecord& p : processes) {
+    const bool gpu = p.identity.devices_size() > 0;
     out.push_back({p.process_id, p.identity.rank(), p.identity.world_size(),
-                   p.identity.clock_offset_ns(), p.identity.host(), p.event_count});
+                   p.identity.clock_offset_ns(), p.identity.host(), p.event_count,
+                   gpu ? p.identity.devices(0).name() : "",
+                   gpu ? p.identity.devices(0).global_memory_bytes() : 0});
   }
   return out;
 }

@@ -145,7 +145,8 @@ std::string ReportHtml(const v1::JobSummary& s, const v1::GetStepReportResponse&
                     analysis::StepKindLabel(r.kind()), "</tr>");
   }
   absl::StrAppend(&h, "</table>", html::CausesLegend(), html::StepTimelineSection(reports, labels),
-                  html::MemorySection(reports, labels), "<h2>Findings</h2>");
+                  html::FloorSection(s, reports, labels), html::MemorySection(reports, labels),
+                  "<h2>Findings</h2>");
   // Open, not folded away: the page is read (and printed) by someone without the viewer.
   for (const v1::StepReport& r : reports.reports()) {
     if (r.findings().empty()) continue;

@@ -2,7 +2,9 @@
 
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "analysis/detector_names.h"
+#include "analysis/hardware/floor_text.h"
 #include "analysis/step_kind.h"
 #include "analysis/text_form.h"
 #include "exporters/html_report/html_text.h"
@@ -88,6 +90,30 @@ std::string TopKernelsSection(const v1::JobSummary& s) {
                     k.tensor_cores() ? "yes" : "no", "</tr>");
   }
   absl::StrAppend(&h, "</table>");
+  return h;
+}
+
+std::string FloorSection(const v1::JobSummary& summary, const v1::GetStepReportResponse& reports,
+                         const std::map<uint64_t, std::string>& labels) {
+  const std::string job = analysis::JobFloorLine(summary.floor());
+  if (job.empty()) return "";
+  std::string rows;
+  for (const v1::StepReport& r : reports.reports()) {
+    const v1::StepFloor& f = r.floor();
+    if (f.work_size() == 0) continue;
+    absl::StrAppend(&rows, "<tr class=floor data-process=\"", r.step().process_id(), "\" data-step=\"",
+                    r.step().number(), "\" data-floor-ns=\"", f.floor_ns(), "\" data-mfu=\"",
+                    absl::StrFormat("%.4f", f.mfu()), "\"><td class=n>", Escape(Label(labels, r.step().process_id())),
+                    "<td class=n>", r.step().number(), "<td class=n>", Ms(r.breakdown().wall_ns()), "<td class=n>",
+                    f.floor_ns() > 0 ? Ms(f.floor_ns()) : "-", "<td class=n>",
+                    f.device_known() ? absl::StrFormat("%.0f%%", 100 * f.mfu()) : "-", "<td>",
+                    Escape(absl::StrJoin(analysis::WorkLines(f), "; ")), "</tr>");
+  }
+  std::string h = absl::StrCat("<h2 id=floor>Hardware floor</h2><p class=floor-job>", Escape(job), "</p>");
+  if (!rows.empty()) {
+    absl::StrAppend(&h, "<table><tr><th>Rank<th>Step<th>Wall ms<th>Floor ms<th>MFU<th>Work</tr>", rows,
+                    "</table>");
+  }
   return h;
 }
 

@@ -29,6 +29,11 @@ std::string GpuTimeSection(const v1::JobSummary& summary);
 // "Top kernels": JobSummary.top_kernels.
 std::string TopKernelsSection(const v1::JobSummary& summary);
 
+// "Hardware floor": the job's line (JobSummary.floor) and per step with work figures its floor,
+// MFU and work buckets (StepReport.floor), in analysis/hardware/floor_text.h's words.
+std::string FloorSection(const v1::JobSummary& summary, const v1::GetStepReportResponse& reports,
+                         const std::map<uint64_t, std::string>& labels);
+
 // "Memory": per step with memory known (StepReport.memory), reserved and allocated figures.
 // Empty when no step has any.
 std::string MemorySection(const v1::GetStepReportResponse& reports,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/absl_view.h"
 #include "importers/kineto/memory_samples.h"
+#include "importers/kineto/op_work.h"
 #include "importers/kineto/python_call_sites.h"
 #include "model/call_site.h"
 #include "model/dtypes.h"
@@ -401,6 +402,7 @@ void KinetoMapper::Map(const RawEvent& e) {
       const std::string_view domain = cat == "Trace" ? kCaptureDomain : cat;
       ev.nvtx_ranges.push_back({start, end, names_.Intern(domain), names_.Intern(e.name),
                                 static_cast<uint32_t>(tid), 0});
+      if (cat == kCpuOpDomain) MapOpWork(e, start, end, static_cast<uint32_t>(tid));
       if (const std::string_view* stack = e.FindArg("Call stack"); stack != nullptr) {
         // The op's user frames as nested ranges over it, outermost first (the sweep's order
         // for ranges that start and end together).
@@ -417,6 +419,24 @@ void KinetoMapper::Map(const RawEvent& e) {
       break;
   }
   Count(&imported_, e.cat);
+}
+
+void KinetoMapper::MapOpWork(const RawEvent& e, int64_t start, int64_t end, uint32_t tid) {
+  const std::string_view* flops = e.FindArg("flops");
+  if (flops == nullptr && e.input_dim_ends.empty()) return;
+  const OpInputs inputs{e.input_dims, e.input_dim_ends, e.input_types};
+  const std::optional<OpWorkFigures> w = OpWorkOf(e.name, flops == nullptr ? "" : *flops, inputs);
+  if (!w) return;
+  // The type is interned when the read ends (Finish): a type name is no event's string, and the
+  // events' own strings keep the refs they had before op work was read.
+  StringRef dtype = 0;
+  if (!w->dtype.empty()) {
+    auto [it, added] = op_dtype_index_.try_emplace(std::string(w->dtype), op_dtypes_.size() + 1);
+    if (added) op_dtypes_.push_back(it->first);
+    dtype = static_cast<StringRef>(it->second);
+  }
+  out_->events.op_works.push_back({start, end, tid, names_.Intern(e.name), dtype, w->flops, w->bytes,
+                                   w->source});
 }
 
 void KinetoMapper::MapMemorySample(const RawEvent& e) {
@@ -456,6 +476,10 @@ void KinetoMapper::Finish() {
   if (auto names = thread_names_.find(pid); names != thread_names_.end()) {
     for (const auto& [tid, name] : names->second) out_->thread_names[tid] = names_.Intern(name);
   }
+  // Op work's types, after every event's and thread's string (MapOpWork).
+  std::vector<StringRef> dtype_refs(op_dtypes_.size() + 1, 0);
+  for (size_t i = 0; i < op_dtypes_.size(); ++i) dtype_refs[i + 1] = names_.Intern(op_dtypes_[i]);
+  for (OpWorkEvent& w : out_->events.op_works) w.dtype = dtype_refs[w.dtype];
   // Trace files list events in any order; batches want time locality.
   auto by_start = [](auto& v) {
     std::stable_sort(v.begin(), v.end(),
@@ -476,6 +500,7 @@ void KinetoMapper::Finish() {
     shift(ev.apis);
     shift(ev.nvtx_ranges);
     shift(ev.graph_launches);
+    shift(ev.op_works);
     for (MemoryPoolEvent& p : ev.memory_pools) p.timestamp_ns += base_ns_;
   }
   by_start(ev.kernels);
@@ -504,6 +529,7 @@ void KinetoMapper::Finish() {
   by_start(ev.apis);
   by_start(ev.nvtx_ranges);
   by_start(ev.graph_launches);
+  by_start(ev.op_works);
   std::stable_sort(ev.memory_pools.begin(), ev.memory_pools.end(),
                    [](const auto& a, const auto& b) { return a.timestamp_ns < b.timestamp_ns; });
   if (base_ns_ != 0) {

@@ -22,12 +22,21 @@ struct RawEvent {
   std::string_view ph, cat, name, ts, dur, pid, tid;
   std::vector<std::pair<std::string_view, std::string_view>> args;  // in document order
   std::vector<int64_t> grid, block;
+  // A work op's "Input Dims" and "Input type" (record_shapes=True), read only for ops whose work
+  // the mapping computes (op_work.h): every input's dims one after the other, input i's ending
+  // at input_dim_ends[i].
+  std::vector<int64_t> input_dims;
+  std::vector<uint32_t> input_dim_ends;
+  std::vector<std::string_view> input_types;
 
   void Clear() {
     ph = cat = name = ts = dur = pid = tid = {};
     args.clear();
     grid.clear();
     block.clear();
+    input_dims.clear();
+    input_dim_ends.clear();
+    input_types.clear();
   }
   // A repeated key's last value, as when the object is read into a map.
   const std::string_view* FindArg(std::string_view key) const {
@@ -61,6 +70,8 @@ class KinetoMapper {
  private:
   void Skip(std::string_view why);
   void MapMemorySample(const RawEvent& e);
+  // A cpu_op's work figures (op_work.h), as an OpWorkEvent over its range, when it has any.
+  void MapOpWork(const RawEvent& e, int64_t start, int64_t end, uint32_t tid);
   // A "thread_name" metadata event ("ph": "M"): the name of a host thread, for the timeline.
   void KeepThreadName(const RawEvent& e);
 
@@ -72,6 +83,10 @@ class KinetoMapper {
   // Counted by view while the document lives; folded into the stats' std::maps by Finish.
   absl::flat_hash_map<std::string, uint64_t> imported_, skipped_;
   absl::flat_hash_map<std::string, uint64_t> pid_votes_;
+  // Op work's type names in first-seen order, interned by Finish; an op work's dtype holds its
+  // index + 1 until then.
+  std::vector<std::string> op_dtypes_;
+  absl::flat_hash_map<std::string, size_t> op_dtype_index_;
   // pid text -> tid -> name; only the profiled pid's are kept (Finish).
   static constexpr size_t kMaxThreadNames = 4096;
   absl::flat_hash_map<std::string, absl::flat_hash_map<uint32_t, std::string>> thread_names_;

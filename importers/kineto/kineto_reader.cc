@@ -16,6 +16,7 @@
 #include "importers/kineto/json_start.h"
 #include "importers/kineto/kineto_mapping.h"
 #include "importers/kineto/long_values.h"
+#include "importers/kineto/op_work.h"
 #include "importers/kineto/trace_bytes.h"
 #include "simdjson.h"
 
@@ -137,6 +138,45 @@ error_code ReadInts(od::value v, std::vector<int64_t>* out) {
   return simdjson::SUCCESS;
 }
 
+// "Input Dims": an array per input, of integers (a tensor's dims) or empty (a scalar, a list).
+// An input that is not an array has no dims.
+error_code ReadInputDims(od::value v, RawEvent* e) {
+  od::array inputs;
+  if (error_code err = v.get_array().get(inputs)) return err;
+  for (auto item : inputs) {
+    od::value iv;
+    if (error_code err = item.get(iv)) return err;
+    od::json_type type;
+    if (error_code err = iv.type().get(type)) return err;
+    if (type == od::json_type::array) {
+      if (error_code err = ReadInts(iv, &e->input_dims)) return err;
+    }
+    e->input_dim_ends.push_back(static_cast<uint32_t>(e->input_dims.size()));
+  }
+  return simdjson::SUCCESS;
+}
+
+// "Input type": a type name per input ("float", "Scalar", "").
+error_code ReadInputTypes(od::value v, RawEvent* e) {
+  od::array inputs;
+  if (error_code err = v.get_array().get(inputs)) return err;
+  for (auto item : inputs) {
+    od::value iv;
+    if (error_code err = item.get(iv)) return err;
+    std::string_view text;
+    bool scalar = false;
+    if (error_code err = ScalarText(iv, &text, &scalar)) return err;
+    e->input_types.push_back(scalar ? text : std::string_view());
+  }
+  return simdjson::SUCCESS;
+}
+
+// Whether the event is an op whose shapes the mapping reads (the name comes before the args
+// in what Kineto writes; an event that names itself later has its shapes read anyway).
+bool WantsShapes(const RawEvent& e) {
+  return (e.cat == "cpu_op" || e.cat == "Operator") && (e.name.empty() || IsWorkOp(e.name));
+}
+
 error_code ReadArgs(od::object args, RawEvent* e) {
   for (auto field : args) {
     std::string_view key;
@@ -148,6 +188,21 @@ error_code ReadArgs(od::object args, RawEvent* e) {
       if (error_code err = v.type().get(type)) return err;
       if (type == od::json_type::array || type == od::json_type::object) {
         if (error_code err = ReadInts(v, key == "grid" ? &e->grid : &e->block)) return err;
+        continue;
+      }
+    }
+    if ((key == "Input Dims" || key == "Input type") && WantsShapes(*e)) {
+      od::json_type type;
+      if (error_code err = v.type().get(type)) return err;
+      if (type == od::json_type::array) {
+        const bool dims = key == "Input Dims";
+        if (dims) {
+          e->input_dims.clear();
+          e->input_dim_ends.clear();
+        } else {
+          e->input_types.clear();
+        }
+        if (error_code err = dims ? ReadInputDims(v, e) : ReadInputTypes(v, e)) return err;
         continue;
       }
     }

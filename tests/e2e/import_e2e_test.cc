@@ -37,6 +37,10 @@ for e in d["traceEvents"]:
         c["host_range"] += 1
     if cat == "kernel" and "Collective name" in e.get("args", {}):
         c["collective"] += 1
+    if cat == "cpu_op" and e.get("name") in ("aten::mm", "aten::addmm") and e.get("args", {}).get("Input Dims"):
+        c["shaped_matmul"] += 1
+    if cat == "cpu_op" and ("Input Dims" in e.get("args", {}) or "flops" in e.get("args", {})):
+        c["shaped_or_counted_op"] += 1
     if cat == "user_annotation" and re.fullmatch(r"ProfilerStep#\d+", e.get("name", "")):
         steps += 1
 c["steps"] = steps
@@ -80,6 +84,7 @@ TEST_P(ImportE2E, EveryGpuEventAndStepOfTheTraceArrives) {
         case v1::Event::kApi: got["api"]++; break;
         case v1::Event::kNvtxRange: got["host_range"]++; break;
         case v1::Event::kCollective: got["collective"]++; break;
+        case v1::Event::kOpWork: got["op_work"]++; break;
         default: got["other"]++; break;
       }
     }
@@ -89,6 +94,11 @@ TEST_P(ImportE2E, EveryGpuEventAndStepOfTheTraceArrives) {
     EXPECT_EQ(got[kind], want.value(kind, 0)) << kind;
   }
   EXPECT_EQ(got["other"], 0);
+  // Every matmul with shapes has its work (more ops have some: elementwise bytes); none without.
+  EXPECT_GE(got["op_work"], want.value("shaped_matmul", 0));
+  if (want.value("shaped_or_counted_op", 0) == 0) {
+    EXPECT_EQ(got["op_work"], 0) << "no shapes, no flops: no work";
+  }
 
   // ProfilerStep ranges become the job's steps, and each gets a report.
   const int steps = want["steps"].get<int>();

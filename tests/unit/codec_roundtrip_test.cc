@@ -816,6 +816,51 @@ TEST(CodecRoundTrip, CollectivesSurviveTheWireAndTheExpandedForm) {
   EXPECT_EQ(back.collectives[1].sequence, 12345);
 }
 
+// Op work: timed like its op, thread and two string refs, 64-bit figures, the source enum.
+TEST(CodecRoundTrip, OpWorkSurvivesTheWireAndTheExpandedForm) {
+  StringTable strings;
+  EventColumns ev;
+  ev.op_works.push_back({2000, 2600, 4037, strings.Intern("aten::mm"), strings.Intern("float"),
+                         2ull * 2048 * 125 * 320, 4ull * 700000, WorkSource::kInputShapes});
+  // Earlier start (negative delta), another thread, FLOPs past 32 bits, no bytes, no type.
+  ev.op_works.push_back({1500, 9000, 23695, strings.Intern("aten::conv2d"), 0, 7ull << 40, 0,
+                         WorkSource::kProfilerFlops});
+  BatchEncoder encoder(&strings);
+  v1::EventBatch batch;
+  encoder.Encode(ev, 1, {}, &batch);
+  const v1::EventBatch wire = Reparse(batch);
+  EXPECT_EQ(CountEvents(wire), 2u);
+  ProcessDictionary dict;
+  ASSERT_TRUE(dict.Apply(wire.dictionary()).ok());
+  EventColumns out;
+  ASSERT_TRUE(DecodeBatch(wire, dict, &out).ok());
+  EXPECT_EQ(out.op_works, ev.op_works);
+  EXPECT_EQ(ev.TimeRange(), std::make_pair(int64_t{1500}, int64_t{9000}));
+
+  std::vector<v1::Event> expanded;
+  ToExpandedEvents(out, dict.strings(), &expanded);
+  ASSERT_EQ(expanded.size(), 2u);
+  EXPECT_EQ(expanded[0].op_work().op(), "aten::conv2d");
+  EXPECT_EQ(StartOf(expanded[0]), 1500);
+  EXPECT_EQ(EndOf(expanded[0]), 9000);
+  EXPECT_EQ(expanded[0].op_work().source(), v1::WORK_SOURCE_PROFILER_FLOPS);
+  EXPECT_EQ(expanded[1].op_work().flops(), 2ull * 2048 * 125 * 320);
+  StringTable fresh;
+  fresh.Intern("shifts every ref");
+  EventColumns back;
+  for (const auto& e : expanded) FromExpandedEvent(e, &fresh, &back);
+  ASSERT_EQ(back.op_works.size(), 2u);
+  EXPECT_EQ(fresh.Get(back.op_works[1].op), "aten::mm");
+  EXPECT_EQ(fresh.Get(back.op_works[1].dtype), "float");
+  EXPECT_EQ(back.op_works[0].flops, 7ull << 40);
+
+  // A source value no producer writes is refused, like any bad enum.
+  v1::EventBatch bad = wire;
+  bad.mutable_op_works()->set_source(0, 9);
+  EventColumns refused;
+  EXPECT_FALSE(DecodeBatch(bad, dict, &refused).ok());
+}
+
 // An import is cut into batches with Split; each collective must land beside its kernel.
 TEST(EventColumnsSplit, ACollectiveGoesToThePartHoldingItsKernel) {
   EventColumns ev;

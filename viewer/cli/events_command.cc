@@ -89,6 +89,13 @@ void PrintEvents(const v1::ProcessEvents& p) {
                c.group() + " of " + std::to_string(c.group_size());
         break;
       }
+      case v1::Event::kOpWork: {
+        const v1::OpWork& w = ev.op_work();
+        line = std::to_string(w.start_ns()) + "  " + FormatDuration(w.end_ns() - w.start_ns()) +
+               "  work    " + w.op() + " " + w.dtype() + "  " + std::to_string(w.flops()) +
+               " FLOP  " + FormatBytes(w.bytes()) + "  tid " + std::to_string(w.thread_id());
+        break;
+      }
       case v1::Event::KIND_NOT_SET:
         continue;
     }

@@ -96,8 +96,10 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
     id.set_job_id(job);
     id.set_host("import");
     id.set_source("import");
+    const bool gpu = id.devices_size() > 0;
     out.processes.push_back({process_id, id.rank(), id.world_size(), id.clock_offset_ns(),
-                             id.host(), f.trace->events.size()});
+                             id.host(), f.trace->events.size(), gpu ? id.devices(0).name() : "",
+                             gpu ? id.devices(0).global_memory_bytes() : 0});
     out.steps[process_id] = std::move(steps[i]);
     out.labels[process_id] = std::to_string(id.rank());
   }

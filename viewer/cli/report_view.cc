@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/hardware/floor_text.h"
 #include "analysis/detector_names.h"
 #include "analysis/finding_runs.h"
 #include "analysis/replay/what_if_text.h"
@@ -137,6 +138,12 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
     }
     if (!rep.kernel_classes().empty()) std::cout << "  " << GpuTimeLine(rep.kernel_classes()) << "\n";
     if (rep.has_memory()) std::cout << "  " << MemoryLine(rep.memory()) << "\n";
+    // Steps without work figures say nothing here: the job summary says once what would give them.
+    if (rep.floor().work_size() > 0) {
+      const std::string floor = analysis::FloorLine(rep.floor(), b.wall_ns());
+      std::cout << "  hardware: " << floor << "\n";
+      for (const std::string& w : analysis::WorkLines(rep.floor())) std::cout << "    " << w << "\n";
+    }
     if (rep.has_comm()) {
       std::cout << "  " << CommLine(rep.comm()) << "\n";
       for (const std::string& c : WaitedCollectives(rep.comm())) std::cout << "    " << c << "\n";

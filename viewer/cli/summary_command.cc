@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/hardware/floor_text.h"
 #include "analysis/detector_names.h"
 #include "analysis/text_form.h"
 #include "viewer/cli/command_registry.h"
@@ -81,6 +82,9 @@ void PrintSummary(const v1::JobSummary& s) {
               << " ms per " << (s.figures_per_window() ? "window" : "steady step") << " (found in "
               << g.steps() << " of them)\n";
     if (!g.fix_hint().empty()) std::cout << "  fix: " << g.fix_hint() << "\n";
+  }
+  if (const std::string floor = analysis::JobFloorLine(s.floor()); !floor.empty()) {
+    std::cout << "\nhardware: " << floor << "\n";
   }
   if (!s.kernel_classes().empty()) {
     std::cout << "\n";

@@ -19,6 +19,19 @@ export function bytes(n) {
   return i === 0 ? n + ' B' : n.toFixed(1) + ' ' + units[i];
 }
 
+// 612e12 -> "612 TFLOP/s", 1.23e12 -> "1.23 TB/s": three significant figures, decimal prefixes.
+// The CLI's FormatFlopRate / FormatByteRate (model/units.cc).
+export function rate(v, unit) {
+  const prefixes = [[1e15, 'P'], [1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k'], [1, '']];
+  for (const [scale, p] of prefixes) {
+    if (v >= scale || scale === 1) {
+      const x = v / scale;
+      return `${x.toFixed(x >= 100 ? 0 : x >= 10 ? 1 : 2)} ${p}${unit}`;
+    }
+  }
+  return '';
+}
+
 export const pct = (x) => (100 * x).toFixed(1) + '%';
 
 export function count(n) {

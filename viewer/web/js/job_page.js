@@ -11,6 +11,7 @@ import {severityBadge} from './findings.js';
 import {kernelTable} from './kernels.js';
 import {gpuTime} from './gpu_time.js';
 import {largestGain} from './largest_gain.js';
+import {jobFloor} from './hardware_floor.js';
 import {diffHref} from './diff_page.js';
 import {jobActions} from './job_actions.js';
 import {
@@ -71,7 +72,7 @@ export async function render(root, {job: jobId}, ctx) {
     drawHeatmap(heatmapBox, summary, procs, jobHref, chartBox.clientWidth || root.clientWidth - 40);
     drawFindings(findingsBox, summary.findings || [], jobHref);
     drawRanks(ranksBox, procs, summary.ranks || []);
-    fill(kernelsBox, largestGain(summary.largest_gain), gpuTime(summary.kernel_classes),
+    fill(kernelsBox, largestGain(summary.largest_gain), gpuTime(summary.kernel_classes), jobFloor(summary.floor),
       kernelTable(summary.top_kernels || []));
   };
 

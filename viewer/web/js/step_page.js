@@ -17,6 +17,7 @@ import {perfettoHint, traceFileName} from './export_page.js';
 import {commSummary} from './comm_summary.js';
 import {gpuTime} from './gpu_time.js';
 import {memorySummary} from './memory.js';
+import {hardwareFloor} from './hardware_floor.js';
 import {rankLanes} from './rank_lanes.js';
 
 export async function render(root, {job: jobId, process, step}, ctx) {
@@ -87,7 +88,8 @@ export async function render(root, {job: jobId, process, step}, ctx) {
       report.capture_note ? h('p', {class: 'warn-box'}, 'Capture incomplete: ', report.capture_note) : null,
       dataQualityNote(report));
     fill(summaryBox, breakdownBar(report), categoryLegend([], {comm: Boolean(report.comm)}),
-      gpuTime(report.kernel_classes), memorySummary(report.memory), report.comm ? commSummary(report.comm) : null);
+      gpuTime(report.kernel_classes), memorySummary(report.memory),
+      hardwareFloor(report.floor, wall), report.comm ? commSummary(report.comm) : null);
     const replay = (report.findings || []).length ? replayLine(report.replay) : '';
     fill(findingsBox, (report.findings || []).length
       ? report.findings.map((f) => findingCard(f, wall, {onCallSite: (site) => {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -177,8 +180,15 @@ void ChromeTraceStream::Events(const ExportedProcess& p, const std::vector<v1::E
   const int64_t pid = PidOf(p);
   std::unordered_map<uint64_t, const v1::Collective*> collectives;  // by correlation id
   std::unordered_set<uint64_t> used;  // those of `collectives` a kernel of this call took
+  // An op's work goes onto its cpu_op span as args (same thread, start, end and name), which an
+  // import reads back as the same work (importers/kineto/kineto_mapping.cc, MapOpWork).
+  std::map<std::tuple<uint32_t, int64_t, int64_t, std::string>, const v1::OpWork*> works;
   for (const v1::Event& e : events) {
     if (e.has_collective()) collectives.emplace(e.collective().correlation_id(), &e.collective());
+    if (e.has_op_work()) {
+      const v1::OpWork& w = e.op_work();
+      works.emplace(std::tuple(w.thread_id(), w.start_ns(), w.end_ns(), w.op()), &w);
+    }
   }
   for (const v1::Event& e : events) {
     switch (e.kind_case()) {
@@ -258,8 +268,17 @@ void ChromeTraceStream::Events(const ExportedProcess& p, const std::vector<v1::E
       }
       case v1::Event::kNvtxRange: {
         const auto& r = e.nvtx_range();
-        Emit(Span(HostRangeCategory(r.domain()), r.message(), pid, HostTrack(p, pid, r.thread_id()),
-                  r.start_ns(), r.end_ns()));
+        json j = Span(HostRangeCategory(r.domain()), r.message(), pid, HostTrack(p, pid, r.thread_id()),
+                      r.start_ns(), r.end_ns());
+        if (auto w = works.find(std::tuple(r.thread_id(), r.start_ns(), r.end_ns(), r.message()));
+            w != works.end()) {
+          j["args"] = {{"flops", w->second->flops()},
+                       {"gpuspy work bytes", w->second->bytes()},
+                       {"gpuspy work dtype", w->second->dtype()},
+                       {"gpuspy work source", v1::WorkSource_Name(w->second->source())}};
+          works.erase(w);
+        }
+        Emit(j);
         break;
       }
       case v1::Event::kNvtxMark: {
@@ -296,10 +315,13 @@ void ChromeTraceStream::Events(const ExportedProcess& p, const std::vector<v1::E
       case v1::Event::kExternalCorrelation:
         ++not_exported_["external correlation records"];
         break;
+      case v1::Event::kOpWork:
+        break;  // onto its op's span, above
       default:
         break;  // collectives: onto their kernels, above
     }
   }
+  if (!works.empty()) not_exported_["op work records without an exported op range"] += works.size();
   // A page may end between a batch's collectives (untimed: first in its batch's order) and their
   // kernels: a later call may still need them. Kept until their kernel comes, so what is held is
   // the collectives of the batch being written, not of the process.

@@ -425,7 +425,20 @@ void KinetoMapper::MapOpWork(const RawEvent& e, int64_t start, int64_t end, uint
   const std::string_view* flops = e.FindArg("flops");
   if (flops == nullptr && e.input_dim_ends.empty()) return;
   const OpInputs inputs{e.input_dims, e.input_dim_ends, e.input_types};
-  const std::optional<OpWorkFigures> w = OpWorkOf(e.name, flops == nullptr ? "" : *flops, inputs);
+  std::optional<OpWorkFigures> w;
+  if (const std::string_view* source = e.FindArg("gpuspy work source"); source != nullptr) {
+    // gpuspy's own export: the figures as the analysis had them, not recomputed.
+    int64_t f = 0, b = 0;
+    ToInt(flops == nullptr ? "" : *flops, &f);
+    ToInt(e.Arg("gpuspy work bytes"), &b);
+    w = OpWorkFigures{static_cast<uint64_t>(std::max<int64_t>(0, f)), static_cast<uint64_t>(std::max<int64_t>(0, b)),
+                      e.Arg("gpuspy work dtype"),
+                      *source == "WORK_SOURCE_PROFILER_FLOPS" ? WorkSource::kProfilerFlops
+                      : *source == "WORK_SOURCE_INPUT_SHAPES" ? WorkSource::kInputShapes
+                                                              : WorkSource::kUnknown};
+  } else {
+    w = OpWorkOf(e.name, flops == nullptr ? "" : *flops, inputs);
+  }
   if (!w) return;
   // The type is interned when the read ends (Finish): a type name is no event's string, and the
   // events' own strings keep the refs they had before op work was read.

@@ -171,10 +171,10 @@ error_code ReadInputTypes(od::value v, RawEvent* e) {
   return simdjson::SUCCESS;
 }
 
-// Whether the event is an op whose shapes the mapping reads (the name comes before the args
-// in what Kineto writes; an event that names itself later has its shapes read anyway).
+// Whether the event is an op whose shapes the mapping reads (the category and name come before
+// the args in what Kineto writes; an event that says them later has its shapes read anyway).
 bool WantsShapes(const RawEvent& e) {
-  return (e.cat == "cpu_op" || e.cat == "Operator") && (e.name.empty() || IsWorkOp(e.name));
+  return (e.cat.empty() || e.cat == "cpu_op" || e.cat == "Operator") && (e.name.empty() || IsWorkOp(e.name));
 }
 
 error_code ReadArgs(od::object args, RawEvent* e) {

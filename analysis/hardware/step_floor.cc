@@ -11,13 +11,25 @@ int64_t SecondsToNs(double s) { return static_cast<int64_t>(std::llround(s * 1e9
 
 }  // namespace
 
+namespace {
+
+// Once: a cached analysis may be set against its device again.
+void AddNoteOnce(v1::StepFloor* floor, const std::string& note) {
+  for (const std::string& n : floor->notes()) {
+    if (n == note) return;
+  }
+  floor->add_notes(note);
+}
+
+}  // namespace
+
 void ApplyDevicePeaks(std::string_view device, const DevicePeaks* peaks, int64_t wall_ns,
                       v1::StepFloor* floor) {
   floor->set_device(std::string(device));
   floor->set_device_known(peaks != nullptr);
   if (floor->work_size() == 0) return;
   if (peaks == nullptr) {
-    floor->add_notes(device.empty()
+    AddNoteOnce(floor, device.empty()
                          ? "the device is not named in the trace: achieved rates only, no share of peak"
                          : "device '" + std::string(device) +
                                "' is not in the peak table: achieved rates only, no share of peak");

@@ -99,7 +99,7 @@ v1::StepFloor MeasureStepWork(const EventColumns& events, const StringTable& str
       k.simt_gemm |= t.simt_gemm;
       k.tensor_math |= t.tensor_math;
     }
-    if (k.ns == 0) continue;  // no GPU work: a CPU tensor's op
+    if (k.ns <= 0) continue;  // no GPU work: a CPU tensor's op
     const std::string dtype(DtypeShortName(strings.Get(w->dtype)));
     const v1::WorkKind kind = KindOf(*w, dtype, k);
     // Memory-bound work is bound by bandwidth whatever its type: one bucket for all of it.

@@ -112,6 +112,9 @@ TEST(StepFloor, AnUnknownDeviceShowsAchievedRatesOnly) {
   EXPECT_EQ(f.work(0).flops_fraction(), 0);
   ASSERT_EQ(f.notes_size(), 1);
   EXPECT_NE(f.notes(0).find("not in the peak table"), std::string::npos);
+  // A cached analysis set against its device again says it once.
+  ApplyDevicePeaks("Tesla T4", FindDevicePeaks("Tesla T4", 0), 10 * kMs, &f);
+  EXPECT_EQ(f.notes_size(), 1);
 }
 
 TEST(StepFloor, AStepWithoutWorkSaysWhatWouldGiveIt) {

@@ -1,15 +1,12 @@
 #include "analysis/hardware/floor_text.h"
 
-#include <cmath>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "analysis/detectors/step_context.h"
 #include "model/units.h"
 
 namespace gpuspy::analysis {
 namespace {
-
-std::string Percent(double fraction) { return absl::StrCat(std::llround(fraction * 100), "%"); }
 
 std::string FlopCount(uint64_t flops) {
   std::string rate = FormatFlopRate(static_cast<double>(flops));  // "2.10 TFLOP/s" -> "2.10 TFLOP"
@@ -34,7 +31,7 @@ std::string FloorLine(const v1::StepFloor& floor, int64_t wall_ns) {
       parts.push_back(absl::StrCat("floor ", FormatMs(floor.floor_ns()), " of ", FormatMs(wall_ns),
                                    " (GPU busy ", FormatMs(floor.gpu_busy_ns()), ")"));
     }
-    if (floor.mfu() > 0) parts.push_back(absl::StrCat("MFU ", Percent(floor.mfu())));
+    if (floor.mfu() > 0) parts.push_back(absl::StrCat("MFU ", FormatPercent(floor.mfu())));
     if (floor.flops() > 0) {
       parts.push_back(absl::StrCat(FlopCount(floor.flops()), " at ",
                                    FormatFlopRate(floor.achieved_flops_per_s()), " over the step (",
@@ -54,7 +51,7 @@ std::string FloorLine(const v1::StepFloor& floor, int64_t wall_ns) {
 std::string JobFloorLine(const v1::JobFloor& floor) {
   if (floor.steps() == 0) return absl::StrJoin(floor.notes(), "; ");
   std::vector<std::string> parts;
-  if (floor.device_known()) parts.push_back(absl::StrCat("median MFU ", Percent(floor.median_mfu())));
+  if (floor.device_known()) parts.push_back(absl::StrCat("median MFU ", FormatPercent(floor.median_mfu())));
   if (floor.median_floor_ns() > 0) {
     parts.push_back(absl::StrCat("floor ", FormatMs(floor.median_floor_ns()), " of a ",
                                  FormatMs(floor.median_wall_ns()), " step"));
@@ -74,11 +71,11 @@ std::vector<std::string> WorkLines(const v1::StepFloor& floor) {
     std::string line = absl::StrCat(WorkKindName(b.kind()), b.dtype().empty() ? "" : " ", b.dtype(), ": ");
     if (b.flops() > 0) {
       absl::StrAppend(&line, FormatFlopRate(b.achieved_flops_per_s()));
-      if (b.peak_flops_per_s() > 0) absl::StrAppend(&line, " (", Percent(b.flops_fraction()), " of peak)");
+      if (b.peak_flops_per_s() > 0) absl::StrAppend(&line, " (", FormatPercent(b.flops_fraction()), " of peak)");
     } else {
       absl::StrAppend(&line, FormatByteRate(b.achieved_bytes_per_s()));
       if (b.peak_bytes_per_s() > 0) {
-        absl::StrAppend(&line, " (", Percent(b.bytes_fraction()), " of memory bandwidth)");
+        absl::StrAppend(&line, " (", FormatPercent(b.bytes_fraction()), " of memory bandwidth)");
       }
     }
     absl::StrAppend(&line, ", ", FormatMs(b.kernel_ns()), " of kernels, ", b.ops(), " ops");

@@ -9,10 +9,6 @@ namespace {
 
 int64_t SecondsToNs(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
 
-}  // namespace
-
-namespace {
-
 // Once: a cached analysis may be set against its device again.
 void AddNoteOnce(v1::StepFloor* floor, const std::string& note) {
   for (const std::string& n : floor->notes()) {

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "gpuspy/v1/events.pb.h"
 #include "importers/kineto/absl_view.h"
 #include "importers/kineto/memory_samples.h"
 #include "importers/kineto/op_work.h"
@@ -431,11 +432,10 @@ void KinetoMapper::MapOpWork(const RawEvent& e, int64_t start, int64_t end, uint
     int64_t f = 0, b = 0;
     ToInt(flops == nullptr ? "" : *flops, &f);
     ToInt(e.Arg("gpuspy work bytes"), &b);
+    v1::WorkSource named = v1::WORK_SOURCE_UNKNOWN;  // the exporter writes the enum's name
+    v1::WorkSource_Parse(std::string(*source), &named);
     w = OpWorkFigures{static_cast<uint64_t>(std::max<int64_t>(0, f)), static_cast<uint64_t>(std::max<int64_t>(0, b)),
-                      e.Arg("gpuspy work dtype"),
-                      *source == "WORK_SOURCE_PROFILER_FLOPS" ? WorkSource::kProfilerFlops
-                      : *source == "WORK_SOURCE_INPUT_SHAPES" ? WorkSource::kInputShapes
-                                                              : WorkSource::kUnknown};
+                      e.Arg("gpuspy work dtype"), static_cast<WorkSource>(named)};
   } else {
     w = OpWorkOf(e.name, flops == nullptr ? "" : *flops, inputs);
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "analysis/saturating.h"
 #include "analysis/step_source.h"
 
 namespace gpuspy::analysis {
@@ -52,7 +53,7 @@ void StepDetectionInput::Add(const EventColumns& ev) {
 }
 
 void StepDetectionInput::Prune() {
-  const int64_t horizon = newest_ns_ - kMatchHorizonNs;
+  const int64_t horizon = SatSub(newest_ns_, kMatchHorizonNs);  // a hostile clock may sit at int64's floor
   absl::erase_if(calls_, [&](const auto& c) { return c.second < horizon; });
   absl::erase_if(awaiting_launch_,
                  [&](const auto& k) { return kernels_[k.second.front()].host_ns < horizon; });
@@ -179,17 +180,24 @@ std::vector<StepWindow> StepDetectionInput::Periodic() {
 std::vector<StepWindow> StepDetectionInput::Fixed(int64_t window_ns) const {
   std::vector<StepWindow> out;
   if (lo_ >= hi_ || window_ns <= 0) return out;
-  const int64_t lo = lo_, hi = hi_;
-  // Only windows in which the process did CUDA work: a long idle stretch is not a "step".
+  // Only windows in which the process did CUDA work: a long idle stretch is not a "step". The
+  // windows are found from the activity, not by walking the whole span: a hostile timestamp can
+  // stretch [lo, hi) to 2^63 ns, billions of empty windows. Offsets are unsigned: hi - lo may not
+  // fit an int64.
   std::vector<int64_t> activity = activity_;
   std::sort(activity.begin(), activity.end());
   const std::string source = WindowSource(window_ns);
-  int64_t n = 0;
-  for (int64_t t = lo; t < hi; t += window_ns) {
-    const int64_t end = std::min(t + window_ns, hi);
-    auto it = std::lower_bound(activity.begin(), activity.end(), t);
-    if (it != activity.end() && *it < end) out.push_back({n, t, end, source});
-    ++n;
+  const uint64_t lo = static_cast<uint64_t>(lo_);
+  const uint64_t span = static_cast<uint64_t>(hi_) - lo;
+  const uint64_t window = static_cast<uint64_t>(window_ns);
+  for (const int64_t a : activity) {
+    if (a < lo_ || a >= hi_) continue;
+    const uint64_t index = (static_cast<uint64_t>(a) - lo) / window;
+    if (!out.empty() && static_cast<uint64_t>(out.back().number) == index) continue;
+    const uint64_t offset = index * window;  // <= a - lo: no overflow
+    const uint64_t end_offset = span - offset > window ? offset + window : span;
+    out.push_back({static_cast<int64_t>(index), static_cast<int64_t>(lo + offset),
+                   static_cast<int64_t>(lo + end_offset), source});
   }
   return out;
 }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "analysis/step_report.h"
 #include "tools/replay/synthetic_workload.h"
 
@@ -131,6 +133,26 @@ TEST(PeriodDetector, FixedWindowsCoverTheActivityAndAreLabelled) {
   EXPECT_EQ(w[2].number, 3);
   EXPECT_EQ(w[2].end_ns, 3'500'000'000);
   EXPECT_EQ(w[1].source, "window:1000ms");
+}
+
+TEST(PeriodDetector, FixedWindowsOverAHostileSpanAreOnlyTheActiveOnes) {
+  // One kernel near each end of the int64 range: 2^64 ns of span, two active windows. Walking
+  // every window of the span (as an earlier version did) never returned.
+  EventColumns ev;
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ev.kernels.push_back({kMin, kMin + 100, 1, 0, {}, {}, 0});
+  ev.kernels.push_back({kMax - 200, kMax - 100, 2, 0, {}, {}, 0});
+  const auto w = FixedWindows(ev, 1'000'000'000);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].number, 0);
+  EXPECT_EQ(w[0].start_ns, kMin);
+  EXPECT_EQ(w[0].end_ns, kMin + 1'000'000'000);
+  // The last window is cut at the process's last event; its number counts the windows before it.
+  EXPECT_EQ(w[1].end_ns, kMax - 100);
+  EXPECT_EQ(static_cast<uint64_t>(w[1].number),
+            (static_cast<uint64_t>(kMax - 200) - static_cast<uint64_t>(kMin)) / 1'000'000'000);
+  EXPECT_EQ(w[1].start_ns, kMin + w[1].number * int64_t{1'000'000'000});
 }
 
 bool SameSteps(const std::vector<StepWindow>& a, const std::vector<StepWindow>& b) {

@@ -1,12 +1,15 @@
 #include "analysis/process_analysis.h"
 
 #include <algorithm>
+#include <iterator>
+#include <thread>
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/kernel_classes.h"
 #include "analysis/memory_usage.h"
+#include "analysis/step_finder.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -80,10 +83,34 @@ absl::StatusOr<ProcessAnalysis> AnalyzeProcess(BatchSource& source, const StepPo
 
 std::vector<StepAnalysis> AnalyzeProcessSteps(const ImportBatches& batches,
                                               const StringTable& strings, uint64_t process_id,
-                                              const std::string& step_pattern) {
+                                              const std::string& step_pattern, unsigned threads) {
   InMemoryBatches source(batches, strings);
   // An in-memory source fails nothing.
-  return AnalyzeProcess(source, StepPolicy::ForPattern(step_pattern), process_id)->steps;
+  const std::vector<StepWindow> steps = *FindSteps(source, StepPolicy::ForPattern(step_pattern));
+  const size_t slices = std::min<size_t>(std::max(1u, threads), steps.size());
+  if (slices <= 1) return AnalyzeSteps(source, steps, process_id)->steps;
+  // Contiguous slices, each over a source of its own (a source keeps the window it hands out).
+  // A slice's first stretch starts where the steps before it ended, as it would one by one.
+  std::vector<std::vector<StepAnalysis>> analysed(slices);
+  auto analyse = [&](size_t slice) {
+    const size_t begin = steps.size() * slice / slices, end = steps.size() * (slice + 1) / slices;
+    ProcessAnalysisHooks hooks;
+    for (size_t i = 0; i < begin; ++i) hooks.stretch_from = std::max(hooks.stretch_from, steps[i].end_ns);
+    InMemoryBatches mine(batches, strings);
+    const std::vector<StepWindow> part(steps.begin() + static_cast<ptrdiff_t>(begin),
+                                       steps.begin() + static_cast<ptrdiff_t>(end));
+    analysed[slice] = AnalyzeSteps(mine, part, process_id, hooks)->steps;
+  };
+  std::vector<std::thread> pool;
+  for (size_t slice = 1; slice < slices; ++slice) pool.emplace_back(analyse, slice);
+  analyse(0);
+  for (std::thread& t : pool) t.join();
+  std::vector<StepAnalysis> out;
+  out.reserve(steps.size());
+  for (std::vector<StepAnalysis>& part : analysed) {
+    std::move(part.begin(), part.end(), std::back_inserter(out));
+  }
+  return out;
 }
 
 }  // namespace gpuspy::analysis

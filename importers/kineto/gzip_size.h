@@ -3,8 +3,9 @@
 // held 2 GiB, the whole limit, before its refusal).
 //
 // The trailer's ISIZE is the last member's size mod 2^32: exact only for a file of one member
-// that cannot inflate to 4 GiB. Anything else is counted with zlib's streaming inflate into a
-// small buffer (libdeflate, which inflates the text afterwards, has no streaming API).
+// that cannot inflate to 4 GiB. A larger single-member file's ISIZE is tried when plausible (the
+// inflate checks it); anything else is counted with zlib's streaming inflate into a small buffer
+// (libdeflate, which inflates the text afterwards, has no streaming API).
 #pragma once
 
 #include <cstddef>
@@ -23,6 +24,13 @@ bool IsGzip(std::span<const unsigned char> p);
 // (deflate expands at most ~1032:1, so ISIZE cannot have wrapped). A damaged trailer can still
 // lie: the inflate that follows checks ISIZE and the CRC.
 std::optional<uint64_t> ExactTrailerSize(std::span<const unsigned char> gz);
+
+// The trailer's ISIZE of a single-member file too large for ExactTrailerSize, when it is a size a
+// trace of that many compressed bytes plausibly has (between 1x and 64x of them): the size to
+// inflate into first. Not a promise: ISIZE is mod 2^32 and may lie, so the inflate into it must
+// fill it exactly, or the file is counted (CountInflatedBytes) and inflated again. What a lie
+// costs is bounded by the claim: at most 64x the file, never over the limit.
+std::optional<uint64_t> PlausibleTrailerSize(std::span<const unsigned char> gz);
 
 struct InflatedCount {
   uint64_t bytes = 0;         // inflated bytes counted; counting stops once past the limit

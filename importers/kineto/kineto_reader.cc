@@ -473,6 +473,8 @@ absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings*
 // read's.
 
 constexpr int kMaxCandidatesPerPiece = 64;
+// How far past its size a piece usually runs to the next boundary: an entry or a few.
+constexpr size_t kPieceOvershootBytes = 1 << 20;
 
 // The next candidate boundary at or after `from` (npos: none).
 size_t NextBoundary(std::string_view json, size_t from) {
@@ -512,7 +514,14 @@ class PieceReader {
   PieceReader(std::string_view json, size_t piece_bytes, const std::function<void(size_t)>& release,
               const std::function<void(size_t, size_t)>& populate)
       : json_(json), piece_bytes_(piece_bytes), release_(release), populate_(populate),
-        parser_(kMaxTraceBytes) {}
+        parser_(kMaxTraceBytes) {
+    // Room for a piece and the entry it runs into, once: grown piece by piece (simdjson
+    // reallocates for each document longer than any before), the parser's ~5x-the-piece of
+    // buffers was faulted in afresh about ten times per trace.
+    const size_t room = std::min(json.size(), piece_bytes + kPieceOvershootBytes);
+    (void)parser_.allocate(room);
+    buffer_.reserve(room + 2 + kPaddingBytes);
+  }
 
   // False when the text cannot be read in pieces (then nothing of `out` is to be used).
   bool Read(KinetoTrace* out, KinetoReadTimings* timings) {

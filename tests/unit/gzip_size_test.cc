@@ -61,6 +61,29 @@ TEST(GzipSize, TheTrailerIsNotBelievedWhereItMayNotBeTheSize) {
   EXPECT_FALSE(ExactTrailerSize(Bytes(std::string("\x1f\x8b", 2))).has_value());
 }
 
+// A file too large for an exact trailer: its ISIZE is tried first when a trace could have it (the
+// inflate into it checks it), so a 200 MB trace is not inflated twice, once only to be counted.
+TEST(GzipSize, ALargerOneMemberFilesPlausibleTrailerIsTried) {
+  std::mt19937 rng(7);
+  std::string text(10'000'000, '0');  // random hex: ~2x compression, a member of ~5 MB
+  for (char& c : text) c = "0123456789abcdef"[rng() % 16];
+  const std::string gz = Gzip(text, 1);
+  ASSERT_GT(gz.size(), (uint64_t{1} << 32) / 1032) << "must be past the exact trailer's reach";
+  EXPECT_FALSE(ExactTrailerSize(Bytes(gz)).has_value());
+  EXPECT_EQ(PlausibleTrailerSize(Bytes(gz)).value_or(0), text.size());
+  // Near misses: a claim more than 64x the file (zeros would inflate so; a trace does not), one
+  // smaller than the file, and two members.
+  std::string bomb_claim = gz;
+  const uint32_t claim = static_cast<uint32_t>(gz.size() * 65);
+  std::memcpy(bomb_claim.data() + bomb_claim.size() - 4, &claim, 4);
+  EXPECT_FALSE(PlausibleTrailerSize(Bytes(bomb_claim)).has_value());
+  std::string shrunk = gz;
+  const uint32_t small = static_cast<uint32_t>(gz.size() - 1);
+  std::memcpy(shrunk.data() + shrunk.size() - 4, &small, 4);
+  EXPECT_FALSE(PlausibleTrailerSize(Bytes(shrunk)).has_value());
+  EXPECT_FALSE(PlausibleTrailerSize(Bytes(gz + Gzip(Json(1000)))).has_value());
+}
+
 TEST(GzipSize, EveryMemberIsCounted) {
   const std::string a = Json(300'000), b = Json(200'000);
   const InflatedCount c = CountInflatedBytes(Bytes(Gzip(a) + Gzip(b, 1)), uint64_t{1} << 30);

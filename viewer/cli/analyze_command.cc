@@ -190,7 +190,7 @@ void AddOfflineOptions(CLI::App* command, AnalyzeOptions* an) {
   command->add_option("--export", an->export_to, "Also write the events: --export perfetto out.json[.gz]")
       ->expected(2);
   command->add_option("--html", an->html, "Also write a self-contained static report page");
-  command->add_option("--threads", an->threads, "Files read at once (default: one per core)");
+  command->add_option("--threads", an->threads, "Threads (default: one per core): files read at once; with fewer files, a file's steps analysed at once");
   command->add_flag("--timings", an->timings, "Per-stage MB/s of each file on stderr");
   command->add_option("--max-trace-bytes", an->max_trace_bytes,
                       "Refuse a file whose JSON text (gzip inflated) is larger (default 2 GiB; "

@@ -39,6 +39,12 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
   ProgressLine line(progress);
   // "importing" when this is `import --offline` reads the same way: the file is being read.
   auto files_done = [&] { return n > 1 ? absl::StrCat(" (", done.load(), " of ", n, " files done)") : std::string(); };
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned budget = threads > 0 ? threads : cores;
+  const size_t pool_size = std::min<size_t>(n, budget);
+  // Fewer files than threads: the spare threads analyse a file's steps alongside (one trace on
+  // two cores: its analysis in half the time).
+  const unsigned step_threads = std::max<unsigned>(1, budget / static_cast<unsigned>(std::max<size_t>(1, pool_size)));
   // Each file is read and analysed on its own: ranks share nothing until the job-level step.
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) {
@@ -58,14 +64,12 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
         const int64_t start = NowNs();
         // The process id the collector would give: position among the files, from 1.
         steps[i] = analysis::AnalyzeProcessSteps(analysis::CutIntoImportBatches(f.trace->events),
-                                                 f.trace->strings, i + 1, step_pattern);
+                                                 f.trace->strings, i + 1, step_pattern, step_threads);
         f.analyse_ns = NowNs() - start;
       }
       ++done;
     }
   };
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const size_t pool_size = std::min<size_t>(n, threads > 0 ? threads : cores);
   std::vector<std::thread> pool;
   for (size_t t = 1; t < pool_size; ++t) pool.emplace_back(work);
   work();

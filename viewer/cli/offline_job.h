@@ -38,7 +38,8 @@ struct OfflineJob {
 };
 
 // Reads and analyses `files` as job `job` with at most `threads` threads (0: one per file, at
-// most the machine's cores); `progress`: the progress line on stderr (progress_line.h: the
+// most the machine's cores; the threads a file's reading leaves over analyse its steps);
+// `progress`: the progress line on stderr (progress_line.h: the
 // caller decides whether stderr is a terminal and the output not --json). NVTX steps are the
 // ranges matching `step_pattern` (as gpuspyd's --step-pattern).
 OfflineJob LoadOfflineJob(const std::vector<std::string>& files, const std::string& job,

@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "analysis/step_series.h"
 #include "tools/replay/synthetic_workload.h"
 
 namespace gpuspy::analysis {
@@ -61,6 +62,37 @@ TEST_F(ProcessAnalysisTest, TheOfflineEntryPointIsAnalyzeProcessOverTheTraceInMe
   ASSERT_EQ(offline.size(), a->steps.size());
   for (size_t i = 0; i < offline.size(); ++i) {
     EXPECT_TRUE(MessageDifferencer::Equals(offline[i].report, a->steps[i].report)) << "step " << i;
+  }
+}
+
+// Steps analysed in slices on several threads are the steps analysed one by one: the same reports
+// (after the series pass, which reads the memory each slice measured before its first step), the
+// same kernel names and collectives. A leaking job, so the stretch before each step matters.
+TEST(ProcessAnalysisThreads, SlicesOnSeveralThreadsGiveWhatOneThreadGives) {
+  synthetic::SyntheticOptions o;
+  o.scenario = synthetic::Scenario::kMemoryLeak;
+  o.steps = 9;
+  const synthetic::SyntheticRank rank = synthetic::GenerateRank(o, 0);
+  EventColumns all;
+  for (const EventColumns& s : rank.steps) all.Append(s);
+  const ImportBatches batches = CutIntoImportBatches(all);
+  std::vector<StepAnalysis> one = AnalyzeProcessSteps(batches, rank.strings, 5, kDefaultStepPattern, 1);
+  AnalyzeStepSeries(&one);
+  ASSERT_EQ(one.size(), rank.steps.size());
+  bool memory_measured = false;
+  for (const StepAnalysis& a : one) memory_measured |= a.report.memory().reserved_start_bytes() > 0;
+  ASSERT_TRUE(memory_measured) << "the scenario must give the series memory to compare";
+  for (unsigned threads : {2u, 4u, 64u}) {
+    std::vector<StepAnalysis> many = AnalyzeProcessSteps(batches, rank.strings, 5, kDefaultStepPattern, threads);
+    AnalyzeStepSeries(&many);
+    ASSERT_EQ(many.size(), one.size()) << threads << " threads";
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_TRUE(MessageDifferencer::Equals(many[i].report, one[i].report))
+          << threads << " threads, step " << i << ":\n" << many[i].report.DebugString() << "\nvs\n"
+          << one[i].report.DebugString();
+      EXPECT_EQ(many[i].kernel_names, one[i].kernel_names);
+      EXPECT_EQ(many[i].collectives->ops.size(), one[i].collectives->ops.size());
+    }
   }
 }
 

@@ -519,8 +519,9 @@ class PieceReader {
     // reallocates for each document longer than any before), the parser's ~5x-the-piece of
     // buffers was faulted in afresh about ten times per trace.
     const size_t room = std::min(json.size(), piece_bytes + kPieceOvershootBytes);
-    (void)parser_.allocate(room);
     buffer_.reserve(room + 2 + kPaddingBytes);
+    // Should it fail, iterate() allocates what each document needs, as before.
+    if (parser_.allocate(room) != simdjson::SUCCESS) return;
   }
 
   // False when the text cannot be read in pieces (then nothing of `out` is to be used).

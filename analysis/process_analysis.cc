@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <iterator>
-#include <thread>
 #include <limits>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"

@@ -152,7 +152,9 @@ TEST(PeriodDetector, FixedWindowsOverAHostileSpanAreOnlyTheActiveOnes) {
   EXPECT_EQ(w[1].end_ns, kMax - 100);
   EXPECT_EQ(static_cast<uint64_t>(w[1].number),
             (static_cast<uint64_t>(kMax - 200) - static_cast<uint64_t>(kMin)) / 1'000'000'000);
-  EXPECT_EQ(w[1].start_ns, kMin + w[1].number * int64_t{1'000'000'000});
+  // (in unsigned arithmetic: the offset from kMin does not fit an int64)
+  EXPECT_EQ(w[1].start_ns, static_cast<int64_t>(static_cast<uint64_t>(kMin) +
+                                                static_cast<uint64_t>(w[1].number) * 1'000'000'000u));
 }
 
 bool SameSteps(const std::vector<StepWindow>& a, const std::vector<StepWindow>& b) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analysis/data_quality.h"
+#include "analysis/hardware/step_counters.h"
 #include "analysis/hardware/step_work.h"
 #include "analysis/detectors/memory_growth.h"
 #include "analysis/detectors/series_detectors.h"
@@ -32,6 +33,9 @@ StepAnalysis AnalyzeStep(const EventColumns& events, const StringTable& strings,
   a.report = BuildStepReport(events, strings, step, process_id, kc);
   *a.report.mutable_floor() =
       MeasureStepWork(events, strings, step, a.report.breakdown().gpu_busy_ns(), kc);
+  if (std::optional<v1::MeasuredCounters> counters = MeasureStepCounters(events, strings, step, kc)) {
+    *a.report.mutable_floor()->mutable_counters() = *std::move(counters);
+  }
   a.kernel_names = DistinctKernelNames(events, strings, step);
   a.collectives = std::make_shared<const StepCollectives>(ExtractStepCollectives(events, strings, step, &kc));
   a.memory.step = MeasureWindowMemory(events, strings, step.start_ns, step.end_ns);

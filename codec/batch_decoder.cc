@@ -1,4 +1,4 @@
-// One decoder for all fourteen columns, each validated the same way (lengths, refs, enums): kept in
+// One decoder for all fifteen columns, each validated the same way (lengths, refs, enums): kept in
 // one file so that a rule added for one column is seen beside the others (464 lines).
 #include "codec/batch_decoder.h"
 
@@ -58,6 +58,9 @@ absl::Status BadRef(absl::string_view column, int index, uint32_t ref) {
       absl::StrCat(column, "[", index, "] refers to undefined ref ", ref));
 }
 
+// The largest counter reading a batch may carry (CounterSampleEvent: percent of peak).
+constexpr float kMaxCounterPercent = 1000.0f;
+
 absl::Status BadValue(absl::string_view column, int index, uint32_t value) {
   return absl::InvalidArgumentError(
       absl::StrCat(column, "[", index, "] has invalid value ", value));
@@ -72,7 +75,7 @@ class Decoder {
                       &Decoder::Memory, &Decoder::Apis, &Decoder::NvtxRanges,
                       &Decoder::NvtxMarks, &Decoder::Overheads, &Decoder::GraphLaunches,
                       &Decoder::ExternalCorrelations, &Decoder::MemoryPools,
-                      &Decoder::Collectives, &Decoder::OpWorks}) {
+                      &Decoder::Collectives, &Decoder::OpWorks, &Decoder::CounterSamples}) {
       if (absl::Status st = (this->*step)(); !st.ok()) return st;
     }
     out->Append(ev_);
@@ -482,6 +485,44 @@ class Decoder {
         return BadValue("op_works.source", i, c.source(i));
       }
       e.source = static_cast<WorkSource>(c.source(i));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CounterSamples() {
+    const auto& c = b_.counter_samples();
+    const int n = c.start_delta_ns_size();
+    absl::Status st = ColumnCheck("counter_samples", n)
+                          .Required("duration_ns", c.duration_ns())
+                          .Required("device_id", c.device_id())
+                          .Required("tensor_active_pct", c.tensor_active_pct())
+                          .Required("dram_throughput_pct", c.dram_throughput_pct())
+                          .Required("sm_active_pct", c.sm_active_pct())
+                          .Required("gpu_active_pct", c.gpu_active_pct())
+                          .status();
+    if (!st.ok()) return st;
+    Accumulator start(b_.base_time_ns());
+    ev_.counter_samples.resize(n);
+    for (int i = 0; i < n; ++i) {
+      CounterSampleEvent& e = ev_.counter_samples[i];
+      e.start_ns = start.Add(c.start_delta_ns(i));
+      e.end_ns = EndOf(e.start_ns, c.duration_ns(i));
+      e.device_id = c.device_id(i);
+      const std::pair<const char*, float*> values[] = {
+          {"counter_samples.tensor_active_pct", &e.tensor_active_pct},
+          {"counter_samples.dram_throughput_pct", &e.dram_throughput_pct},
+          {"counter_samples.sm_active_pct", &e.sm_active_pct},
+          {"counter_samples.gpu_active_pct", &e.gpu_active_pct}};
+      const float read[] = {c.tensor_active_pct(i), c.dram_throughput_pct(i), c.sm_active_pct(i),
+                            c.gpu_active_pct(i)};
+      for (size_t k = 0; k < 4; ++k) {
+        // A percent of peak: counters overshoot 100 a little, never by 10x; NaN is no reading.
+        if (!(read[k] <= kMaxCounterPercent)) {
+          return absl::InvalidArgumentError(absl::StrCat(values[k].first, "[", i,
+                                                         "] is not a percent: ", read[k]));
+        }
+        *values[k].second = read[k] < 0 ? -1.0f : read[k];
+      }
     }
     return absl::OkStatus();
   }

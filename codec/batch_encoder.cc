@@ -298,6 +298,19 @@ void BatchEncoder::Encode(const EventColumns& ev, uint64_t sequence, const LossC
       c->add_source(static_cast<uint32_t>(e.source));
     }
   }
+  if (!ev.counter_samples.empty()) {
+    auto* c = out->mutable_counter_samples();
+    DeltaColumn start(base);
+    for (const auto& e : ev.counter_samples) {
+      c->add_start_delta_ns(start.Next(e.start_ns));
+      c->add_duration_ns(Duration(e.start_ns, e.end_ns));
+      c->add_device_id(e.device_id);
+      c->add_tensor_active_pct(e.tensor_active_pct);
+      c->add_dram_throughput_pct(e.dram_throughput_pct);
+      c->add_sm_active_pct(e.sm_active_pct);
+      c->add_gpu_active_pct(e.gpu_active_pct);
+    }
+  }
   if (loss.total() > 0) {
     auto* l = out->mutable_loss();
     l->set_cupti_dropped_records(loss.cupti_dropped_records);

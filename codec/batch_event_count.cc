@@ -10,7 +10,7 @@ size_t CountEvents(const v1::EventBatch& b) {
          b.overheads().start_delta_ns_size() + b.graph_launches().start_delta_ns_size() +
          b.external_correlations().correlation_delta_size() +
          b.memory_pools().timestamp_delta_ns_size() + b.collectives().correlation_delta_size() +
-         b.op_works().start_delta_ns_size();
+         b.op_works().start_delta_ns_size() + b.counter_samples().start_delta_ns_size();
 }
 
 }  // namespace gpuspy

@@ -168,6 +168,16 @@ void ToExpandedEvents(const EventColumns& ev, const StringTable& t, std::vector<
     w->set_bytes(e.bytes);
     w->set_source(static_cast<v1::WorkSource>(e.source));
   }
+  for (const auto& e : ev.counter_samples) {
+    auto* c = out->emplace_back().mutable_counter_sample();
+    c->set_start_ns(e.start_ns);
+    c->set_end_ns(e.end_ns);
+    c->set_device_id(e.device_id);
+    c->set_tensor_active_pct(e.tensor_active_pct);
+    c->set_dram_throughput_pct(e.dram_throughput_pct);
+    c->set_sm_active_pct(e.sm_active_pct);
+    c->set_gpu_active_pct(e.gpu_active_pct);
+  }
   std::stable_sort(out->begin() + first, out->end(),
                    [](const v1::Event& a, const v1::Event& b) { return StartOf(a) < StartOf(b); });
 }
@@ -188,6 +198,7 @@ int64_t StartOf(const v1::Event& e) {
     case v1::Event::kCollective: return 0;  // untimed: its kernel has the time
     case v1::Event::kMemoryPool: return e.memory_pool().timestamp_ns();
     case v1::Event::kOpWork: return e.op_work().start_ns();
+    case v1::Event::kCounterSample: return e.counter_sample().start_ns();
     case v1::Event::KIND_NOT_SET: return 0;
   }
   return 0;
@@ -209,6 +220,7 @@ int64_t EndOf(const v1::Event& e) {
     case v1::Event::kCollective: return 0;
     case v1::Event::kMemoryPool: return e.memory_pool().timestamp_ns();
     case v1::Event::kOpWork: return e.op_work().end_ns();
+    case v1::Event::kCounterSample: return e.counter_sample().end_ns();
     case v1::Event::KIND_NOT_SET: return 0;
   }
   return 0;
@@ -319,6 +331,15 @@ void FromExpandedEvent(const v1::Event& ev, StringTable* t, EventColumns* out) {
       out->op_works.push_back(OpWorkEvent{w.start_ns(), w.end_ns(), w.thread_id(),
                                           t->Intern(w.op()), t->Intern(w.dtype()), w.flops(),
                                           w.bytes(), source});
+      break;
+    }
+    case v1::Event::kCounterSample: {
+      const auto& c = ev.counter_sample();
+      // Unmeasured is negative; a NaN from a foreign producer reads as unmeasured too.
+      auto pct = [](float v) { return v >= 0 ? v : -1.0f; };
+      out->counter_samples.push_back(CounterSampleEvent{
+          c.start_ns(), c.end_ns(), c.device_id(), pct(c.tensor_active_pct()),
+          pct(c.dram_throughput_pct()), pct(c.sm_active_pct()), pct(c.gpu_active_pct())});
       break;
     }
     case v1::Event::KIND_NOT_SET:

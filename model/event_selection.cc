@@ -16,7 +16,7 @@ constexpr auto kColumns = std::make_tuple(
     &EventColumns::memory, &EventColumns::apis, &EventColumns::nvtx_ranges,
     &EventColumns::nvtx_marks, &EventColumns::overheads, &EventColumns::graph_launches,
     &EventColumns::external_correlations, &EventColumns::memory_pools, &EventColumns::collectives,
-    &EventColumns::op_works);
+    &EventColumns::op_works, &EventColumns::counter_samples);
 constexpr size_t kKinds = std::tuple_size_v<decltype(kColumns)>;
 constexpr size_t kCollectives = 12;
 static_assert(std::get<kCollectives>(kColumns) == &EventColumns::collectives);

@@ -47,6 +47,7 @@ void EventColumns::Append(const EventColumns& other) {
   AppendAll(memory_pools, other.memory_pools);
   AppendAll(collectives, other.collectives);
   AppendAll(op_works, other.op_works);
+  AppendAll(counter_samples, other.counter_samples);
 }
 
 std::vector<EventColumns> EventColumns::Split(size_t n) const {
@@ -71,6 +72,7 @@ std::vector<EventColumns> EventColumns::Split(size_t n) const {
   spread(external_correlations, &EventColumns::external_correlations);
   spread(memory_pools, &EventColumns::memory_pools);
   spread(op_works, &EventColumns::op_works);
+  spread(counter_samples, &EventColumns::counter_samples);
   SpreadCollectives(collectives, &out);
   std::erase_if(out, [](const EventColumns& c) { return c.empty(); });
   return out;
@@ -95,6 +97,7 @@ std::pair<int64_t, int64_t> EventColumns::TimeRange() const {
   for (const auto& e : graph_launches) span(e.start_ns, e.end_ns);
   for (const auto& e : memory_pools) span(e.timestamp_ns, e.timestamp_ns);
   for (const auto& e : op_works) span(e.start_ns, e.end_ns);
+  for (const auto& e : counter_samples) span(e.start_ns, e.end_ns);
   // External correlations and collectives carry no time of their own.
   if (lo > hi) return {0, 0};
   return {lo, hi};

@@ -224,6 +224,26 @@ struct OpWorkEvent {
   friend bool operator==(const OpWorkEvent&, const OpWorkEvent&) = default;
 };
 
+// What the GPU's performance monitor measured over one sampling interval of one device (CUPTI PM
+// sampling, captured with GPUSPY_COUNTERS=1; inject/core/counter_sampler.h): device-wide, each a
+// percent of the unit's sustained peak over [start, end]. Negative: not measured (the chip lacks
+// the counter, or it did not fit the sampler's one pass).
+struct CounterSampleEvent {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t device_id = 0;
+  // sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed: the tensor pipes'
+  // busy cycles, averaged over the SMs: how close matrix math runs to the tensor-core peak.
+  float tensor_active_pct = -1;
+  // dram__throughput.avg.pct_of_peak_sustained_elapsed: DRAM (HBM) traffic against its peak.
+  float dram_throughput_pct = -1;
+  // sm__cycles_active.avg.pct_of_peak_sustained_elapsed: cycles with a warp resident, per SM.
+  float sm_active_pct = -1;
+  // gr__cycles_active.avg.pct_of_peak_sustained_elapsed: the compute engine busy at all.
+  float gpu_active_pct = -1;
+  friend bool operator==(const CounterSampleEvent&, const CounterSampleEvent&) = default;
+};
+
 struct LossCounters {
   uint64_t cupti_dropped_records = 0;
   uint64_t queue_dropped_events = 0;
@@ -251,12 +271,13 @@ struct EventColumns {
   std::vector<MemoryPoolEvent> memory_pools;
   std::vector<CollectiveEvent> collectives;
   std::vector<OpWorkEvent> op_works;
+  std::vector<CounterSampleEvent> counter_samples;
 
   size_t size() const {
     return kernels.size() + memcpys.size() + memsets.size() + syncs.size() + memory.size() +
            apis.size() + nvtx_ranges.size() + nvtx_marks.size() + overheads.size() +
            graph_launches.size() + external_correlations.size() + memory_pools.size() +
-           collectives.size() + op_works.size();
+           collectives.size() + op_works.size() + counter_samples.size();
   }
   bool empty() const { return size() == 0; }
   void clear() { *this = EventColumns{}; }

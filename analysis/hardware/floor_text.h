@@ -21,6 +21,13 @@ std::vector<std::string> WorkLines(const v1::StepFloor& floor);
 // FLOPs; device NVIDIA H100 80GB HBM3)", or the note saying what would give FLOPs.
 std::string JobFloorLine(const v1::JobFloor& floor);
 
+// The counters' readings: "tensor pipes 61% busy, DRAM 18% of peak bandwidth, SMs 92% active,
+// GPU 97% busy" (unmeasured readings left out); "" when none was measured.
+std::string CounterReadingsText(const v1::CounterReadings& r);
+// A step's counter lines: "counters (device 0, 100% of the step sampled): <readings>", then one
+// per kernel class read on its own: "gemm_tc (12.0 ms sampled): <readings>". None without samples.
+std::vector<std::string> CounterLines(const v1::StepFloor& floor);
+
 // "matmul on tensor cores", "matmul on CUDA cores", "memory-bound".
 std::string WorkKindName(v1::WorkKind kind);
 

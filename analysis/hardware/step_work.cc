@@ -63,7 +63,8 @@ v1::StepFloor MeasureStepWork(const EventColumns& events, const StringTable& str
     floor.add_notes(has_ops ? "no op of the step carries FLOPs or shapes: record with "
                               "torch.profiler.profile(record_shapes=True, with_flops=True)"
                             : "the capture has no framework ops to count FLOPs from: a PyTorch "
-                              "profiler trace recorded with record_shapes=True, with_flops=True has");
+                              "profiler trace recorded with record_shapes=True, with_flops=True has; "
+                              "a live capture reads the tensor pipes and DRAM with GPUSPY_COUNTERS=1");
     return floor;
   }
   // Each launch's kernels, by correlation id; each thread's calls in time order.

@@ -317,6 +317,24 @@ void ChromeTraceStream::Events(const ExportedProcess& p, const std::vector<v1::E
         break;
       case v1::Event::kOpWork:
         break;  // onto its op's span, above
+      case v1::Event::kCounterSample: {
+        // A counter track per device (Perfetto draws one line per reading); an import does not
+        // read them back.
+        const auto& c = e.counter_sample();
+        ++not_exported_["hardware counter samples (counter tracks, not read back by an import)"];
+        json args = json::object();
+        const std::pair<const char*, float> readings[] = {
+            {"tensor pipes busy %", c.tensor_active_pct()},
+            {"DRAM % of peak bandwidth", c.dram_throughput_pct()},
+            {"SMs active %", c.sm_active_pct()},
+            {"GPU busy %", c.gpu_active_pct()}};
+        for (const auto& [name, value] : readings) {
+          if (value >= 0) args[name] = value;
+        }
+        Emit({{"ph", "C"}, {"name", "GPU " + std::to_string(c.device_id()) + " counters"},
+              {"pid", pid}, {"ts", Us(c.start_ns())}, {"args", std::move(args)}});
+        break;
+      }
       default:
         break;  // collectives: onto their kernels, above
     }

@@ -114,6 +114,22 @@ std::string FloorSection(const v1::JobSummary& summary, const v1::GetStepReportR
     absl::StrAppend(&h, "<table><tr><th>Rank<th>Step<th>Wall ms<th>Floor ms<th>MFU<th>Work</tr>", rows,
                     "</table>");
   }
+  // The GPU's own counters, where the capture sampled them (GPUSPY_COUNTERS=1).
+  std::string counter_rows;
+  for (const v1::StepReport& r : reports.reports()) {
+    const std::vector<std::string> lines = analysis::CounterLines(r.floor());
+    if (lines.empty()) continue;
+    const v1::CounterReadings& c = r.floor().counters().step();
+    absl::StrAppend(&counter_rows, "<tr class=counters data-process=\"", r.step().process_id(),
+                    "\" data-step=\"", r.step().number(), "\" data-tensor-pct=\"",
+                    absl::StrFormat("%.2f", c.tensor_active_pct()), "\" data-dram-pct=\"",
+                    absl::StrFormat("%.2f", c.dram_throughput_pct()), "\"><td class=n>",
+                    Escape(Label(labels, r.step().process_id())), "<td class=n>", r.step().number(),
+                    "<td>", Escape(absl::StrJoin(lines, "; ")), "</tr>");
+  }
+  if (!counter_rows.empty()) {
+    absl::StrAppend(&h, "<table><tr><th>Rank<th>Step<th>Counters</tr>", counter_rows, "</table>");
+  }
   return h;
 }
 

@@ -145,6 +145,7 @@ void CaptureWindow::Release(EventColumns* out) {
   by_time(held_.memory, out->memory);
   by_time(held_.overheads, out->overheads);
   by_time(held_.memory_pools, out->memory_pools);
+  by_time(held_.counter_samples, out->counter_samples);
   by_launch(held_.kernels, out->kernels);
   by_launch(held_.memcpys, out->memcpys);
   by_launch(held_.memsets, out->memsets);

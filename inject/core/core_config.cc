@@ -143,6 +143,9 @@ CoreConfig ConfigFromLookup(const EnvLookup& env, std::string* warnings) {
   }
   ReadCallSites(env, &c.call_sites, warnings);
   ReadNumber<uint32_t>(env, "GPUSPY_HOST_SAMPLE_HZ", 0, kMaxHostSampleHz, &c.host_sample_hz, warnings);
+  ReadFlag(env, "GPUSPY_COUNTERS", &c.counters.enabled, warnings);
+  ReadNumber<uint32_t>(env, "GPUSPY_COUNTER_INTERVAL_US", kMinCounterIntervalUs, kMaxCounterIntervalUs,
+                       &c.counters.interval_us, warnings);
   if (!c.call_sites.enabled || (!c.call_sites.launch_auto && c.call_sites.launch_period == 0)) {
     c.host_sample_hz = 0;
   }

@@ -6,6 +6,7 @@
 
 #include "client/log/log_line.h"
 #include "inject/core/call_sites.h"
+#include "inject/core/counter_sampler.h"
 #include "inject/core/env_lookup.h"
 #include "inject/core/host_sampler.h"
 
@@ -55,6 +56,9 @@ struct CoreConfig {
   // (GPUSPY_CALLSITES=0, GPUSPY_CALLSITE_LAUNCHES=0): it needs every launch's callback to see
   // the gaps.
   uint32_t host_sample_hz = kDefaultHostSampleHz;
+  // GPUSPY_COUNTERS=1: the GPU's performance counters, sampled (counter_sampler.h); off by
+  // default. GPUSPY_COUNTER_INTERVAL_US: the sampling interval.
+  CounterConfig counters;
 };
 
 // "kernel,memcpy,..." (or "all" / empty = everything) -> kinds; unknown names are warned about.

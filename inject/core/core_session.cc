@@ -79,6 +79,14 @@ void LogHostSamples() {
       static_cast<unsigned long long>(samples == 0 ? 0 : c.capture_ns.load() / samples));
 }
 
+void LogCounters() {
+  const CounterSampler* counters = CuptiCapture::Instance().counters();
+  if (counters == nullptr) return;
+  const std::string refusal = counters->last_refusal();
+  Log(LogLevel::kInfo, "hardware counters: %zu devices sampled%s%s", counters->sampled_devices(),
+      refusal.empty() ? "" : "; refused: ", refusal.c_str());
+}
+
 void OnExit() {
   EventPipeline* pipeline = g_pipeline;
   if (pipeline == nullptr) return;
@@ -88,6 +96,7 @@ void OnExit() {
   LogTotals("exit", *pipeline);
   LogCallSites();
   LogHostSamples();
+  LogCounters();
 }
 
 // The child of a fork() inherits our memory but none of our threads, and gRPC is not fork-safe:
@@ -158,6 +167,9 @@ absl::StatusOr<v1::ProcessIdentity> StartSession(const EnvLookup& env, const std
       // No CPython in this process (or a second session's sampler still set): nothing to sample.
       if (g_sampler->Start()) pipeline->EnableHostSamples(g_sampler);
     }
+  }
+  if (CounterSampler* counters = capture.counters(); counters != nullptr) {
+    pipeline->EnableCounters(counters);
   }
   pipeline->Start();
   g_pipeline = pipeline;

@@ -39,7 +39,39 @@ bool CuptiApi::Load(const std::string& path, std::string* error) {
          Resolve(lib, "cuptiGetResultString", &GetResultString, true, error) &&
          Resolve(lib, "cuptiGetCallbackName", &GetCallbackName, false, error) &&
          Resolve(lib, "cuptiSetThreadIdType", &SetThreadIdType, false, error) &&
-         Resolve(lib, "cuptiFinalize", &Finalize, false, error);
+         Resolve(lib, "cuptiFinalize", &Finalize, false, error) &&
+         Resolve(lib, "cuptiGetDeviceId", &GetDeviceId, false, error) &&
+         Resolve(lib, "cuptiProfilerInitialize", &pm.ProfilerInitialize, false, error) &&
+         Resolve(lib, "cuptiDeviceGetChipName", &pm.DeviceGetChipName, false, error) &&
+         Resolve(lib, "cuptiPmSamplingGetCounterAvailability", &pm.GetCounterAvailability, false,
+                 error) &&
+         Resolve(lib, "cuptiProfilerHostInitialize", &pm.HostInitialize, false, error) &&
+         Resolve(lib, "cuptiProfilerHostDeinitialize", &pm.HostDeinitialize, false, error) &&
+         Resolve(lib, "cuptiProfilerHostConfigAddMetrics", &pm.HostConfigAddMetrics, false, error) &&
+         Resolve(lib, "cuptiProfilerHostGetConfigImageSize", &pm.HostGetConfigImageSize, false,
+                 error) &&
+         Resolve(lib, "cuptiProfilerHostGetConfigImage", &pm.HostGetConfigImage, false, error) &&
+         Resolve(lib, "cuptiProfilerHostGetNumOfPasses", &pm.HostGetNumOfPasses, false, error) &&
+         Resolve(lib, "cuptiProfilerHostEvaluateToGpuValues", &pm.HostEvaluateToGpuValues, false,
+                 error) &&
+         Resolve(lib, "cuptiPmSamplingEnable", &pm.Enable, false, error) &&
+         Resolve(lib, "cuptiPmSamplingSetConfig", &pm.SetConfig, false, error) &&
+         Resolve(lib, "cuptiPmSamplingGetCounterDataSize", &pm.GetCounterDataSize, false, error) &&
+         Resolve(lib, "cuptiPmSamplingCounterDataImageInitialize", &pm.CounterDataImageInitialize,
+                 false, error) &&
+         Resolve(lib, "cuptiPmSamplingStart", &pm.Start, false, error) &&
+         Resolve(lib, "cuptiPmSamplingStop", &pm.Stop, false, error) &&
+         Resolve(lib, "cuptiPmSamplingDecodeData", &pm.DecodeData, false, error) &&
+         Resolve(lib, "cuptiPmSamplingGetCounterDataInfo", &pm.GetCounterDataInfo, false, error) &&
+         Resolve(lib, "cuptiPmSamplingCounterDataGetSampleInfo", &pm.GetSampleInfo, false, error);
+}
+
+bool CuptiApi::PmSampling::complete() const {
+  return ProfilerInitialize && DeviceGetChipName && GetCounterAvailability && HostInitialize &&
+         HostDeinitialize && HostConfigAddMetrics && HostGetConfigImageSize && HostGetConfigImage &&
+         HostGetNumOfPasses && HostEvaluateToGpuValues && Enable && SetConfig &&
+         GetCounterDataSize && CounterDataImageInitialize && Start && Stop && DecodeData &&
+         GetCounterDataInfo && GetSampleInfo;
 }
 
 std::string CuptiApi::ResultString(CUptiResult result) const {

@@ -7,6 +7,10 @@
 #pragma once
 
 #include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
 
 #include <string>
 
@@ -28,6 +32,33 @@ struct CuptiApi {
   decltype(&::cuptiGetCallbackName) GetCallbackName = nullptr;  // optional
   decltype(&::cuptiSetThreadIdType) SetThreadIdType = nullptr;  // optional
   decltype(&::cuptiFinalize) Finalize = nullptr;                // optional
+  decltype(&::cuptiGetDeviceId) GetDeviceId = nullptr;          // optional
+
+  // PM sampling (CUDA 12.6+ CUPTI), for the hardware counters (counter_sampler.h); all optional:
+  // an older CUPTI lacks them and the counters are then off, the tracing unaffected.
+  struct PmSampling {
+    decltype(&::cuptiProfilerInitialize) ProfilerInitialize = nullptr;
+    decltype(&::cuptiDeviceGetChipName) DeviceGetChipName = nullptr;
+    decltype(&::cuptiPmSamplingGetCounterAvailability) GetCounterAvailability = nullptr;
+    decltype(&::cuptiProfilerHostInitialize) HostInitialize = nullptr;
+    decltype(&::cuptiProfilerHostDeinitialize) HostDeinitialize = nullptr;
+    decltype(&::cuptiProfilerHostConfigAddMetrics) HostConfigAddMetrics = nullptr;
+    decltype(&::cuptiProfilerHostGetConfigImageSize) HostGetConfigImageSize = nullptr;
+    decltype(&::cuptiProfilerHostGetConfigImage) HostGetConfigImage = nullptr;
+    decltype(&::cuptiProfilerHostGetNumOfPasses) HostGetNumOfPasses = nullptr;
+    decltype(&::cuptiProfilerHostEvaluateToGpuValues) HostEvaluateToGpuValues = nullptr;
+    decltype(&::cuptiPmSamplingEnable) Enable = nullptr;
+    decltype(&::cuptiPmSamplingSetConfig) SetConfig = nullptr;
+    decltype(&::cuptiPmSamplingGetCounterDataSize) GetCounterDataSize = nullptr;
+    decltype(&::cuptiPmSamplingCounterDataImageInitialize) CounterDataImageInitialize = nullptr;
+    decltype(&::cuptiPmSamplingStart) Start = nullptr;
+    decltype(&::cuptiPmSamplingStop) Stop = nullptr;
+    decltype(&::cuptiPmSamplingDecodeData) DecodeData = nullptr;
+    decltype(&::cuptiPmSamplingGetCounterDataInfo) GetCounterDataInfo = nullptr;
+    decltype(&::cuptiPmSamplingCounterDataGetSampleInfo) GetSampleInfo = nullptr;
+    // Every entry resolved.
+    bool complete() const;
+  } pm;
 
   // Loads `path` RTLD_LOCAL and resolves every entry point. On failure returns false and says
   // why in `error`; the table is then unusable.

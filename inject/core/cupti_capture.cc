@@ -194,6 +194,15 @@ absl::Status CuptiCapture::Start(const CoreConfig& config, const std::string& cu
     }
     call_sites_ = new CallSites(std::move(sites));
   }
+  if (config.counters.enabled && counters_ == nullptr) {
+    counters_ = new CounterSampler(&api_.pm, config.counters, [this] { return Now(); });
+  }
+  if (counters_ != nullptr) {
+    // Sampling starts when a device's context is created (the pipeline thread acts on it), not
+    // when its first kernel records arrive, which may be only at a buffer's end.
+    (void)api_.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  }
   if (config.mode == CaptureMode::kAlways) EnableKinds(config.kinds);
   return absl::OkStatus();
 }
@@ -266,6 +275,10 @@ void CuptiCapture::Stop() {
   Flush(true);
   (void)api_.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  if (counters_ != nullptr) {
+    (void)api_.EnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  }
   (void)api_.Unsubscribe(subscriber_);
   subscriber_ = nullptr;
 }
@@ -316,8 +329,23 @@ void CUPTIAPI CuptiCapture::OnCallback(void* userdata, CUpti_CallbackDomain doma
     }
     return;
   }
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+    uint32_t device = 0;
+    if (self->counters_ != nullptr && resource != nullptr && self->api_.GetDeviceId != nullptr &&
+        self->api_.GetDeviceId(resource->context, &device) == CUPTI_SUCCESS) {
+      self->counters_->NoteContextCreated(device);
+    }
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     self->Flush(true);
+    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+    uint32_t device = 0;
+    if (self->counters_ != nullptr && resource != nullptr && self->api_.GetDeviceId != nullptr &&
+        self->api_.GetDeviceId(resource->context, &device) == CUPTI_SUCCESS) {
+      self->counters_->OnContextDestroying(device);
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "inject/core/buffer_pool.h"
 #include "inject/core/call_sites.h"
+#include "inject/core/counter_sampler.h"
 #include "inject/core/core_config.h"
 #include "inject/core/cupti_api.h"
 #include "inject/core/event_pipeline.h"
@@ -50,6 +51,8 @@ class CuptiCapture {
   MakeRecordParser record_parser() const;
   // The call-site capture; nullptr when call sites are off (GPUSPY_CALLSITES=0).
   CallSites* call_sites() { return call_sites_; }
+  // The hardware counters; nullptr unless GPUSPY_COUNTERS=1.
+  CounterSampler* counters() { return counters_; }
   BufferPool* pool() { return pool_; }
   CompletedBuffers* completed() { return &completed_; }
 
@@ -73,6 +76,7 @@ class CuptiCapture {
   std::mutex kinds_mu_;  // the sender thread switches kinds; the exit handler turns them off
   CaptureKinds kinds_;
   CallSites* call_sites_ = nullptr;  // leaked on purpose, like pool_
+  CounterSampler* counters_ = nullptr;  // leaked on purpose, like pool_
   bool call_site_callbacks_ = false;  // under kinds_mu_
 };
 

@@ -142,6 +142,7 @@ void EventPipeline::Run() {
     const auto now = Clock::now();
     if (now - last_flush >= period) {
       flush_(false);
+      if (counters_ != nullptr) counters_->Poll(&pending_.counter_samples);
       last_flush = now;
     }
     Listen(now);
@@ -173,11 +174,26 @@ void EventPipeline::EnableHostSamples(HostSampler* sampler) {
   host_sample_domain_ = strings_.Intern(kHostSampleDomain);
 }
 
+void EventPipeline::EnableCounters(CounterSampler* counters) { counters_ = counters; }
+
 void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
   const size_t apis_before = pending_.apis.size();
+  const size_t kernels_before = pending_.kernels.size();
   for (const CompletedBuffer& b : completed_->PopAll(wait)) {
     parser_->ParseBuffer(b.data, b.valid_bytes, &pending_);
     pool_->Release(b.data);
+  }
+  if (counters_ != nullptr) {
+    counters_->StartNoted();  // devices whose context was created since the last loop
+    // A device whose context existed before gpuspy (gpuspy attach): sampling starts with its
+    // first kernel records.
+    for (size_t i = kernels_before; i < pending_.kernels.size(); ++i) {
+      const uint32_t device = pending_.kernels[i].stream.device_id;
+      const uint64_t bit = device < 64 ? uint64_t{1} << device : 0;
+      if (bit != 0 && (counter_devices_ & bit) != 0) continue;
+      counter_devices_ |= bit;
+      counters_->Watch(device);
+    }
   }
   if (call_sites_ != nullptr) {
     // The marks were pushed at the calls' ENTER, before CUPTI wrote these records.
@@ -201,6 +217,7 @@ void EventPipeline::ParseCompleted(std::chrono::milliseconds wait) {
 void EventPipeline::Drain(bool forced_flush) {
   flush_(forced_flush);
   ParseCompleted(std::chrono::milliseconds(0));
+  if (counters_ != nullptr) counters_->StopAll(&pending_.counter_samples);
   // The process may be ending inside a window: what was traced up to now is kept.
   const bool in_window = capture_.CloseForExit();
   Route();

@@ -21,6 +21,7 @@
 #include "inject/core/call_site_queue.h"
 #include "inject/core/capture_controller.h"
 #include "inject/core/core_config.h"
+#include "inject/core/counter_sampler.h"
 #include "inject/core/delivery.h"
 #include "inject/core/host_sampler.h"
 #include "inject/core/os_thread_names.h"
@@ -73,6 +74,10 @@ class EventPipeline {
   // `thread_id()`'s lane, named by their call sites. After EnableCallSites (same registry); the
   // sampler must outlive the pipeline.
   void EnableHostSamples(HostSampler* sampler);
+  // Samples the GPU's counters (counter_sampler.h) on every device that runs kernels, decoded
+  // once per flush period and sent as CounterSampleEvents. Call before Start; the sampler must
+  // outlive the pipeline.
+  void EnableCounters(CounterSampler* counters);
   void Start();
   // Flushes, delivers what is pending (spilling what cannot be delivered within `timeout`), and
   // stops the thread. Safe to call more than once.
@@ -114,6 +119,8 @@ class EventPipeline {
   std::unique_ptr<BackgroundAdoption> adoption_;
   std::unique_ptr<CallSiteJoiner> call_sites_;
   HostSampler* host_sampler_ = nullptr;
+  CounterSampler* counters_ = nullptr;
+  uint64_t counter_devices_ = 0;  // bit d: device d handed to counters_->Watch
   StringRef host_sample_domain_ = 0;
   std::chrono::steady_clock::time_point next_adoption_{};
   size_t devices_reported_ = 0;

@@ -157,6 +157,99 @@ TEST_F(InjectE2E, CapturesExactlyWhatTheProgramDid) {
   EXPECT_EQ(nlohmann::json::parse(steps.out)["steps"].size(), 5u);
 }
 
+// GPUSPY_COUNTERS=1: the fake GPU's performance monitor sees 80% tensor / 30% DRAM while the
+// bf16 GEMM runs and 0% / 90% while the elementwise kernel does (fake_train --counters). With
+// kernels of 4 ms and samples of 0.5 ms, most samples fall inside one kernel: each class's reading
+// is its own, and the step's is the time-weighted mix of the kernels it ran.
+TEST_F(InjectE2E, CountersReadEachKernelClassAndTheStepAsTheGpuRanThem) {
+  StartDaemon();
+  std::vector<std::string> env = Env("counters");
+  env.push_back("GPUSPY_COUNTERS=1");
+  env.push_back("GPUSPY_COUNTER_INTERVAL_US=500");
+  RunResult r = testing::Run({FAKE_TRAIN_BIN, "--steps", "6", "--kernels", "5", "--kernel-us", "4000",
+                              "--counters"},
+                             env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("hardware counters on device 0 (GH100): 4 of 4 metrics every 500 us"),
+            std::string::npos)
+      << r.err;
+  RunResult report = testing::Run(
+      {GPUSPY_BIN, "--collector", Address(), "--json", "report", "--job", "counters", "--all"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const nlohmann::json reports = nlohmann::json::parse(report.out)["reports"];
+  // int64 fields are strings in proto's JSON.
+  auto i64 = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) ? std::stod(j[key].get<std::string>()) : 0.0;
+  };
+  int fully_sampled = 0;
+  for (const nlohmann::json& rep : reports) {
+    if (!rep["floor"].contains("counters")) continue;
+    const nlohmann::json& c = rep["floor"]["counters"];
+    std::map<std::string, nlohmann::json> classes;
+    for (const nlohmann::json& k : c.value("classes", nlohmann::json::array())) {
+      classes[k["kernel_class"]] = k["readings"];
+    }
+    ASSERT_TRUE(classes.contains("gemm_tc")) << c.dump();
+    ASSERT_TRUE(classes.contains("elementwise")) << c.dump();
+    // A class's samples are those its kernels fill for 80% or more: the two at a kernel's edges
+    // mix in up to a fifth of the neighbour (at most 60 points away), over >= 8 samples of 4 ms:
+    // within 3 points (step_counters_test checks the rule exactly).
+    EXPECT_NEAR(classes["gemm_tc"].value("tensor_active_pct", 0.0), 80.0, 3.0);
+    EXPECT_NEAR(classes["gemm_tc"].value("dram_throughput_pct", 0.0), 30.0, 3.0);
+    EXPECT_NEAR(classes["elementwise"].value("tensor_active_pct", 0.0), 0.0, 3.0);
+    EXPECT_NEAR(classes["elementwise"].value("dram_throughput_pct", 0.0), 90.0, 3.0);
+    EXPECT_NEAR(classes["gemm_tc"].value("sm_active_pct", 0.0), 100.0, 0.01);
+    // Over the whole step: 80% while the GEMM ran, nothing otherwise. Sampling starts within a
+    // flush period of the context's creation, maybe inside the first step: only steps sampled
+    // through are checked against the kernels' time.
+    const double wall = i64(rep["breakdown"], "wall_ns");
+    if (i64(c, "sampled_ns") < 0.99 * wall) continue;
+    ++fully_sampled;
+    double gemm_ns = 0;
+    for (const nlohmann::json& k : rep["kernel_classes"]) {
+      if (k["kernel_class"] == "gemm_tc") gemm_ns = i64(k, "ns");
+    }
+    ASSERT_GT(gemm_ns, 0) << rep["kernel_classes"].dump();
+    // A sample straddling the step's ends mixes in the next step's first or the last step's
+    // final microseconds: at most one 0.5 ms sample each side of a ~30 ms step.
+    EXPECT_NEAR(c["step"].value("tensor_active_pct", 0.0), 80.0 * gemm_ns / wall, 2.5) << c.dump();
+  }
+  EXPECT_GE(fully_sampled, 3) << report.out;
+
+  // The CLI says the same, in words.
+  RunResult text = testing::Run({GPUSPY_BIN, "--collector", Address(), "report", "--job", "counters", "--step", "3"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  counters (device 0, "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    gemm_tc ("), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" sampled): tensor pipes "), std::string::npos) << text.out;
+}
+
+// Without GPUSPY_COUNTERS nothing samples; with it and the counters restricted to admin users,
+// the program runs on, traced, and the log says why in one line.
+TEST_F(InjectE2E, CountersOffByDefaultAndRefusedCountersCostOnlyThemselves) {
+  StartDaemon();
+  RunResult plain = testing::Run({FAKE_TRAIN_BIN, "--steps", "3", "--counters"}, Env("nocounters"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("hardware counters"), std::string::npos) << plain.err;
+  RunResult report = testing::Run(
+      {GPUSPY_BIN, "--collector", Address(), "--json", "report", "--job", "nocounters", "--all"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(report.out.find("\"counters\""), std::string::npos);
+
+  std::vector<std::string> env = Env("denied");
+  env.push_back("GPUSPY_COUNTERS=1");
+  env.push_back("FAKE_PM_DENIED=1");
+  const std::string expect = dir_.path() + "/denied.json";
+  RunResult denied = testing::Run({FAKE_TRAIN_BIN, "--steps", "3", "--counters", "--expect", expect}, env);
+  ASSERT_EQ(denied.exit_code, 0) << denied.err;
+  EXPECT_NE(denied.err.find("hardware counters off on device 0: cuptiPmSamplingEnable: the GPU's "
+                            "performance counters are restricted to admin users"),
+            std::string::npos)
+      << denied.err;
+  const KindCounts got = Collected("denied");
+  EXPECT_EQ(got.by_kind.at("kernels"), Expect(expect)["kernels"].get<int>());
+}
+
 TEST_F(InjectE2E, GraphTraceReplacesNodeKernelsWhenAskedFor) {
   StartDaemon();
   std::vector<std::string> env = Env("graphs");

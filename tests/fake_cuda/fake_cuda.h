@@ -87,6 +87,10 @@ void fake_nvtx_mark(const char* message);
 void fake_cuda_push_external_id(uint64_t id);
 // A stream-ordered allocator pool is created (cudaMallocAsync's pool): a MEMORY_POOL record.
 void fake_cuda_mempool_create(uint64_t release_threshold);
+// The performance monitor's view of kernels launched from now on (until the next call): the
+// tensor pipes' and DRAM's activity while one runs, in percent of peak. Both 0 at start. The fake
+// PM sampler (fake_pm_sampling.cc) averages them over each sampling interval.
+void fake_gpu_kernel_counters(float tensor_pct, float dram_pct);
 // Context teardown: CUPTI's CONTEXT_DESTROY_STARTING resource callback (profilers flush there).
 void fake_cuda_context_destroy(void);
 

@@ -6,6 +6,7 @@
 #include "tests/fake_cuda/fake_api_call.h"
 #include "tests/fake_cuda/fake_cuda.h"
 #include "tests/fake_cuda/fake_cupti_state.h"
+#include "tests/fake_cuda/fake_pm_sampling.h"
 
 using namespace fake_cupti;
 
@@ -60,6 +61,7 @@ void EmitKernel(const Launch& l, uint32_t correlation_id, uint64_t enqueued, uin
                 uint64_t graph_node_id) {
   // The GPU runs the kernel whether or not anyone records it.
   const GpuSpan span = ScheduleOnStream(l.stream, enqueued, l.gpu_ns);
+  PmRecordKernel(span.start, span.end);
   EmitKernelRecord(l, span, correlation_id, graph_id, graph_node_id);
 }
 

@@ -12,6 +12,7 @@
 #include "tests/fake_cuda/fake_callbacks.h"
 #include "tests/fake_cuda/fake_cuda.h"
 #include "tests/fake_cuda/fake_cupti_state.h"
+#include "tests/fake_cuda/fake_pm_sampling.h"
 
 using namespace fake_cupti;
 
@@ -115,6 +116,7 @@ uint32_t fake_cuda_last_correlation_id(void) {
 
 void fake_cupti_reset_for_tests(void) {
   DropSubscriber();
+  PmResetForTests();
   std::lock_guard init_lock(InitMutex());
   State& s = S();
   std::lock_guard lock(s.mu);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -93,6 +94,25 @@ uint64_t AllReduceEnd(uint64_t arrival_ns, void* arg) {
   return last + kAllReduceTransferNs;
 }
 
+// --counters: what the performance monitor sees while each kernel runs (percent of the tensor
+// pipes' and DRAM's peak), set before its launch: tensor-core GEMMs keep the tensor pipes busy,
+// memory-bound kernels (elementwise, reduction, norm) stream DRAM, the rest sits in between.
+bool g_counters = false;
+void Profile(std::string_view name) {
+  if (!g_counters) return;
+  if (name.find("xmma_gemm") != std::string_view::npos) {
+    fake_gpu_kernel_counters(80, 30);
+  } else if (name.find("sgemm") != std::string_view::npos) {
+    fake_gpu_kernel_counters(0, 20);
+  } else if (name.find("elementwise") != std::string_view::npos ||
+             name.find("reduce_kernel") != std::string_view::npos ||
+             name.find("layer_norm") != std::string_view::npos) {
+    fake_gpu_kernel_counters(0, 90);
+  } else {
+    fake_gpu_kernel_counters(0, 40);
+  }
+}
+
 uint64_t KernelNs(int k) {
   const uint64_t base = g_kernel_ns > 0 ? g_kernel_ns : 20000 + 1000 * (k % 7);
   return static_cast<uint64_t>(static_cast<double>(base) * g_compute_scale) / g_gpu_divisor;
@@ -126,10 +146,12 @@ void Step(int step, int kernels, Counts& c, std::vector<std::string>& names) {
       fake_cuda_push_external_id(1000 + step);  // e.g. the aten op that launched it
       c.external_correlations++;
     }
+    Profile(name);
     fake_cuda_launch_kernel(name, {80, 1, 1}, {256, 1, 1}, 0, kStream, KernelNs(k));
     names.push_back(name);
     c.kernels++, c.runtime_api++;
   }
+  Profile("my_custom_kernel");
   fake_cuda_launch_kernel_nvcc13("my_custom_kernel(float*, int)", {1, 1, 1}, {128, 1, 1}, 0,
                                  kStream, 15000 / g_gpu_divisor);
   names.push_back("my_custom_kernel(float*, int)");
@@ -266,6 +288,7 @@ int main(int argc, char** argv) {
     else if (a == "--kernel-us") g_kernel_ns = std::strtoull(next().c_str(), nullptr, 10) * 1000;
     else if (a == "--compute-scale") g_compute_scale = std::atof(next().c_str());
     else if (a == "--allreduce-barrier") g_barrier_dir = next();
+    else if (a == "--counters") g_counters = true;
     else if (a == "--end") {
       const std::string m = next();
       if (m == "return") end = EndMode::kReturn;
@@ -282,7 +305,7 @@ int main(int argc, char** argv) {
                    "[--until-signal [--handle-signals]] [--ready-file FILE] "
                    "[--end return|exit-thread|_exit|abort] [--fast-gpu] [--lean] "
                    "[--exit-stats FILE] [--kernel-us U] [--compute-scale X] "
-                   "[--allreduce-barrier DIR]\n",
+                   "[--allreduce-barrier DIR] [--counters]\n",
                    a.c_str());
       return 2;
     }

@@ -111,6 +111,15 @@ def parse_expected(doc, workloads_dir=None):
         if bad:
             raise ValueError(f"{key}: names no workload: {bad}")
         result[key] = listed
+    counters = result.setdefault("counters", {})
+    for name, bounds in counters.items():
+        if name not in result["overhead"]:
+            raise ValueError(f"counters: {name!r} is read in its overhead run: list it in overhead")
+        for b in bounds:
+            if set(b) != {"class", "reading", "min"} or b["reading"] not in (
+                    "tensor_active_pct", "dram_throughput_pct"):
+                raise ValueError(f"counters: {name!r}: each bound is {{class, reading, min}}, "
+                                 f"reading tensor_active_pct or dram_throughput_pct")
     return result
 
 

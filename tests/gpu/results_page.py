@@ -82,9 +82,11 @@ def render_markdown(state):
     if s.get("overhead"):
         lines += ["## Step-time overhead", "",
                   "Median step time over steps 5.. of one run each: not injected, injected dormant "
-                  "(`GPUSPY_MODE=ondemand`, never attached), injected capturing (`always`).", "",
-                  "| workload | not injected | dormant | capturing | dormant vs not | "
-                  "capturing vs not |", "| --- | --- | --- | --- | --- | --- |"]
+                  "(`GPUSPY_MODE=ondemand`, never attached), injected capturing (`always`), "
+                  "capturing with the hardware counters (`GPUSPY_COUNTERS=1`).", "",
+                  "| workload | not injected | dormant | capturing | + counters | dormant vs not | "
+                  "capturing vs not | + counters vs not |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for o in s["overhead"]:
             if o.get("error"):
                 lines.append(f"| {o['name']} | {_cell(o['error'])} | | | | |")
@@ -93,9 +95,25 @@ def render_markdown(state):
 
             def rel(x):
                 return f"{100 * (x / base - 1):+.1f}%" if base else "-"
+            counters = o.get("counters_ms")
             lines.append(f"| {o['name']} | {base:.3f} ms | {o['dormant_ms']:.3f} ms | "
-                         f"{o['capturing_ms']:.3f} ms | {rel(o['dormant_ms'])} | "
-                         f"{rel(o['capturing_ms'])} |")
+                         f"{o['capturing_ms']:.3f} ms | "
+                         f"{'-' if counters is None else f'{counters:.3f} ms'} | "
+                         f"{rel(o['dormant_ms'])} | {rel(o['capturing_ms'])} | "
+                         f"{'-' if counters is None else rel(counters)} |")
+        lines.append("")
+    if s.get("counters"):
+        lines += ["## Hardware counters", "",
+                  "Per kernel class, the median over steady steps of the counters' readings in the "
+                  "run with `GPUSPY_COUNTERS=1`, against expected.json's bounds.", "",
+                  "| workload | result | readings | bounds |", "| --- | --- | --- | --- |"]
+        for c in s["counters"]:
+            readings = "; ".join(
+                f"{k}: tensor {v['tensor_active_pct']:.0f}%, DRAM {v['dram_throughput_pct']:.0f}%"
+                for k, v in sorted(c.get("readings", {}).items()))
+            bounds = "; ".join(f"{b['class']} {b['reading']} >= {b['min']}" for b in c["bounds"])
+            lines.append(f"| {c['name']} | {c.get('result', c.get('error', '?'))} | "
+                         f"{_cell(readings or c.get('error', ''))} | {bounds} |")
         lines.append("")
 
     if s.get("counts"):

@@ -14,6 +14,7 @@ usage: suite.py --bin-dir DIR [--results-dir DIR] [--phases verdicts,counts,over
 import argparse
 import datetime
 import json
+import statistics
 import os
 import shlex
 import shutil
@@ -430,7 +431,7 @@ class Suite:
         entry = {"name": name}
         self.state["overhead"].append(entry)
         medians = {}
-        for mode in ("baseline", "dormant", "capturing"):
+        for mode in ("baseline", "dormant", "capturing", "counters"):
             if self.out_of_time():
                 entry["error"] = "out of the suite's time budget"
                 return
@@ -438,8 +439,11 @@ class Suite:
             if mode == "baseline":
                 env = self.workload_env(job, inject=False, extra=w.get("env"))
             else:
+                extra = dict(w.get("env") or {})
+                if mode == "counters":  # capturing with the hardware counters sampled
+                    extra["GPUSPY_COUNTERS"] = "1"
                 env = self.workload_env(job, mode="ondemand" if mode == "dormant" else "always",
-                                        extra=w.get("env"))
+                                        extra=extra)
             log(f"{name}: overhead run, {mode}")
             rc, results, _ = self.run_process(self.command_for(w), env, w["timeout_s"], job)
             if rc != 0 or not results:
@@ -447,7 +451,41 @@ class Suite:
                 return
             medians[mode] = V.steady_median_ms(results[0]["step_ms"])
         entry.update(baseline_ms=medians["baseline"], dormant_ms=medians["dormant"],
-                     capturing_ms=medians["capturing"])
+                     capturing_ms=medians["capturing"], counters_ms=medians["counters"])
+        self.counter_readings(w, f"{name}.overhead.counters")
+
+    def counter_readings(self, w, job):
+        """What the counters read in the run with GPUSPY_COUNTERS=1, per kernel class over the
+        steady steps, checked against expected.json's "counters" bounds for the workload (the
+        bf16 GEMMs' tensor pipes, the elementwise kernels' DRAM)."""
+        bounds = self.expected.get("counters", {}).get(w["name"])
+        if bounds is None:
+            return
+        entry = {"name": w["name"], "bounds": bounds}
+        self.state.setdefault("counters", []).append(entry)
+        reports, err = self.gpuspy("report", "--job", job, "--all")
+        if reports is None:
+            entry["error"] = f"gpuspy report: {err}"
+            self.failed = True
+            return
+        by_class = {}
+        for rep in reports.get("reports", []):
+            if not rep.get("steady_state"):
+                continue
+            for k in rep.get("floor", {}).get("counters", {}).get("classes", []):
+                r = k.get("readings", {})
+                by_class.setdefault(k["kernel_class"], []).append(
+                    (r.get("tensor_active_pct", 0.0), r.get("dram_throughput_pct", 0.0)))
+        entry["readings"] = {c: {"tensor_active_pct": statistics.median(t for t, _ in v),
+                                 "dram_throughput_pct": statistics.median(d for _, d in v),
+                                 "steps": len(v)} for c, v in by_class.items()}
+        entry["result"] = "PASS"
+        for b in bounds:  # {"class": "gemm_tc", "reading": "tensor_active_pct", "min": 60}
+            got = entry["readings"].get(b["class"], {}).get(b["reading"])
+            if got is None or got < b["min"]:
+                entry["result"] = "FAIL"
+                self.failed = True
+        log(f"{w['name']}: counters {entry['result']} {entry['readings']}")
 
     # --- output ---------------------------------------------------------------------------------
 

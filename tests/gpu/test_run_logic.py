@@ -117,6 +117,10 @@ class ExpectedTable(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "overhead"):
             E.parse_expected(doc)
         doc = copy.deepcopy(good)
+        doc["counters"] = {"healthy": [{"class": "gemm_tc", "reading": "sm_active_pct", "min": 1}]}
+        with self.assertRaisesRegex(ValueError, "counters"):
+            E.parse_expected(doc)
+        doc = copy.deepcopy(good)
         doc["workloads"][0].update(kind="torchrun")
         with self.assertRaisesRegex(ValueError, "nproc"):
             E.parse_expected(doc)
@@ -278,7 +282,12 @@ class Verdicts(unittest.TestCase):
                           "groups": [(label, V.group_summary(g)) for label, g in groups]},
                          {"name": "triton", "result": "SKIPPED", "notes": ["no | triton"]}],
             "overhead": [{"name": "healthy", "baseline_ms": 10.0, "dormant_ms": 10.01,
-                          "capturing_ms": 10.3}, {"name": "x", "error": "dormant run failed"}],
+                          "capturing_ms": 10.3, "counters_ms": 10.5},
+                         {"name": "x", "error": "dormant run failed"}],
+            "counters": [{"name": "healthy", "result": "FAIL",
+                          "bounds": [{"class": "gemm_tc", "reading": "tensor_active_pct", "min": 60}],
+                          "readings": {"gemm_tc": {"tensor_active_pct": 41.2,
+                                                   "dram_throughput_pct": 20.0, "steps": 25}}}],
             "counts": [{"name": "launch_storm", "steps": "10-19",
                         "rows": [("kernels", 30000, 30000, 0.0, True),
                                  ("memcpys", 10, 9, -0.1, False)]}],
@@ -286,7 +295,8 @@ class Verdicts(unittest.TestCase):
         md = P.render_markdown(state)
         for needle in ("# GPU validation suite — 2030-01-01", "NVIDIA H100", "580.159.04",
                        "| sync_stall |  | sync_stall | sync_stall (", "**PASS**", "no \\| triton",
-                       "+3.0%", "+0.1%", "dormant run failed", "| launch_storm | 10-19 | memcpys | 10 | 9 | -10.00% | **no** |"):
+                       "+3.0%", "+0.1%", "+5.0%", "dormant run failed",
+                       "| healthy | FAIL | gemm_tc: tensor 41%, DRAM 20% | gemm_tc tensor_active_pct >= 60 |", "| launch_storm | 10-19 | memcpys | 10 | 9 | -10.00% | **no** |"):
             self.assertIn(needle, md)
         json.dumps(state)  # what suite.py writes beside it
 

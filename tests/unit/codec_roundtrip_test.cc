@@ -861,6 +861,61 @@ TEST(CodecRoundTrip, OpWorkSurvivesTheWireAndTheExpandedForm) {
   EXPECT_FALSE(DecodeBatch(bad, dict, &refused).ok());
 }
 
+// Counter samples: timed, a device, four readings of which some are unmeasured (-1).
+TEST(CodecRoundTrip, CounterSamplesSurviveTheWireAndTheExpandedForm) {
+  StringTable strings;
+  EventColumns ev;
+  ev.counter_samples.push_back({5'000'000, 6'000'000, 0, 78.5f, 31.25f, 100.0f, 100.0f});
+  // Earlier start, another device, two readings unmeasured.
+  ev.counter_samples.push_back({4'000'000, 5'000'000, 3, 0.0f, 90.0f, -1.0f, -1.0f});
+  BatchEncoder encoder(&strings);
+  v1::EventBatch batch;
+  encoder.Encode(ev, 1, {}, &batch);
+  const v1::EventBatch wire = Reparse(batch);
+  EXPECT_EQ(CountEvents(wire), 2u);
+  ProcessDictionary dict;
+  ASSERT_TRUE(dict.Apply(wire.dictionary()).ok());
+  EventColumns out;
+  ASSERT_TRUE(DecodeBatch(wire, dict, &out).ok());
+  EXPECT_EQ(out.counter_samples, ev.counter_samples);
+  EXPECT_EQ(ev.TimeRange(), std::make_pair(int64_t{4'000'000}, int64_t{6'000'000}));
+
+  std::vector<v1::Event> expanded;
+  ToExpandedEvents(out, dict.strings(), &expanded);
+  ASSERT_EQ(expanded.size(), 2u);
+  EXPECT_EQ(StartOf(expanded[0]), 4'000'000);
+  EXPECT_EQ(EndOf(expanded[0]), 5'000'000);
+  EXPECT_EQ(expanded[0].counter_sample().device_id(), 3u);
+  EXPECT_EQ(expanded[1].counter_sample().tensor_active_pct(), 78.5f);
+  StringTable fresh;
+  EventColumns back;
+  for (const auto& e : expanded) FromExpandedEvent(e, &fresh, &back);
+  ASSERT_EQ(back.counter_samples.size(), 2u);
+  EXPECT_EQ(back.counter_samples[0], ev.counter_samples[1]);
+  EXPECT_EQ(back.counter_samples[1], ev.counter_samples[0]);
+
+  // A reading is a percent: 1000 passes, NaN and anything above are refused; any negative value
+  // reads as unmeasured.
+  v1::EventBatch edge = wire;
+  edge.mutable_counter_samples()->set_dram_throughput_pct(0, 1000.0f);
+  edge.mutable_counter_samples()->set_sm_active_pct(0, -7.0f);
+  EventColumns kept;
+  ASSERT_TRUE(DecodeBatch(edge, dict, &kept).ok());
+  EXPECT_EQ(kept.counter_samples[0].dram_throughput_pct, 1000.0f);
+  EXPECT_EQ(kept.counter_samples[0].sm_active_pct, -1.0f);
+  for (const float hostile : {1000.5f, std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity()}) {
+    v1::EventBatch bad = wire;
+    bad.mutable_counter_samples()->set_tensor_active_pct(1, hostile);
+    EventColumns refused;
+    EXPECT_FALSE(DecodeBatch(bad, dict, &refused).ok()) << hostile;
+  }
+  v1::EventBatch short_column = wire;
+  short_column.mutable_counter_samples()->mutable_gpu_active_pct()->RemoveLast();
+  EventColumns refused;
+  EXPECT_FALSE(DecodeBatch(short_column, dict, &refused).ok());
+}
+
 // An import is cut into batches with Split; each collective must land beside its kernel.
 TEST(EventColumnsSplit, ACollectiveGoesToThePartHoldingItsKernel) {
   EventColumns ev;

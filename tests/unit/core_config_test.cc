@@ -139,5 +139,21 @@ TEST(CoreConfig, TheHostSamplerIsOnAt200HzAndOffWithoutWhatItNeeds) {
       << warnings;
 }
 
+TEST(CoreConfig, CountersAreOffByDefaultAndTheirIntervalStaysInBounds) {
+  std::string warnings;
+  EXPECT_FALSE(Config({}, &warnings).counters.enabled);
+  EXPECT_EQ(Config({}, &warnings).counters.interval_us, 1000u);
+  EXPECT_TRUE(Config({{"GPUSPY_COUNTERS", "1"}}, &warnings).counters.enabled);
+  EXPECT_EQ(Config({{"GPUSPY_COUNTER_INTERVAL_US", "20"}}, &warnings).counters.interval_us, 20u);
+  EXPECT_EQ(warnings, "");
+  // Near misses: under the bound, and a flag that is not 0 or 1.
+  EXPECT_EQ(Config({{"GPUSPY_COUNTER_INTERVAL_US", "19"}}, &warnings).counters.interval_us, 1000u);
+  EXPECT_NE(warnings.find("GPUSPY_COUNTER_INTERVAL_US='19' is not a number in [20, 1000000]"),
+            std::string::npos)
+      << warnings;
+  EXPECT_FALSE(Config({{"GPUSPY_COUNTERS", "yes"}}, &warnings).counters.enabled);
+  EXPECT_NE(warnings.find("GPUSPY_COUNTERS='yes' is not 0 or 1"), std::string::npos) << warnings;
+}
+
 }  // namespace
 }  // namespace gpuspy::inject

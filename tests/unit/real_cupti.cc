@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 namespace gpuspy::testing {
@@ -38,6 +39,13 @@ RealCupti* Load(std::string* why) {
   api.callback_name =
       reinterpret_cast<decltype(&::cuptiGetCallbackName)>(dlsym(lib, "cuptiGetCallbackName"));
   api.version = reinterpret_cast<decltype(&::cuptiGetVersion)>(dlsym(lib, "cuptiGetVersion"));
+  auto optional = [&](const char* name, auto* out) {
+    *out = reinterpret_cast<std::remove_reference_t<decltype(*out)>>(dlsym(lib, name));
+  };
+  optional("cuptiProfilerHostInitialize", &api.host_initialize);
+  optional("cuptiProfilerHostDeinitialize", &api.host_deinitialize);
+  optional("cuptiProfilerHostConfigAddMetrics", &api.host_add_metrics);
+  optional("cuptiProfilerHostGetMetricProperties", &api.host_metric_properties);
   if (api.next_record == nullptr || api.callback_name == nullptr || api.version == nullptr) {
     *why = path + " lacks an entry point the oracle needs";
     return nullptr;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cupti.h>
+#include <cupti_profiler_host.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,11 @@ struct RealCupti {
   decltype(&::cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&::cuptiGetCallbackName) callback_name = nullptr;
   decltype(&::cuptiGetVersion) version = nullptr;
+  // The profiler host API (CUDA 12.6+), which needs no GPU: null in an older libcupti.
+  decltype(&::cuptiProfilerHostInitialize) host_initialize = nullptr;
+  decltype(&::cuptiProfilerHostDeinitialize) host_deinitialize = nullptr;
+  decltype(&::cuptiProfilerHostConfigAddMetrics) host_add_metrics = nullptr;
+  decltype(&::cuptiProfilerHostGetMetricProperties) host_metric_properties = nullptr;
 };
 
 // The toolkit's libcupti (REAL_CUPTI_LIB at build time, GPUSPY_TEST_REAL_CUPTI overrides), loaded

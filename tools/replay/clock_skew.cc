@@ -44,6 +44,8 @@ void ShiftTimestamps(EventColumns* e, int64_t d) {
   ShiftSpans(&e->overheads, d);
   ShiftSpans(&e->graph_launches, d);
   ShiftPoints(&e->memory_pools, d);
+  ShiftSpans(&e->op_works, d);
+  ShiftSpans(&e->counter_samples, d);
   // External correlations and collective args carry no time.
 }
 

@@ -49,6 +49,7 @@ void PrintSummary(const v1::JobSummary& summary);
 int Events(const GlobalOptions& g, const EventsOptions& e);
 int Stats(const GlobalOptions& g);
 // Replaces this process with `command` under gpuspy (LD_PRELOAD); returns only on failure.
-int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& command);
+int Run(const GlobalOptions& g, const std::string& job, bool counters,
+        const std::vector<std::string>& command);
 
 }  // namespace gpuspy::cli

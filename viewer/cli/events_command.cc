@@ -2,6 +2,7 @@
 #include "viewer/cli/commands.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -94,6 +95,15 @@ void PrintEvents(const v1::ProcessEvents& p) {
         line = std::to_string(w.start_ns()) + "  " + FormatDuration(w.end_ns() - w.start_ns()) +
                "  work    " + w.op() + " " + w.dtype() + "  " + std::to_string(w.flops()) +
                " FLOP  " + FormatBytes(w.bytes()) + "  tid " + std::to_string(w.thread_id());
+        break;
+      }
+      case v1::Event::kCounterSample: {
+        const v1::CounterSample& c = ev.counter_sample();
+        auto pct = [](float v) { return v < 0 ? std::string("-") : std::to_string(std::lround(v)) + "%"; };
+        line = std::to_string(c.start_ns()) + "  " + FormatDuration(c.end_ns() - c.start_ns()) +
+               "  counter device " + std::to_string(c.device_id()) + "  tensor " +
+               pct(c.tensor_active_pct()) + "  dram " + pct(c.dram_throughput_pct()) + "  sm " +
+               pct(c.sm_active_pct()) + "  gpu " + pct(c.gpu_active_pct());
         break;
       }
       case v1::Event::KIND_NOT_SET:

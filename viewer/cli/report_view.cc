@@ -144,6 +144,7 @@ void PrintStepReports(const std::map<uint64_t, std::string>& labels,
       std::cout << "  hardware: " << floor << "\n";
       for (const std::string& w : analysis::WorkLines(rep.floor())) std::cout << "    " << w << "\n";
     }
+    for (const std::string& c : analysis::CounterLines(rep.floor())) std::cout << "  " << c << "\n";
     if (rep.has_comm()) {
       std::cout << "  " << CommLine(rep.comm()) << "\n";
       for (const std::string& c : WaitedCollectives(rep.comm())) std::cout << "    " << c << "\n";

@@ -65,7 +65,8 @@ struct PrivateTempDir {
 
 }  // namespace
 
-int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::string>& command) {
+int Run(const GlobalOptions& g, const std::string& job, bool counters,
+        const std::vector<std::string>& command) {
   if (command.empty()) {
     std::fprintf(stderr, "gpuspy run: nothing to run (usage: gpuspy run -- CMD ARGS...)\n");
     return 2;
@@ -90,6 +91,7 @@ int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::s
   setenv("LD_PRELOAD", preload.c_str(), 1);
   setenv("GPUSPY_COLLECTOR", g.collector.c_str(), 1);
   if (!job.empty()) setenv("GPUSPY_JOB", job.c_str(), 1);
+  if (counters) setenv("GPUSPY_COUNTERS", "1", 1);
   // The stub creates this file when the CUDA driver loads it (any process of the command, at its
   // CUDA initialisation): without it, nothing can have been captured.
   const PrivateTempDir marker_dir;
@@ -163,10 +165,13 @@ int Run(const GlobalOptions& g, const std::string& job, const std::vector<std::s
 RegisteredCommand RegisterRunCommand(CLI::App& app, const GlobalOptions& g,
                                      const std::vector<std::string>* command) {
   auto job = std::make_shared<std::string>();
+  auto counters = std::make_shared<bool>(false);
   auto* run = app.add_subcommand("run", "Run a command with gpuspy injected (no code changes)");
   run->add_option("--job", *job, "Job id to report (default: from SLURM/torchrun/env)");
+  run->add_flag("--counters", *counters,
+                "Also sample the GPU's performance counters (tensor pipes, DRAM): GPUSPY_COUNTERS=1");
   run->footer("Example: gpuspy run --job bert -- python train.py --lr 3e-4");
-  return {run, [&g, job, command] { return Run(g, *job, *command); }};
+  return {run, [&g, job, counters, command] { return Run(g, *job, *counters, *command); }};
 }
 
 }  // namespace gpuspy::cli

@@ -28,9 +28,47 @@ export function workLine(b) {
   return line;
 }
 
+// The counters' readings (CounterReadings), unmeasured ones (-1) left out: floor_text.h's
+// CounterReadingsText.
+export function counterReadings(r) {
+  const parts = [];
+  // A reading of 0 may be left out of the JSON (proto3's default): it is 0, not unmeasured (-1).
+  const add = (key, before, after) => {
+    const v = r ? num(r[key] ?? 0) : -1;
+    if (v >= 0) parts.push(`${before}${percent(v / 100)}${after}`);
+  };
+  add('tensor_active_pct', 'tensor pipes ', ' busy');
+  add('dram_throughput_pct', 'DRAM ', ' of peak bandwidth');
+  add('sm_active_pct', 'SMs ', ' active');
+  add('gpu_active_pct', 'GPU ', ' busy');
+  return parts.join(', ');
+}
+
+// A step's counter lines (StepFloor.counters): floor_text.h's CounterLines.
+export function counterLines(floor) {
+  const c = floor && floor.counters;
+  if (!c) return [];
+  const lines = [`counters (device ${num(c.device_id)}, ${fmt.ms(num(c.sampled_ns), 1)} sampled): ${counterReadings(c.step)}`];
+  for (const k of c.classes || []) {
+    lines.push(`${k.kernel_class} (${fmt.ms(num(k.sampled_ns), 1)} sampled): ${counterReadings(k.readings)}`);
+  }
+  return lines;
+}
+
+function countersBox(floor) {
+  const lines = counterLines(floor);
+  if (!lines.length) return null;
+  const [first, ...classes] = lines;
+  const step = floor.counters.step || {};
+  return h('div', {class: 'hardware-counters', 'data-tensor-pct': num(step.tensor_active_pct ?? 0),
+                   'data-dram-pct': num(step.dram_throughput_pct ?? 0)},
+    h('p', {class: 'counter-line'}, first),
+    h('ul', {class: 'counter-classes muted'}, classes.map((l) => h('li', {}, l))));
+}
+
 export function hardwareFloor(floor, wallNs) {
   const work = (floor && floor.work) || [];
-  if (!work.length) return null;
+  if (!work.length) return countersBox(floor);
   const parts = [];
   if (num(floor.floor_ns) > 0) {
     parts.push(`floor ${fmt.ms(num(floor.floor_ns), 1)} of ${fmt.ms(wallNs, 1)} (GPU busy ${fmt.ms(num(floor.gpu_busy_ns), 1)})`);
@@ -40,7 +78,8 @@ export function hardwareFloor(floor, wallNs) {
   for (const n of floor.notes || []) parts.push(n);
   return h('div', {class: 'hardware-floor', 'data-floor-ns': num(floor.floor_ns), 'data-mfu': num(floor.mfu)},
     h('p', {class: 'floor-line'}, 'Hardware: ' + parts.join('; ')),
-    h('ul', {class: 'floor-work muted'}, work.map((b) => h('li', {}, workLine(b)))));
+    h('ul', {class: 'floor-work muted'}, work.map((b) => h('li', {}, workLine(b)))),
+    countersBox(floor));
 }
 
 // The job's line (JobSummary.floor): analysis/hardware/floor_text.h's JobFloorLine.
@@ -57,6 +96,10 @@ export function jobFloor(floor) {
       (floor.device ? `; device ${floor.device}` : '') + (floor.device && !floor.device_known ? ', not in the peak table' : '') + ')');
   }
   for (const n of floor.notes || []) parts.push(n);
+  const counterSteps = num(floor.counter_steps);
+  if (counterSteps > 0) {
+    parts.push(`counters: ${counterReadings(floor.median_counters)} (median of ${counterSteps} ${counterSteps === 1 ? 'step' : 'steps'})`);
+  }
   if (!parts.length) return null;
   return h('p', {class: 'job-floor', 'data-median-mfu': num(floor.median_mfu)}, 'Hardware: ' + parts.join('; '));
 }

@@ -313,6 +313,12 @@ void CUPTIAPI CuptiCapture::OnBufferCompleted(CUcontext context, uint32_t stream
   self.completed_.Push({buffer, valid_size});
 }
 
+bool CuptiCapture::ContextDevice(const void* resource_data, uint32_t* device) const {
+  const auto* resource = static_cast<const CUpti_ResourceData*>(resource_data);
+  return resource != nullptr && api_.GetDeviceId != nullptr &&
+         api_.GetDeviceId(resource->context, device) == CUPTI_SUCCESS;
+}
+
 void CUPTIAPI CuptiCapture::OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                        CUpti_CallbackId cbid, const void* data) {
   auto* self = static_cast<CuptiCapture*>(userdata);
@@ -330,20 +336,14 @@ void CUPTIAPI CuptiCapture::OnCallback(void* userdata, CUpti_CallbackDomain doma
     return;
   }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
-    uint32_t device = 0;
-    if (self->counters_ != nullptr && resource != nullptr && self->api_.GetDeviceId != nullptr &&
-        self->api_.GetDeviceId(resource->context, &device) == CUPTI_SUCCESS) {
+    if (uint32_t device = 0; self->counters_ != nullptr && self->ContextDevice(data, &device)) {
       self->counters_->NoteContextCreated(device);
     }
     return;
   }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
     self->Flush(true);
-    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
-    uint32_t device = 0;
-    if (self->counters_ != nullptr && resource != nullptr && self->api_.GetDeviceId != nullptr &&
-        self->api_.GetDeviceId(resource->context, &device) == CUPTI_SUCCESS) {
+    if (uint32_t device = 0; self->counters_ != nullptr && self->ContextDevice(data, &device)) {
       self->counters_->OnContextDestroying(device);
     }
   }

@@ -63,6 +63,8 @@ class CuptiCapture {
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                   CUpti_CallbackId cbid, const void* data);
   absl::Status Check(CUptiResult result, const char* what) const;
+  // The device of a resource callback's context (cuptiGetDeviceId); false if CUPTI cannot say.
+  bool ContextDevice(const void* resource_data, uint32_t* device) const;
   // Switches the API callbacks of the calls that get a call site (those of `kinds`' domains).
   void EnableCallSiteCallbacks(const CaptureKinds& kinds, bool enable);
 

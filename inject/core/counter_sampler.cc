@@ -67,6 +67,12 @@ CounterSampler::CounterSampler(const CuptiApi::PmSampling* api, CounterConfig co
 CounterSampler::~CounterSampler() {
   std::vector<CounterSampleEvent> dropped;
   StopAll(&dropped);
+  for (auto& [id, d] : devices_) {
+    if (d->host == nullptr) continue;
+    auto p = GPUSPY_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    p.pHostObject = d->host;
+    (void)api_->HostDeinitialize(&p);
+  }
 }
 
 void CounterSampler::Watch(uint32_t device) {

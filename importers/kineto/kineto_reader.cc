@@ -509,16 +509,14 @@ size_t TraceEventsStart(std::string_view json) {
 
 class PieceReader {
  public:
-  // `release(offset)`: the reader is done with the text before `offset`; `populate(from, to)`:
-  // it is about to read that range.
-  PieceReader(std::string_view json, size_t piece_bytes, const std::function<void(size_t)>& release,
-              const std::function<void(size_t, size_t)>& populate)
-      : json_(json), piece_bytes_(piece_bytes), release_(release), populate_(populate),
+  // `release(offset)`: the reader is done with the text before `offset`.
+  PieceReader(const TraceBytes& bytes, size_t piece_bytes, const std::function<void(size_t)>& release)
+      : bytes_(bytes), json_(bytes.json()), piece_bytes_(piece_bytes), release_(release),
         parser_(kMaxTraceBytes) {
     // Room for a piece and the entry it runs into, once: grown piece by piece (simdjson
     // reallocates for each document longer than any before), the parser's ~5x-the-piece of
     // buffers was faulted in afresh about ten times per trace.
-    const size_t room = std::min(json.size(), piece_bytes + kPieceOvershootBytes);
+    const size_t room = std::min(json_.size(), piece_bytes + kPieceOvershootBytes);
     buffer_.reserve(room + 2 + kPaddingBytes);
     // Should it fail, iterate() allocates what each document needs, as before.
     if (parser_.allocate(room) != simdjson::SUCCESS) return;
@@ -531,23 +529,18 @@ class PieceReader {
     KinetoMapper mapper(out);
     Walk walk(out, &mapper);
     // The head: the root's keys before traceEvents, with traceEvents closed empty.
-    if (!Document(json_.substr(0, start), "", "]}", [&](od::document& doc) { return RootOf(doc, walk); })) {
+    if (!Document(0, start, "", "]}", [&](od::document& doc) { return RootOf(doc, walk); })) {
       return false;
     }
     size_t at = start;
-    // A piece ahead is faulted in before it is read (pieces run a little past their size).
-    size_t populated = std::min(json_.size(), start + 2 * piece_bytes_);
-    populate_(0, populated);
     while (json_.size() - at > 2 * piece_bytes_) {
-      if (!Piece(&at, out, &mapper)) return false;
+      const PieceRead read = Piece(&at, out, &mapper);
+      if (read == PieceRead::kFailed) return false;
+      if (read == PieceRead::kNoCut) break;  // the last entries run past two pieces: the tail's
       release_(at);
-      const size_t want = std::min(json_.size(), at + 2 * piece_bytes_);
-      if (want > populated) populate_(populated, want);
-      populated = std::max(populated, want);
     }
-    populate_(populated, json_.size());
     // The tail: the last entries, and the root's keys after traceEvents.
-    if (!Document(json_.substr(at), "{\"traceEvents\":[", "", [&](od::document& doc) { return RootOf(doc, walk); })) {
+    if (!Document(at, json_.size() - at, "{\"traceEvents\":[", "", [&](od::document& doc) { return RootOf(doc, walk); })) {
       return false;
     }
     const int64_t t = NowNs();
@@ -573,19 +566,21 @@ class PieceReader {
   // past what was mapped. Entries are mapped as they are read: when a candidate cut turns out to
   // lie inside an entry, only that last entry fails (the ones before it are whole, at the
   // array's own depth), so the next try starts at that entry, with the next candidate cut, and
-  // nothing is read twice but the one entry.
-  bool Piece(size_t* at, KinetoTrace* out, KinetoMapper* mapper) {
+  // nothing is read twice but the one entry. kNoCut: no candidate past the piece's size (what is
+  // left is for the tail).
+  enum class PieceRead { kRead, kNoCut, kFailed };
+  PieceRead Piece(size_t* at, KinetoTrace* out, KinetoMapper* mapper) {
     size_t cut = *at + piece_bytes_;
     for (int tries = 0; tries < kMaxCandidatesPerPiece; ++tries) {
       cut = NextBoundary(json_, cut);
-      if (cut == std::string_view::npos) return false;
+      if (cut == std::string_view::npos) return PieceRead::kNoCut;
       // The entries up to the candidate, without the comma between them and the next.
       std::string_view entries = json_.substr(*at, cut - *at);
       while (!entries.empty() && IsJsonSpace(entries.back())) entries.remove_suffix(1);
       if (!entries.empty() && entries.back() == ',') entries.remove_suffix(1);
       size_t read = 0;                  // entries read whole (and mapped, if events)
       const char* failed = nullptr;     // where the entry being read starts, until it is read
-      const bool ok = Document(entries, "[", "]", [&](od::document& doc) -> error_code {
+      const bool ok = Document(*at, entries.size(), "[", "]", [&](od::document& doc) -> error_code {
         od::array events;
         if (error_code err = doc.get_array().get(events)) return err;
         for (auto item : events) {
@@ -606,29 +601,32 @@ class PieceReader {
       if (ok) {
         *at = cut;
         ++pieces_;
-        return true;
+        return PieceRead::kRead;
       }
       ++rejected_cuts_;
       if (read > 0) {
         // Entries were mapped: the next try must start past them, at the entry that failed. Text
         // after the last entry (the array closed inside the piece) cannot be resumed.
-        if (failed == nullptr) return false;
+        if (failed == nullptr) return PieceRead::kFailed;
         *at += static_cast<size_t>(failed - (buffer_.data() + 1));  // buffer_ = '[' + entries
       }
       ++cut;  // not a boundary: the next candidate
     }
-    return false;
+    return PieceRead::kFailed;
   }
 
-  // Parses prefix + text + suffix as one document and hands it to `walk`; true when the walk
-  // read all of it without an error.
+  // Parses prefix + json_[offset, offset + n) + suffix as one document and hands it to `walk`;
+  // true when the walk read all of it without an error.
   template <typename F>
-  bool Document(std::string_view text, std::string_view prefix, std::string_view suffix, F&& walk) {
-    buffer_.clear();
-    buffer_.reserve(prefix.size() + text.size() + suffix.size() + kPaddingBytes);
-    buffer_.append(prefix).append(text).append(suffix);
-    const size_t size = buffer_.size();
-    buffer_.append(kPaddingBytes, '\0');
+  bool Document(size_t offset, size_t n, std::string_view prefix, std::string_view suffix, F&& walk) {
+    const size_t size = prefix.size() + n + suffix.size();
+    // resize_and_overwrite would skip the zeroing of what the copy writes: not in libstdc++ 12.
+    buffer_.resize(size + kPaddingBytes);
+    char* to = buffer_.data();
+    std::memcpy(to, prefix.data(), prefix.size());
+    bytes_.CopyOut(offset, n, to + prefix.size());
+    std::memcpy(to + prefix.size() + n, suffix.data(), suffix.size());
+    std::memset(to + size, 0, kPaddingBytes);
     g_json_end = buffer_.data() + size;
     const int64_t t0 = NowNs();
     od::document doc;  // the parser grows to the largest document so far, once
@@ -643,10 +641,10 @@ class PieceReader {
     return whole;
   }
 
+  const TraceBytes& bytes_;
   std::string_view json_;
   const size_t piece_bytes_;
   const std::function<void(size_t)>& release_;
-  const std::function<void(size_t, size_t)>& populate_;
   od::parser parser_;
   std::string buffer_;
   RawEvent raw_;  // reused: its vectors keep their capacity from event to event
@@ -663,11 +661,12 @@ bool InPieces(size_t json_bytes, size_t piece_bytes) {
 }
 
 std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(
-    std::string_view json, size_t piece_bytes, const std::function<void(size_t)>& release,
-    const std::function<void(size_t, size_t)>& populate, KinetoReadTimings* timings) {
+    const TraceBytes& bytes, size_t piece_bytes, const std::function<void(size_t)>& release,
+    KinetoReadTimings* timings) {
+  const std::string_view json = bytes.json();
   if (!InPieces(json.size(), piece_bytes) || !CheckStartsLikeJson(json).ok()) return std::nullopt;
   KinetoTrace out = NewTrace();
-  if (!PieceReader(json, piece_bytes, release, populate).Read(&out, timings)) return std::nullopt;
+  if (!PieceReader(bytes, piece_bytes, release).Read(&out, timings)) return std::nullopt;
   if (out.stats.trace_events == 0) {
     return absl::InvalidArgumentError("no traceEvents: not a PyTorch profiler (Kineto) trace");
   }
@@ -692,7 +691,7 @@ absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t pie
                                             KinetoReadTimings* timings) {
   if (absl::Status st = CheckValueLengths(json); !st.ok()) return st;
   const TraceBytes bytes = TraceBytes::Copy(json);
-  if (auto pieces = ParseInPieces(bytes.json(), piece_bytes, [](size_t) {}, [](size_t, size_t) {}, timings)) {
+  if (auto pieces = ParseInPieces(bytes, piece_bytes, [](size_t) {}, timings)) {
     return *std::move(pieces);
   }
   return ParseWhole(bytes.json(), timings);
@@ -701,7 +700,7 @@ absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t pie
 absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, size_t piece_bytes,
                                                    KinetoReadTimings* timings,
                                                    const KinetoReadLimits& limits) {
-  // A plain file read in pieces is faulted in a piece at a time, so it is never all in memory.
+  // A plain file read in pieces is copied out a piece at a time (pread), never all in memory.
   std::error_code size_error;
   const uintmax_t on_disk = std::filesystem::file_size(path, size_error);
   const bool whole = size_error || !InPieces(on_disk, piece_bytes);
@@ -717,12 +716,12 @@ absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, siz
   }
   const uint64_t json_bytes = bytes->json().size();
   auto pieces = ParseInPieces(
-      bytes->json(), piece_bytes,
+      *bytes, piece_bytes,
       [&](size_t offset) {
         bytes->ReleaseBefore(offset);
         if (limits.progress) limits.progress(offset, json_bytes);
       },
-      [&](size_t from, size_t to) { bytes->Populate(from, to); }, timings);
+      timings);
   if (!pieces && bytes->lost_text()) {
     // The pieces gave up after part of the inflated text was handed back: inflate it again.
     bytes = TraceBytes::Read(path, /*populate=*/true, limits.max_json_bytes);

@@ -80,7 +80,7 @@ absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path,
 // one piece (its index is 4 bytes per structural character, ~0.6x of a trace, for that piece
 // only), the walk maps it, and the JSON behind it is handed back to the system (drop-behind), so
 // memory holds about the model events plus one piece, not the text plus the whole index.
-inline constexpr size_t kTracePieceBytes = 8u << 20;
+inline constexpr size_t kTracePieceBytes = 1u << 20;
 
 // ReadKinetoTrace with another piece size (tests: small pieces exercise many boundaries on small
 // files; 0 reads the whole document at once).

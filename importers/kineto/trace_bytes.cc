@@ -113,6 +113,7 @@ TraceBytes& TraceBytes::operator=(TraceBytes&& o) noexcept {
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     mapped_bytes_ = std::exchange(o.mapped_bytes_, 0);
+    fd_ = std::exchange(o.fd_, -1);
     released_ = std::exchange(o.released_, 0);
     lost_text_ = std::exchange(o.lost_text_, false);
     file_bytes_ = o.file_bytes_;
@@ -125,6 +126,7 @@ TraceBytes& TraceBytes::operator=(TraceBytes&& o) noexcept {
 TraceBytes::~TraceBytes() { Release(); }
 
 void TraceBytes::Release() {
+  if (fd_ >= 0) close(std::exchange(fd_, -1));
   if (data_ == nullptr) return;
   if (mapped_bytes_ > 0) {
     munmap(data_, mapped_bytes_);
@@ -145,12 +147,15 @@ void TraceBytes::ReleaseBefore(size_t offset) {
   }
 }
 
-void TraceBytes::Populate(size_t from, size_t to) {
-  if (mapped_bytes_ == 0 || gzipped_ || data_ == nullptr) return;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t begin = from / page * page;
-  const size_t end = std::min(PageRound(to), PageRound(size_));
-  if (end > begin) (void)madvise(data_ + begin, end - begin, MADV_POPULATE_READ);
+void TraceBytes::CopyOut(size_t offset, size_t n, char* to) const {
+  size_t done = 0;
+  while (fd_ >= 0 && done < n) {
+    const ssize_t got = pread(fd_, to + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;  // the file shrank or cannot be read: the mapping says what it can
+    done += static_cast<size_t>(got);
+  }
+  if (done < n) std::memcpy(to + done, data_ + offset + done, n - done);
 }
 
 TraceBytes TraceBytes::Copy(std::string_view json) {
@@ -202,7 +207,8 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
           path, ": ", file_size, " bytes; traces of at most ", most,
           " bytes are read (--max-trace-bytes)"));
     }
-    // MAP_POPULATE: one bulk fault-in instead of one fault per page during the index pass.
+    // MAP_POPULATE: one bulk fault-in instead of one fault per page during the index pass. A
+    // reader in pieces copies them out of the file instead, and keeps the descriptor for that.
     const int populate = populate_all && MayBeJson(file.data, file.size) ? MAP_POPULATE : 0;
     // The parser reads past the end: reserve zeroed pages for the file plus the padding and map
     // the file over their start, so the tail is readable zeros instead of SIGBUS.
@@ -211,10 +217,15 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
     void* over = area == MAP_FAILED ? MAP_FAILED
                                     : mmap(area, file_size, PROT_READ,
                                            MAP_PRIVATE | MAP_FIXED | populate, fd, 0);
-    close(fd);
     if (over == MAP_FAILED) {
+      close(fd);
       if (area != MAP_FAILED) munmap(area, reserved);
       return absl::UnavailableError(absl::StrCat("cannot map ", path));
+    }
+    if (populate_all) {
+      close(fd);
+    } else {
+      out.fd_ = fd;
     }
     madvise(area, file_size, MADV_SEQUENTIAL);
     out.data_ = static_cast<char*>(area);

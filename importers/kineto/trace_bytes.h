@@ -30,7 +30,7 @@ class TraceBytes {
   // NotFound (cannot open), DataLoss (truncated or corrupt gzip, naming the compressed byte
   // offset), ResourceExhausted (more than kMaxTraceBytes uncompressed). A plain file is faulted
   // in whole up front (one bulk fault instead of one per page) when `populate`; a reader that
-  // goes piece by piece passes false and calls Populate for each piece instead.
+  // goes piece by piece passes false and copies each piece out (CopyOut) instead.
   // `max_json_bytes` (at most kMaxTraceBytes) bounds the text: a plain file's size, and what a
   // gzip file may inflate to: a gzip file over it is refused before its text is inflated, in
   // bounded memory (gzip_size.h).
@@ -52,9 +52,12 @@ class TraceBytes {
   // discarded (they read as zeros after). A no-op for a Copy. Any thread that reads the text must
   // be past `offset` for good.
   void ReleaseBefore(size_t offset);
-  // Faults in the mapped file's pages of json()[from, to) in one go (MADV_POPULATE_READ, Linux
-  // 5.14+; elsewhere they fault in as read). A no-op for inflated or copied text.
-  void Populate(size_t from, size_t to);
+  // Copies json()[offset, offset + n) to `to`. A plain file's text is read from the file
+  // (pread), not through its mapping: the kernel copies out of the page cache through its own
+  // huge-page view of memory, where reading this process's 4 KiB mapping of the same pages cost
+  // ~4x more on a VM, in TLB misses (bench/results/offline-analyze-2026-12-03.md). Inflated or
+  // copied text is memcpy'd. `offset + n` must be at most json().size().
+  void CopyOut(size_t offset, size_t n, char* to) const;
   // Whether ReleaseBefore discarded any inflated text (the text is no longer whole: read the file
   // again to parse it again).
   bool lost_text() const { return lost_text_; }
@@ -69,6 +72,7 @@ class TraceBytes {
   char* data_ = nullptr;
   size_t size_ = 0;
   size_t mapped_bytes_ = 0;  // > 0: data_ is an mmap of this many bytes, else malloc'd
+  int fd_ = -1;              // a plain file's, open while it is mapped (CopyOut)
   size_t released_ = 0;      // bytes from data_ handed back by ReleaseBefore
   bool lost_text_ = false;
   uint64_t file_bytes_ = 0;

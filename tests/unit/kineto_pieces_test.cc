@@ -1,12 +1,17 @@
 // Reading a trace in pieces (kineto_reader.cc) against reading it as one document: the same
 // trace for every layout a cut can meet, and the whole read's error for text that does not parse.
+#include <zlib.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/kineto_reader.h"
+#include "importers/kineto/trace_bytes.h"
+#include "tests/support/subprocess.h"
 #include "tests/unit/kineto_digest.h"
 
 namespace gpuspy::importers {
@@ -106,6 +111,66 @@ TEST(KinetoPieces, TextThatDoesNotParseGivesTheWholeReadsError) {
   ExpectSameInPieces(unclosed);
   ExpectSameInPieces(Trace(""));  // no entries
   ExpectSameInPieces(json + "trailing");
+}
+
+void WritePlain(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+}
+
+void WriteGzip(const std::string& path, const std::string& text) {
+  gzFile f = gzopen(path.c_str(), "wb6");
+  ASSERT_NE(f, nullptr);
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+}
+
+// Files read in pieces: a plain file's pieces are read from the file (pread), a gzip file's out
+// of the inflated text; both give what the text read as one document gives.
+TEST(KinetoPieces, FilesReadInPiecesGiveTheWholeTrace) {
+  testing::TempDir dir;
+  const std::string json = Trace(Entries(300, R"(, "Input Dims": [[8, 16], [16, 32]])"),
+                                 R"("schemaVersion": 1, )", R"(, "traceName": "t")");
+  WritePlain(dir.path() + "/t.json", json);
+  WriteGzip(dir.path() + "/t.json.gz", json);
+  const absl::StatusOr<KinetoTrace> whole = ParseKinetoTrace(json, 0);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  for (const std::string name : {"t.json", "t.json.gz"}) {
+    for (size_t piece : {64, 1000, 4096}) {
+      KinetoReadTimings timings;
+      const absl::StatusOr<KinetoTrace> read =
+          ReadKinetoTraceInPieces(dir.path() + "/" + name, piece, &timings);
+      ASSERT_TRUE(read.ok()) << name << ": " << read.status();
+      EXPECT_GT(timings.pieces, json.size() / piece / 4) << name << " " << piece;
+      EXPECT_EQ(Digest(*whole), Digest(*read)) << name << " " << piece;
+    }
+  }
+}
+
+// CopyOut hands out exactly the text json() shows, wherever the range starts and ends.
+TEST(KinetoPieces, CopyOutIsTheTextAtAnyRange) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < 300000; ++i) absl::StrAppend(&text, "{\"n\": ", i, "},\n");
+  WritePlain(dir.path() + "/t.json", text);
+  WriteGzip(dir.path() + "/t.json.gz", text);
+  for (const std::string name : {"t.json", "t.json.gz"}) {
+    absl::StatusOr<TraceBytes> bytes = TraceBytes::Read(dir.path() + "/" + name, /*populate=*/false);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    ASSERT_EQ(bytes->json(), text);
+    for (const auto& [offset, n] : std::vector<std::pair<size_t, size_t>>{
+             {0, 1}, {0, text.size()}, {4095, 2}, {4096, 70000}, {text.size() - 3, 3}, {123457, 0}}) {
+      std::string out(n, '?');
+      bytes->CopyOut(offset, n, out.data());
+      EXPECT_EQ(out, text.substr(offset, n)) << name << " " << offset << "+" << n;
+    }
+  }
+  TraceBytes copy = TraceBytes::Copy(text);
+  std::string out(10, '?');
+  copy.CopyOut(text.size() - 10, 10, out.data());
+  EXPECT_EQ(out, text.substr(text.size() - 10));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace gpuspy::analysis {
 namespace {
 
 // Lower-case fragments of input-pipeline range names.
-constexpr const char* kInputRangeFragments[] = {"dataloader", "data_load", "dataset"};
+constexpr std::string_view kInputRangeFragments[] = {"dataloader", "data_load", "dataset"};
 
 // The step's first sign of CUDA work: a CUDA call or GPU activity (window end when none).
 int64_t FirstCudaActivity(const EventColumns& ev, const IntervalSet& busy, Interval w) {
@@ -60,9 +60,10 @@ std::vector<DriverCall> FindDriverCalls(const EventColumns& ev, Interval w,
 }  // namespace
 
 bool IsInputRange(std::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(std::string(name));
-  for (const char* f : kInputRangeFragments) {
-    if (absl::StrContains(lower, f)) return true;
+  // Compared letter by letter, not on a lower-cased copy: asked for every op of every step.
+  const auto same_letter = [](char a, char lower) { return absl::ascii_tolower(static_cast<unsigned char>(a)) == lower; };
+  for (std::string_view f : kInputRangeFragments) {
+    if (std::search(name.begin(), name.end(), f.begin(), f.end(), same_letter) != name.end()) return true;
   }
   return false;
 }

@@ -307,12 +307,33 @@ std::string ElementwiseOp(absl::string_view args) {
   return "";
 }
 
-KernelClass ClassifyByRules(std::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+KernelClass ClassifyByRules(absl::string_view lower) {
   for (const Rule& r : kRules) {
     if (Matches(r, lower)) return r.cls;
   }
   return KernelClass::kOther;
+}
+
+// Not "fused" alone: PyTorch's eager dropout is fused_dropout_kernel, one link of a chain.
+constexpr absl::string_view kFused[] = {"multi_tensor_apply", "fused_adam", "fusedadam",
+                                        "fused_sgd", "fusedsgd", "fused_lamb", "fusedlamb"};
+
+// What the name says of a kernel, read once per name (the softmax and fused-optimizer tests ask
+// at every memory-bound launch of every step: lower-casing a copy each time was ~2% of an
+// offline analysis).
+struct KernelFacts {
+  KernelClass cls = KernelClass::kOther;
+  bool softmax = false;
+  bool already_fused = false;
+};
+
+KernelFacts FactsByRules(std::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+  KernelFacts f;
+  f.cls = ClassifyByRules(lower);
+  f.softmax = f.cls == KernelClass::kMemoryBound && ContainsAny(lower, kSoftmax);
+  f.already_fused = f.cls == KernelClass::kMemoryBound && ContainsAny(lower, kFused);
+  return f;
 }
 
 // Names seen before, process-wide: a job's few hundred distinct kernels are classified once, not
@@ -325,7 +346,7 @@ constexpr size_t kMaxRemembered = 1 << 16;
 // annotations, so TSan cannot see an absl::Mutex's ordering and reports the map as raced.
 struct Remembered {
   std::shared_mutex mu;
-  absl::flat_hash_map<std::string, KernelClass> by_name;  // guarded by mu
+  absl::flat_hash_map<std::string, KernelFacts> by_name;  // guarded by mu
 };
 
 Remembered& Memory() {
@@ -333,20 +354,22 @@ Remembered& Memory() {
   return *remembered;
 }
 
-}  // namespace
-
-KernelClass ClassifyKernel(std::string_view name) {
+KernelFacts FactsOf(std::string_view name) {
   const absl::string_view key(name.data(), name.size());
   Remembered& m = Memory();
   {
     std::shared_lock lock(m.mu);
     if (auto it = m.by_name.find(key); it != m.by_name.end()) return it->second;
   }
-  const KernelClass c = ClassifyByRules(name);
+  const KernelFacts f = FactsByRules(name);
   std::unique_lock lock(m.mu);
-  if (m.by_name.size() < kMaxRemembered) m.by_name.emplace(key, c);
-  return c;
+  if (m.by_name.size() < kMaxRemembered) m.by_name.emplace(key, f);
+  return f;
 }
+
+}  // namespace
+
+KernelClass ClassifyKernel(std::string_view name) { return FactsOf(name).cls; }
 
 bool UsesTensorCores(std::string_view name) {
   return ClassifyKernel(name) == KernelClass::kTensorCoreMath;
@@ -356,18 +379,9 @@ bool IsGemmClass(KernelClass c) {
   return c == KernelClass::kTensorCoreMath || c == KernelClass::kSimtFp32Gemm;
 }
 
-bool IsSoftmaxKernel(std::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
-  return ClassifyKernel(name) == KernelClass::kMemoryBound && ContainsAny(lower, kSoftmax);
-}
+bool IsSoftmaxKernel(std::string_view name) { return FactsOf(name).softmax; }
 
-bool IsAlreadyFusedKernel(std::string_view name) {
-  // Not "fused" alone: PyTorch's eager dropout is fused_dropout_kernel, one link of a chain.
-  static constexpr absl::string_view kFused[] = {"multi_tensor_apply", "fused_adam", "fusedadam",
-                                                 "fused_sgd", "fusedsgd", "fused_lamb", "fusedlamb"};
-  const std::string lower = absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
-  return ClassifyKernel(name) == KernelClass::kMemoryBound && ContainsAny(lower, kFused);
-}
+bool IsAlreadyFusedKernel(std::string_view name) { return FactsOf(name).already_fused; }
 
 std::string_view KernelClassName(KernelClass c) {
   switch (c) {

@@ -174,6 +174,8 @@ TEST(IdleAttribution, InputRangesAreRecognisedByName) {
   EXPECT_TRUE(IsInputRange("## data_load ##"));
   EXPECT_FALSE(IsInputRange("aten::copy_"));
   EXPECT_FALSE(IsInputRange("Optimizer.step#AdamW.step"));
+  EXPECT_TRUE(IsInputRange("MyDATASET.__getitem__"));  // any case, letter by letter
+  EXPECT_FALSE(IsInputRange("read_data_lo"));            // a fragment cut short at the end
 }
 
 }  // namespace

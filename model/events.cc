@@ -13,21 +13,16 @@ void AppendAll(std::vector<T>& to, const std::vector<T>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
-// A collective has no time of its own: it goes to the part holding its kernel (or graph launch),
-// so that the batch a window read finds for the kernel holds the collective too. One whose kernel
-// is not among the events is apportioned by index like the other kinds.
-void SpreadCollectives(const std::vector<CollectiveEvent>& from, std::vector<EventColumns>* out) {
-  if (from.empty()) return;
-  const size_t n = out->size();
-  absl::flat_hash_map<uint64_t, size_t> part_of;
-  for (size_t c = 0; c < n; ++c) {
-    for (const auto& g : (*out)[c].graph_launches) part_of.try_emplace(g.correlation_id, c);
-    for (const auto& k : (*out)[c].kernels) part_of.try_emplace(k.correlation_id, c);
-  }
-  for (size_t i = 0; i < from.size(); ++i) {
-    auto it = part_of.find(from[i].correlation_id);
-    (*out)[it != part_of.end() ? it->second : i * n / from.size()].collectives.push_back(from[i]);
-  }
+// A part's share of one kind of events: [size * c / n, size * (c + 1) / n).
+template <typename T>
+std::pair<size_t, size_t> PartBounds(const std::vector<T>& from, size_t c, size_t n) {
+  return {from.size() * c / n, from.size() * (c + 1) / n};
+}
+
+template <typename T>
+void AppendPartOf(const std::vector<T>& from, size_t c, size_t n, std::vector<T>& to) {
+  const auto [lo, hi] = PartBounds(from, c, n);
+  to.insert(to.end(), from.begin() + static_cast<ptrdiff_t>(lo), from.begin() + static_cast<ptrdiff_t>(hi));
 }
 
 }  // namespace
@@ -50,32 +45,70 @@ void EventColumns::Append(const EventColumns& other) {
   AppendAll(counter_samples, other.counter_samples);
 }
 
+void EventColumns::ClearKeepingCapacity() {
+  kernels.clear();
+  memcpys.clear();
+  memsets.clear();
+  syncs.clear();
+  memory.clear();
+  apis.clear();
+  nvtx_ranges.clear();
+  nvtx_marks.clear();
+  overheads.clear();
+  graph_launches.clear();
+  external_correlations.clear();
+  memory_pools.clear();
+  collectives.clear();
+  op_works.clear();
+  counter_samples.clear();
+}
+
 std::vector<EventColumns> EventColumns::Split(size_t n) const {
   if (n <= 1) return {*this};
+  const std::vector<std::vector<uint32_t>> collectives_of = CollectivesByPart(n);
   std::vector<EventColumns> out(n);
-  auto spread = [n, &out](const auto& from, auto member) {
-    for (size_t c = 0; c < n; ++c) {
-      const size_t lo = from.size() * c / n, hi = from.size() * (c + 1) / n;
-      (out[c].*member).assign(from.begin() + lo, from.begin() + hi);
-    }
-  };
-  spread(kernels, &EventColumns::kernels);
-  spread(memcpys, &EventColumns::memcpys);
-  spread(memsets, &EventColumns::memsets);
-  spread(syncs, &EventColumns::syncs);
-  spread(memory, &EventColumns::memory);
-  spread(apis, &EventColumns::apis);
-  spread(nvtx_ranges, &EventColumns::nvtx_ranges);
-  spread(nvtx_marks, &EventColumns::nvtx_marks);
-  spread(overheads, &EventColumns::overheads);
-  spread(graph_launches, &EventColumns::graph_launches);
-  spread(external_correlations, &EventColumns::external_correlations);
-  spread(memory_pools, &EventColumns::memory_pools);
-  spread(op_works, &EventColumns::op_works);
-  spread(counter_samples, &EventColumns::counter_samples);
-  SpreadCollectives(collectives, &out);
+  for (size_t c = 0; c < n; ++c) AppendPart(c, n, collectives_of[c], &out[c]);
   std::erase_if(out, [](const EventColumns& c) { return c.empty(); });
   return out;
+}
+
+// A collective has no time of its own: it goes to the part holding its kernel (or graph launch),
+// so that the batch a window read finds for the kernel holds the collective too. One whose kernel
+// is not among the events is apportioned by index like the other kinds.
+std::vector<std::vector<uint32_t>> EventColumns::CollectivesByPart(size_t n) const {
+  std::vector<std::vector<uint32_t>> out(n);
+  if (collectives.empty() || n == 0) return out;
+  absl::flat_hash_map<uint64_t, size_t> part_of;
+  for (size_t c = 0; c < n; ++c) {
+    const auto [glo, ghi] = PartBounds(graph_launches, c, n);
+    for (size_t i = glo; i < ghi; ++i) part_of.try_emplace(graph_launches[i].correlation_id, c);
+    const auto [klo, khi] = PartBounds(kernels, c, n);
+    for (size_t i = klo; i < khi; ++i) part_of.try_emplace(kernels[i].correlation_id, c);
+  }
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    auto it = part_of.find(collectives[i].correlation_id);
+    out[it != part_of.end() ? it->second : i * n / collectives.size()].push_back(static_cast<uint32_t>(i));
+  }
+  return out;
+}
+
+void EventColumns::AppendPart(size_t c, size_t n, const std::vector<uint32_t>& part_collectives,
+                              EventColumns* out) const {
+  AppendPartOf(kernels, c, n, out->kernels);
+  AppendPartOf(memcpys, c, n, out->memcpys);
+  AppendPartOf(memsets, c, n, out->memsets);
+  AppendPartOf(syncs, c, n, out->syncs);
+  AppendPartOf(memory, c, n, out->memory);
+  AppendPartOf(apis, c, n, out->apis);
+  AppendPartOf(nvtx_ranges, c, n, out->nvtx_ranges);
+  AppendPartOf(nvtx_marks, c, n, out->nvtx_marks);
+  AppendPartOf(overheads, c, n, out->overheads);
+  AppendPartOf(graph_launches, c, n, out->graph_launches);
+  AppendPartOf(external_correlations, c, n, out->external_correlations);
+  AppendPartOf(memory_pools, c, n, out->memory_pools);
+  for (uint32_t i : part_collectives) out->collectives.push_back(collectives[i]);
+  AppendPartOf(op_works, c, n, out->op_works);
+  AppendPartOf(counter_samples, c, n, out->counter_samples);
 }
 
 std::pair<int64_t, int64_t> EventColumns::TimeRange() const {

@@ -281,12 +281,19 @@ struct EventColumns {
   }
   bool empty() const { return size() == 0; }
   void clear() { *this = EventColumns{}; }
+  // Empties every column, keeping the room each has (a buffer refilled again and again).
+  void ClearKeepingCapacity();
   // Appends all of `other`'s events (refs must already be in the same string table).
   void Append(const EventColumns& other);
   // Splits into about `n_chunks` parts of similar size, each kind's events in order (events are
   // apportioned per kind by index, so parts cover similar stretches of time; a collective goes
-  // to the part holding its kernel).
+  // to the part holding its kernel). Empty parts are dropped.
   std::vector<EventColumns> Split(size_t n_chunks) const;
+  // The collectives (indexes, in order) of each of Split(n)'s n parts, empty ones included.
+  std::vector<std::vector<uint32_t>> CollectivesByPart(size_t n) const;
+  // Appends part `c` of Split(n)'s n parts (empty ones included) to `out`, without cutting the
+  // others: `collectives` is CollectivesByPart(n)[c].
+  void AppendPart(size_t c, size_t n, const std::vector<uint32_t>& collectives, EventColumns* out) const;
   // Earliest start / latest end over all events; {0, 0} when empty.
   std::pair<int64_t, int64_t> TimeRange() const;
   friend bool operator==(const EventColumns&, const EventColumns&) = default;

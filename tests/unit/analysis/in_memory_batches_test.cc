@@ -3,6 +3,7 @@
 // batch order.
 #include "analysis/in_memory_batches.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -32,26 +33,75 @@ TEST(InMemoryBatches, ATraceIsCutIntoImportSizedBatchesEachWithItsTimeRange) {
     all.kernels.back().end_ns = i * 10 + 5;
   }
   const ImportBatches cut = CutIntoImportBatches(all);
-  ASSERT_EQ(cut.batches.size(), cut.ranges.size());
   size_t events = 0;
-  for (size_t i = 0; i < cut.batches.size(); ++i) {
-    EXPECT_LE(cut.batches[i].size(), kEventsPerImportBatch);
-    EXPECT_EQ(cut.ranges[i], cut.batches[i].TimeRange());
-    events += cut.batches[i].size();
+  for (size_t i = 0; i < cut.size(); ++i) {
+    EventColumns batch;
+    cut.AppendTo(i, &batch);
+    EXPECT_LE(batch.size(), kEventsPerImportBatch);
+    EXPECT_EQ(cut.range(i), batch.TimeRange());
+    events += batch.size();
   }
   EXPECT_EQ(events, all.size());
-  EXPECT_GE(cut.batches.size(), 3u);
+  EXPECT_GE(cut.size(), 3u);
+}
+
+// The batches are Split's parts, in order, empty ones left out: what `gpuspy import` stores.
+TEST(InMemoryBatches, TheBatchesAreWhatSplitCutsCollectivesWithTheirKernels) {
+  EventColumns all;
+  for (int64_t i = 0; i < 9'000; ++i) {
+    all.kernels.push_back({});
+    all.kernels.back().start_ns = i * 10;
+    all.kernels.back().end_ns = i * 10 + 5;
+    all.kernels.back().correlation_id = static_cast<uint64_t>(i + 1);
+    if (i % 1000 == 999) {
+      all.collectives.push_back({});
+      all.collectives.back().correlation_id = static_cast<uint64_t>(i + 1);
+    }
+  }
+  for (int64_t i = 0; i < 5; ++i) {  // few API calls: most parts have none
+    all.apis.push_back({});
+    all.apis.back().start_ns = i * 20'000;
+    all.apis.back().end_ns = i * 20'000 + 3;
+  }
+  all.collectives.push_back({});  // no kernel of its own: apportioned by index
+  all.collectives.back().correlation_id = 999'999;
+  const std::vector<EventColumns> split = all.Split(all.size() / kEventsPerImportBatch + 1);
+  const ImportBatches cut = CutIntoImportBatches(all);
+  ASSERT_EQ(cut.size(), split.size());
+  size_t collectives = 0;
+  for (size_t i = 0; i < cut.size(); ++i) {
+    EventColumns batch;
+    cut.AppendTo(i, &batch);
+    EXPECT_EQ(batch, split[i]) << i;
+    EXPECT_EQ(cut.range(i), split[i].TimeRange()) << i;
+    for (const CollectiveEvent& c : batch.collectives) {
+      if (c.correlation_id == 999'999) continue;
+      EXPECT_TRUE(std::any_of(batch.kernels.begin(), batch.kernels.end(),
+                              [&](const KernelEvent& k) { return k.correlation_id == c.correlation_id; }));
+    }
+    collectives += batch.collectives.size();
+  }
+  EXPECT_EQ(collectives, all.collectives.size());
+}
+
+// A trace of no events is one empty batch, as Split(1) leaves it.
+TEST(InMemoryBatches, NoEventsIsOneEmptyBatch) {
+  const EventColumns none;
+  const ImportBatches cut = CutIntoImportBatches(none);
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut.range(0), (std::pair<int64_t, int64_t>{0, 0}));
 }
 
 class InMemoryBatchesTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    std::vector<EventColumns> parts;
     for (auto spans : {std::vector<std::pair<int64_t, int64_t>>{{0, 10}, {20, 30}},
                        std::vector<std::pair<int64_t, int64_t>>{{30, 40}, {45, 50}},
                        std::vector<std::pair<int64_t, int64_t>>{{60, 70}}}) {
-      batches_.batches.push_back(Kernels(spans));
-      batches_.ranges.push_back(batches_.batches.back().TimeRange());
+      parts.push_back(Kernels(spans));
     }
+    batches_ = ImportBatches::Of(parts);
   }
   // The first kernel's start of each batch visited.
   std::vector<int64_t> Visited(int64_t from_ns, int64_t to_ns) {

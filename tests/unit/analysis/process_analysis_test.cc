@@ -25,12 +25,12 @@ class ProcessAnalysisTest : public ::testing::Test {
     o.scenario = synthetic::Scenario::kSyncStall;
     o.steps = 8;
     rank_ = synthetic::GenerateRank(o, 0);
-    EventColumns all;
-    for (const EventColumns& s : rank_.steps) all.Append(s);
-    batches_ = CutIntoImportBatches(all);
+    for (const EventColumns& s : rank_.steps) all_.Append(s);
+    batches_ = CutIntoImportBatches(all_);
   }
 
   synthetic::SyntheticRank rank_;
+  EventColumns all_;  // the batches are parts of these
   ImportBatches batches_;
 };
 

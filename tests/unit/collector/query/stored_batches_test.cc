@@ -36,12 +36,7 @@ class StoredBatchesTest : public ::testing::Test {
   }
   // The same steps as the batches of a trace in memory.
   static analysis::ImportBatches AsBatches(const synthetic::SyntheticRank& rank) {
-    analysis::ImportBatches out;
-    for (const EventColumns& step : rank.steps) {
-      out.batches.push_back(step);
-      out.ranges.push_back(step.TimeRange());
-    }
-    return out;
+    return analysis::ImportBatches::Of(rank.steps);
   }
   static synthetic::SyntheticRank Rank(bool nvtx_steps) {
     synthetic::SyntheticOptions o;

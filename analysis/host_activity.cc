@@ -131,10 +131,11 @@ std::vector<HostActivity> HostActivityDuring(const EventColumns& ev, const Strin
     if (fresh) it->second = UserCallSite(strings.Get(frame));
     return it->second;
   };
+  ActivityRangeFilter is_activity(strings, window);
   for (const NvtxRangeEvent& r : ev.nvtx_ranges) {
     if (!gaps_by_thread.contains(r.thread_id)) continue;
     const bool wanted = view == HostView::kActivity
-                            ? IsActivityRange(r, strings, window)
+                            ? is_activity(r)
                             : python != 0 && r.domain == python && !user_site(r.message).empty();
     if (wanted) ranges_by_thread[r.thread_id].push_back(&r);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -68,11 +69,32 @@ bool IsInputRange(std::string_view name) {
   return false;
 }
 
-bool IsActivityRange(const NvtxRangeEvent& r, const StringTable& strings, Interval w) {
-  const std::string_view domain = strings.Get(r.domain);
-  if (domain == kCaptureDomain || domain == kRangeProfilerDomain) return false;
+namespace {
+
+// The recording's own span and range-profiler ranges say nothing about the host's work.
+bool IsActivityDomain(std::string_view domain) {
+  return domain != kCaptureDomain && domain != kRangeProfilerDomain;
+}
+
+// A range inside the window, not enclosing all of it.
+bool IsActivitySpan(const NvtxRangeEvent& r, Interval w) {
   if (r.start_ns <= w.start_ns && r.end_ns >= w.end_ns) return false;
   return r.end_ns > r.start_ns && InWindow(r.start_ns, r.end_ns, w);
+}
+
+}  // namespace
+
+bool IsActivityRange(const NvtxRangeEvent& r, const StringTable& strings, Interval w) {
+  return IsActivityDomain(strings.Get(r.domain)) && IsActivitySpan(r, w);
+}
+
+bool ActivityRangeFilter::operator()(const NvtxRangeEvent& r) {
+  if (!known_ || r.domain != last_domain_) {
+    known_ = true;
+    last_domain_ = r.domain;
+    last_domain_counts_ = IsActivityDomain(strings_.Get(r.domain));
+  }
+  return last_domain_counts_ && IsActivitySpan(r, window_);
 }
 
 IntervalSet GpuBusy(const EventColumns& ev, Interval w) {
@@ -154,10 +176,14 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
 
   // Input: data-loading ranges, and the unexplained host time before the first CUDA call.
   std::vector<Interval> input, explained;
+  ActivityRangeFilter is_activity(strings, w);
+  absl::flat_hash_map<StringRef, bool> is_input;  // per name: a step repeats its ops' names
   for (const NvtxRangeEvent& r : ev.nvtx_ranges) {
-    if (!IsActivityRange(r, strings, w)) continue;
+    if (!is_activity(r)) continue;
     explained.push_back({r.start_ns, r.end_ns});
-    if (IsInputRange(strings.Get(r.message))) input.push_back({r.start_ns, r.end_ns});
+    auto [it, fresh] = is_input.try_emplace(r.message, false);
+    if (fresh) it->second = IsInputRange(strings.Get(r.message));
+    if (it->second) input.push_back({r.start_ns, r.end_ns});
   }
   const IntervalSet leading =
       IntervalSet::Union({{w.start_ns, FirstCudaActivity(ev, busy, w)}})

@@ -92,4 +92,19 @@ bool IsInputRange(std::string_view name);
 // (the step's own ProfilerStep#N range and wrappers around it say nothing about its parts).
 bool IsActivityRange(const NvtxRangeEvent& r, const StringTable& strings, Interval window);
 
+// IsActivityRange over one window's ranges, each domain's text looked up once in a row: a step's
+// thousands of ranges come from a handful of domains, and the lookup was most of the test.
+class ActivityRangeFilter {
+ public:
+  ActivityRangeFilter(const StringTable& strings, Interval window) : strings_(strings), window_(window) {}
+  bool operator()(const NvtxRangeEvent& r);
+
+ private:
+  const StringTable& strings_;
+  Interval window_;
+  bool known_ = false;          // whether last_domain_ has been looked up
+  StringRef last_domain_ = 0;
+  bool last_domain_counts_ = false;
+};
+
 }  // namespace gpuspy::analysis

@@ -178,5 +178,33 @@ TEST(IdleAttribution, InputRangesAreRecognisedByName) {
   EXPECT_FALSE(IsInputRange("read_data_lo"));            // a fragment cut short at the end
 }
 
+// The filter remembers the last domain it looked up: ranges switching domains back and forth, the
+// step's own span and one outside the window must each get IsActivityRange's answer.
+TEST(IdleAttribution, TheActivityFilterAnswersAsIsActivityRangeAcrossDomains) {
+  StringTable strings;
+  const Interval w{0, 1'000 * us};
+  auto range = [&](std::string_view domain, int64_t start, int64_t end) {
+    return NvtxRangeEvent{start, end, strings.Intern(domain), strings.Intern("r"), 1};
+  };
+  const std::vector<NvtxRangeEvent> ranges = {
+      range(kCpuOpDomain, 10 * us, 20 * us),           // counts
+      range(kCaptureDomain, 30 * us, 40 * us),         // the recording's own span: never
+      range(kCpuOpDomain, 50 * us, 60 * us),           // counts again after a switch
+      range(kRangeProfilerDomain, 70 * us, 80 * us),   // never
+      range(kRangeProfilerDomain, 90 * us, 95 * us),   // never, same domain twice in a row
+      range(kUserAnnotationDomain, 0, 1'000 * us),     // encloses the window: never
+      range(kUserAnnotationDomain, 2'000 * us, 2'100 * us),  // outside the window: never
+      range(kUserAnnotationDomain, 100 * us, 200 * us),      // counts
+  };
+  ActivityRangeFilter filter(strings, w);
+  size_t counted = 0;
+  for (const NvtxRangeEvent& r : ranges) {
+    const bool expected = IsActivityRange(r, strings, w);
+    EXPECT_EQ(filter(r), expected) << strings.Get(r.domain) << " at " << r.start_ns;
+    counted += expected;
+  }
+  EXPECT_EQ(counted, 3u);
+}
+
 }  // namespace
 }  // namespace gpuspy::analysis

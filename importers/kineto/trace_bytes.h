@@ -18,6 +18,8 @@ namespace gpuspy::importers {
 
 // simdjson's SIMDJSON_PADDING, without its header here.
 inline constexpr size_t kPaddingBytes = 64;
+// A transparent huge page (x86-64, arm64 with 4 KiB pages): inflated text is handed back in these.
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // simdjson indexes documents of up to 4 GiB (32-bit offsets).
 inline constexpr uint64_t kMaxTraceBytes = 0xFFFFFFFFull - kPaddingBytes;
 // The default bound on a trace's JSON text (`--max-trace-bytes`): inflating a gzip bomb (10 GB of
@@ -49,13 +51,13 @@ class TraceBytes {
   std::string_view json() const { return {data_, size_}; }
   // Hands the pages wholly before json()[offset] back to the system (the reader is done with
   // them): a mapped file's are dropped (read again from the file if touched), inflated text's are
-  // discarded (they read as zeros after). A no-op for a Copy. Any thread that reads the text must
+  // discarded (they read as zeros after; whole huge pages only, see the definition). A no-op for a Copy. Any thread that reads the text must
   // be past `offset` for good.
   void ReleaseBefore(size_t offset);
   // Copies json()[offset, offset + n) to `to`. A plain file's text is read from the file
   // (pread), not through its mapping: the kernel copies out of the page cache through its own
   // huge-page view of memory, where reading this process's 4 KiB mapping of the same pages cost
-  // ~4x more on a VM, in TLB misses (bench/results/offline-analyze-2026-12-03.md). Inflated or
+  // ~4x more on a VM, in TLB misses (bench/results/offline-analyze-2026-12-07.md). Inflated or
   // copied text is memcpy'd. `offset + n` must be at most json().size().
   void CopyOut(size_t offset, size_t n, char* to) const;
   // Whether ReleaseBefore discarded any inflated text (the text is no longer whole: read the file

@@ -173,5 +173,28 @@ TEST(KinetoPieces, CopyOutIsTheTextAtAnyRange) {
   EXPECT_EQ(out, text.substr(text.size() - 10));
 }
 
+// Inflated text goes back in whole huge pages, by address: text before the last huge-page boundary
+// at or before the offset reads as zeros after, the text from that boundary to the offset is still
+// there (handing back part of a huge page would split it, and the reader would copy the rest of
+// it out through 4 KiB entries).
+TEST(KinetoPieces, InflatedTextIsHandedBackInWholeHugePages) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < 7 * kHugePageBytes / 2; ++i) absl::StrAppend(&text, "{\"n\": ", i, "},\n");
+  WriteGzip(dir.path() + "/t.json.gz", text);
+  absl::StatusOr<TraceBytes> bytes = TraceBytes::Read(dir.path() + "/t.json.gz", /*populate=*/false);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  const uintptr_t base = reinterpret_cast<uintptr_t>(bytes->json().data());
+  const size_t boundary = (base + kHugePageBytes) / kHugePageBytes * kHugePageBytes - base;  // first past 0
+  const size_t offset = boundary + kHugePageBytes / 2;
+  ASSERT_LT(offset, text.size());
+  bytes->ReleaseBefore(offset);
+  EXPECT_TRUE(bytes->lost_text());
+  const std::string_view json = bytes->json();
+  EXPECT_EQ(json.substr(0, boundary), std::string(boundary, '\0'));
+  EXPECT_EQ(json.substr(boundary, offset - boundary), std::string_view(text).substr(boundary, offset - boundary));
+  EXPECT_EQ(json.substr(offset), std::string_view(text).substr(offset));
+}
+
 }  // namespace
 }  // namespace gpuspy::importers

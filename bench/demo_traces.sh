@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 out=${2:?usage: bench/demo_traces.sh [build-dir] OUT_DIR [STEPS]}
 steps=${3:-12}
-source bench/gpuspyd_lib.sh
+# shellcheck source=bench/gpuspyd_lib.sh
+source bench/gpuspyd_lib.sh  # with_gpuspyd sets $addr
 require_built "$build/collector/server/gpuspyd" "$build/viewer/cli/gpuspy" "$build/tools/replay/gpuspy-replay"
 with_gpuspyd "$build"
 mkdir -p "$out"
@@ -30,4 +31,4 @@ for s in "${multi[@]}"; do
       -o "$out/${s}_rank-$r.json.gz" >/dev/null 2>&1
   done
 done
-ls "$out" | wc -l | xargs echo "trace files in $out:"
+echo "trace files in $out: $(find "$out" -maxdepth 1 -name '*.json.gz' | wc -l)"

@@ -2,15 +2,32 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
 
 namespace gpuspy {
 namespace {
 
-template <typename T>
-void AppendAll(std::vector<T>& to, const std::vector<T>& from) {
-  to.insert(to.end(), from.begin(), from.end());
+// Calls f(&EventColumns::column) for every column, so that the code treating them all alike lists
+// them once (a column added to EventColumns is added here).
+template <typename F>
+void ForEachColumn(F&& f) {
+  f(&EventColumns::kernels);
+  f(&EventColumns::memcpys);
+  f(&EventColumns::memsets);
+  f(&EventColumns::syncs);
+  f(&EventColumns::memory);
+  f(&EventColumns::apis);
+  f(&EventColumns::nvtx_ranges);
+  f(&EventColumns::nvtx_marks);
+  f(&EventColumns::overheads);
+  f(&EventColumns::graph_launches);
+  f(&EventColumns::external_correlations);
+  f(&EventColumns::memory_pools);
+  f(&EventColumns::collectives);
+  f(&EventColumns::op_works);
+  f(&EventColumns::counter_samples);
 }
 
 // A part's share of one kind of events: [size * c / n, size * (c + 1) / n).
@@ -19,48 +36,16 @@ std::pair<size_t, size_t> PartBounds(const std::vector<T>& from, size_t c, size_
   return {from.size() * c / n, from.size() * (c + 1) / n};
 }
 
-template <typename T>
-void AppendPartOf(const std::vector<T>& from, size_t c, size_t n, std::vector<T>& to) {
-  const auto [lo, hi] = PartBounds(from, c, n);
-  to.insert(to.end(), from.begin() + static_cast<ptrdiff_t>(lo), from.begin() + static_cast<ptrdiff_t>(hi));
-}
-
 }  // namespace
 
 void EventColumns::Append(const EventColumns& other) {
-  AppendAll(kernels, other.kernels);
-  AppendAll(memcpys, other.memcpys);
-  AppendAll(memsets, other.memsets);
-  AppendAll(syncs, other.syncs);
-  AppendAll(memory, other.memory);
-  AppendAll(apis, other.apis);
-  AppendAll(nvtx_ranges, other.nvtx_ranges);
-  AppendAll(nvtx_marks, other.nvtx_marks);
-  AppendAll(overheads, other.overheads);
-  AppendAll(graph_launches, other.graph_launches);
-  AppendAll(external_correlations, other.external_correlations);
-  AppendAll(memory_pools, other.memory_pools);
-  AppendAll(collectives, other.collectives);
-  AppendAll(op_works, other.op_works);
-  AppendAll(counter_samples, other.counter_samples);
+  ForEachColumn([&](auto column) {
+    (this->*column).insert((this->*column).end(), (other.*column).begin(), (other.*column).end());
+  });
 }
 
 void EventColumns::ClearKeepingCapacity() {
-  kernels.clear();
-  memcpys.clear();
-  memsets.clear();
-  syncs.clear();
-  memory.clear();
-  apis.clear();
-  nvtx_ranges.clear();
-  nvtx_marks.clear();
-  overheads.clear();
-  graph_launches.clear();
-  external_correlations.clear();
-  memory_pools.clear();
-  collectives.clear();
-  op_works.clear();
-  counter_samples.clear();
+  ForEachColumn([&](auto column) { (this->*column).clear(); });
 }
 
 std::vector<EventColumns> EventColumns::Split(size_t n) const {
@@ -94,21 +79,16 @@ std::vector<std::vector<uint32_t>> EventColumns::CollectivesByPart(size_t n) con
 
 void EventColumns::AppendPart(size_t c, size_t n, const std::vector<uint32_t>& part_collectives,
                               EventColumns* out) const {
-  AppendPartOf(kernels, c, n, out->kernels);
-  AppendPartOf(memcpys, c, n, out->memcpys);
-  AppendPartOf(memsets, c, n, out->memsets);
-  AppendPartOf(syncs, c, n, out->syncs);
-  AppendPartOf(memory, c, n, out->memory);
-  AppendPartOf(apis, c, n, out->apis);
-  AppendPartOf(nvtx_ranges, c, n, out->nvtx_ranges);
-  AppendPartOf(nvtx_marks, c, n, out->nvtx_marks);
-  AppendPartOf(overheads, c, n, out->overheads);
-  AppendPartOf(graph_launches, c, n, out->graph_launches);
-  AppendPartOf(external_correlations, c, n, out->external_correlations);
-  AppendPartOf(memory_pools, c, n, out->memory_pools);
-  for (uint32_t i : part_collectives) out->collectives.push_back(collectives[i]);
-  AppendPartOf(op_works, c, n, out->op_works);
-  AppendPartOf(counter_samples, c, n, out->counter_samples);
+  ForEachColumn([&](auto column) {
+    auto& to = out->*column;
+    const auto& from = this->*column;
+    if constexpr (std::is_same_v<decltype(column), decltype(&EventColumns::collectives)>) {
+      for (uint32_t i : part_collectives) to.push_back(from[i]);  // with their kernels
+    } else {
+      const auto [lo, hi] = PartBounds(from, c, n);
+      to.insert(to.end(), from.begin() + static_cast<ptrdiff_t>(lo), from.begin() + static_cast<ptrdiff_t>(hi));
+    }
+  });
 }
 
 std::pair<int64_t, int64_t> EventColumns::TimeRange() const {

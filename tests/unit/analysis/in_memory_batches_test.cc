@@ -25,13 +25,20 @@ EventColumns Kernels(const std::vector<std::pair<int64_t, int64_t>>& spans) {
   return b;
 }
 
-TEST(InMemoryBatches, ATraceIsCutIntoImportSizedBatchesEachWithItsTimeRange) {
+// n kernels, 5 ns each, one every 10 ns, correlation ids 1..n.
+EventColumns KernelsEvery10Ns(int64_t n) {
   EventColumns all;
-  for (int64_t i = 0; i < 10'000; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     all.kernels.push_back({});
     all.kernels.back().start_ns = i * 10;
     all.kernels.back().end_ns = i * 10 + 5;
+    all.kernels.back().correlation_id = static_cast<uint64_t>(i + 1);
   }
+  return all;
+}
+
+TEST(InMemoryBatches, ATraceIsCutIntoImportSizedBatchesEachWithItsTimeRange) {
+  const EventColumns all = KernelsEvery10Ns(10'000);
   const ImportBatches cut = CutIntoImportBatches(all);
   size_t events = 0;
   for (size_t i = 0; i < cut.size(); ++i) {
@@ -47,16 +54,10 @@ TEST(InMemoryBatches, ATraceIsCutIntoImportSizedBatchesEachWithItsTimeRange) {
 
 // The batches are Split's parts, in order, empty ones left out: what `gpuspy import` stores.
 TEST(InMemoryBatches, TheBatchesAreWhatSplitCutsCollectivesWithTheirKernels) {
-  EventColumns all;
-  for (int64_t i = 0; i < 9'000; ++i) {
-    all.kernels.push_back({});
-    all.kernels.back().start_ns = i * 10;
-    all.kernels.back().end_ns = i * 10 + 5;
-    all.kernels.back().correlation_id = static_cast<uint64_t>(i + 1);
-    if (i % 1000 == 999) {
-      all.collectives.push_back({});
-      all.collectives.back().correlation_id = static_cast<uint64_t>(i + 1);
-    }
+  EventColumns all = KernelsEvery10Ns(9'000);
+  for (int64_t i = 999; i < 9'000; i += 1000) {  // each with a kernel of its own
+    all.collectives.push_back({});
+    all.collectives.back().correlation_id = static_cast<uint64_t>(i + 1);
   }
   for (int64_t i = 0; i < 5; ++i) {  // few API calls: most parts have none
     all.apis.push_back({});

@@ -51,8 +51,8 @@ class TraceBytes {
   std::string_view json() const { return {data_, size_}; }
   // Hands the pages wholly before json()[offset] back to the system (the reader is done with
   // them): a mapped file's are dropped (read again from the file if touched), inflated text's are
-  // discarded (they read as zeros after; whole huge pages only, see the definition). A no-op for a Copy. Any thread that reads the text must
-  // be past `offset` for good.
+  // discarded (they read as zeros after; whole huge pages only, see the definition). A no-op for
+  // a Copy. Any thread that reads the text must be past `offset` for good.
   void ReleaseBefore(size_t offset);
   // Copies json()[offset, offset + n) to `to`. A plain file's text is read from the file
   // (pread), not through its mapping: the kernel copies out of the page cache through its own

@@ -50,8 +50,7 @@ absl::Status InMemoryBatches::ForEachBatch(Visit visit) {
 
 absl::Status InMemoryBatches::ForEachBatchIn(int64_t from_ns, int64_t to_ns, Visit visit) {
   for (size_t i = 0; i < batches_.size(); ++i) {
-    const auto& [min_ns, max_ns] = batches_.range(i);
-    if (max_ns < from_ns || min_ns >= to_ns) continue;
+    if (!batches_.Overlaps(i, from_ns, to_ns)) continue;
     batch_.ClearKeepingCapacity();
     batches_.AppendTo(i, &batch_);
     visit(batch_, strings_);
@@ -61,9 +60,9 @@ absl::Status InMemoryBatches::ForEachBatchIn(int64_t from_ns, int64_t to_ns, Vis
 
 absl::StatusOr<std::string> InMemoryBatches::WithWindow(int64_t from_ns, int64_t to_ns, Visit use) {
   window_.ClearKeepingCapacity();
+  // Appended straight from the trace: visiting each batch first would copy it twice.
   for (size_t i = 0; i < batches_.size(); ++i) {
-    const auto& [min_ns, max_ns] = batches_.range(i);
-    if (max_ns >= from_ns && min_ns < to_ns) batches_.AppendTo(i, &window_);
+    if (batches_.Overlaps(i, from_ns, to_ns)) batches_.AppendTo(i, &window_);
   }
   use(window_, strings_);
   return std::string();

@@ -37,6 +37,11 @@ class ImportBatches {
   size_t size() const { return ranges_.size(); }
   // [min start, max end] of batch i.
   std::pair<int64_t, int64_t> range(size_t i) const { return ranges_[i]; }
+  // Whether batch i is one a read of [from_ns, to_ns) takes: the storage index's rule
+  // (Store::ReadBatches), so that offline and stored analyses see the same batches.
+  bool Overlaps(size_t i, int64_t from_ns, int64_t to_ns) const {
+    return ranges_[i].second >= from_ns && ranges_[i].first < to_ns;
+  }
   // Appends batch i's events to `out`: what Split's part holds, in its order.
   void AppendTo(size_t i, EventColumns* out) const;
 

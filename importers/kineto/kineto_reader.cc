@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/bounded_strings.h"
+#include "importers/kineto/huge_pages.h"
 #include "importers/kineto/json_start.h"
 #include "importers/kineto/kineto_mapping.h"
 #include "importers/kineto/long_values.h"
@@ -522,6 +523,11 @@ void ReserveForText(size_t bytes, EventColumns* ev) {
   } catch (const std::bad_alloc&) {
     // A hint only (an address-space limit, say): the columns grow as events come.
   }
+  // Faulted in 2 MiB at a time as they fill: 4 KiB faults and TLB misses in these columns cost
+  // a 207 MB trace ~0.09 s.
+  AdviseHugePagesFor(ev->kernels);
+  AdviseHugePagesFor(ev->apis);
+  AdviseHugePagesFor(ev->nvtx_ranges);
 }
 
 class PieceReader {

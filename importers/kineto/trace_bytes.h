@@ -13,13 +13,12 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "importers/kineto/huge_pages.h"  // kHugePageBytes: inflated text is handed back in these
 
 namespace gpuspy::importers {
 
 // simdjson's SIMDJSON_PADDING, without its header here.
 inline constexpr size_t kPaddingBytes = 64;
-// A transparent huge page (x86-64, arm64 with 4 KiB pages): inflated text is handed back in these.
-inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // simdjson indexes documents of up to 4 GiB (32-bit offsets).
 inline constexpr uint64_t kMaxTraceBytes = 0xFFFFFFFFull - kPaddingBytes;
 // The default bound on a trace's JSON text (`--max-trace-bytes`): inflating a gzip bomb (10 GB of

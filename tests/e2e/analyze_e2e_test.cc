@@ -15,7 +15,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/big_runtime_trace.h"
 #include "tests/support/gpuspyd.h"
 #include "tests/support/subprocess.h"
 
@@ -234,22 +233,6 @@ TEST(AnalyzeE2E, UnrankedFilesOfTwoRunsAreRefusedNotNumbered) {
   testing::RunResult together = testing::Run({GPUSPY_BIN, "--json", "analyze", a, peer});
   EXPECT_EQ(together.exit_code, 0) << together.err;
   EXPECT_EQ(nlohmann::json::parse(together.out)["summary"]["summary"]["process_count"], "2");
-}
-
-// A trace large enough for the restart with malloc's huge pages (viewer/cli/huge_page_malloc.h)
-// gives the report it gives without it: same arguments, same output, same exit code. (Whether the
-// restart is chosen is cli_huge_page_malloc_test's; on a machine whose THP mode is not madvise
-// both runs take the same path.)
-TEST(AnalyzeE2E, TheHugePageRestartChangesNothingButTheMemory) {
-  testing::TempDir dir;
-  const std::string trace = testing::WriteBigRuntimeTrace(dir.path(), 90'000);
-  ASSERT_GE(std::filesystem::file_size(trace), 8u << 20) << "must be past the restart's threshold";
-  const std::vector<std::string> argv = {GPUSPY_BIN, "--json", "analyze", "--job", "big", trace};
-  const testing::RunResult restarted = testing::Run(argv);
-  const testing::RunResult plain = testing::Run(argv, {"GPUSPY_NO_HUGE_PAGES=1"});
-  EXPECT_EQ(restarted.exit_code, plain.exit_code) << restarted.err;
-  EXPECT_EQ(restarted.out, plain.out);
-  EXPECT_FALSE(restarted.out.empty());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <utility>
 #include <vector>
 
 namespace gpuspy::analysis::replay {
@@ -21,9 +22,10 @@ class Replayer {
   Replayer(const StepGraph& g, const StepEdit& e, int copies)
       : g_(g), e_(e), copies_(std::max(1, copies)), period_(g.window.length()) {
     int n = 0;
-    for (const HostThread& t : g.threads) {
+    for (size_t t = 0; t < g.threads.size(); ++t) {
       call_base_.push_back(n);
-      n += static_cast<int>(t.calls.size());
+      n += static_cast<int>(g.threads[t].calls.size());
+      call_thread_.resize(n, static_cast<int>(t));
     }
     calls_ = n;
     per_copy_ = 2 * (n + static_cast<int>(g.ops.size()));
@@ -95,17 +97,31 @@ class Replayer {
   }
 
  private:
+  enum class Kind : uint8_t { kCallStart, kCallEnd, kOpStart, kOpEnd };
+  struct Node {
+    Kind kind = Kind::kCallStart;
+    int k = 0;  // copy
+    int a = 0;  // thread, or op
+    int b = 0;  // call
+  };
+
   // The evaluation order: Kahn's over the unedited graph's dependencies, once per graph and
   // number of copies (StepGraph::replay_order); null on a cycle.
   const std::vector<int>* Order() {
-    Kinds();
     if (auto it = g_.replay_order.find(copies_); it != g_.replay_order.end()) {
       return it->second.size() == static_cast<size_t>(nodes_) ? &it->second : nullptr;
     }
     static const StepEdit kUnedited;
     Replayer unedited(g_, kUnedited, copies_);
-    unedited.Kinds();
     unedited.Link();
+    // Each node's dependents, in the order Link found them (compressed rows: one vector per node
+    // was tens of thousands of allocations per step).
+    std::vector<int> first(nodes_ + 1, 0);
+    for (const auto& [from, to] : unedited.edges_) ++first[from + 1];
+    for (int v = 0; v < nodes_; ++v) first[v + 1] += first[v];
+    std::vector<int> dependents(unedited.edges_.size());
+    std::vector<int> at(first.begin(), first.end() - 1);
+    for (const auto& [from, to] : unedited.edges_) dependents[at[from]++] = to;
     std::vector<int> order;
     order.reserve(nodes_);
     std::deque<int> ready;
@@ -116,8 +132,8 @@ class Replayer {
       const int v = ready.front();
       ready.pop_front();
       order.push_back(v);
-      for (int d : unedited.dependents_[v]) {
-        if (--unedited.pending_[d] == 0) ready.push_back(d);
+      for (int j = first[v]; j < first[v + 1]; ++j) {
+        if (--unedited.pending_[dependents[j]] == 0) ready.push_back(dependents[j]);
       }
     }
     std::vector<int>& cached = g_.replay_order[copies_] = std::move(order);
@@ -131,7 +147,7 @@ class Replayer {
   int64_t Shift(int k) const { return static_cast<int64_t>(k) * period_; }
 
   void Edge(int from, int to) {
-    dependents_[from].push_back(to);
+    edges_.emplace_back(from, to);
     ++pending_[to];
   }
 
@@ -189,26 +205,21 @@ class Replayer {
     return false;
   }
 
-  void Kinds() {
-    kind_.assign(nodes_, {});
-    for (int k = 0; k < copies_; ++k) {
-      for (size_t t = 0; t < g_.threads.size(); ++t) {
-        const int ti = static_cast<int>(t);
-        for (int ci = 0; ci < static_cast<int>(g_.threads[t].calls.size()); ++ci) {
-          kind_[CallStart(k, ti, ci)] = {Kind::kCallStart, k, ti, ci};
-          kind_[CallEnd(k, ti, ci)] = {Kind::kCallEnd, k, ti, ci};
-        }
-      }
-      for (int i = 0; i < static_cast<int>(g_.ops.size()); ++i) {
-        kind_[OpStart(k, i)] = {Kind::kOpStart, k, i, 0};
-        kind_[OpEnd(k, i)] = {Kind::kOpEnd, k, i, 0};
-      }
-    }
+  // What node v is: its copy, and which call's or op's start or end (the layout of CallStart..
+  // OpEnd above), decoded rather than tabled: a table of every node was filled for every replay.
+  Node NodeAt(int v) const {
+    const int k = v / per_copy_;
+    const int r = v - k * per_copy_;
+    const bool end = (r & 1) != 0;
+    const int i = r >> 1;
+    if (i >= calls_) return {end ? Kind::kOpEnd : Kind::kOpStart, k, i - calls_, 0};
+    const int t = call_thread_[i];
+    return {end ? Kind::kCallEnd : Kind::kCallStart, k, t, i - call_base_[t]};
   }
 
   void Link() {
     pending_.assign(nodes_, 0);
-    dependents_.assign(nodes_, {});
+    edges_.clear();
     for (int k = 0; k < copies_; ++k) {
       for (size_t t = 0; t < g_.threads.size(); ++t) {
         const auto& calls = g_.threads[t].calls;
@@ -255,7 +266,7 @@ class Replayer {
   }
 
   int64_t Compute(int v) const {
-    const Node& n = kind_[v];
+    const Node n = NodeAt(v);
     switch (n.kind) {
       case Kind::kCallStart: {
         const HostCall& call = g_.threads[n.a].calls[n.b];
@@ -360,26 +371,18 @@ class Replayer {
     return end;
   }
 
-  enum class Kind : uint8_t { kCallStart, kCallEnd, kOpStart, kOpEnd };
-  struct Node {
-    Kind kind = Kind::kCallStart;
-    int k = 0;  // copy
-    int a = 0;  // thread, or op
-    int b = 0;  // call
-  };
-
   const StepGraph& g_;
   const StepEdit& e_;
   const int copies_;
   const int64_t period_;  // the recorded step: copy k's recorded frame is shifted by k of these
   std::vector<int> call_base_;
+  std::vector<int> call_thread_;  // per flattened call: its thread
   int calls_ = 0;
   int per_copy_ = 0;
   int nodes_ = 0;
   std::vector<int64_t> time_;
   std::vector<int> pending_;
-  std::vector<std::vector<int>> dependents_;
-  std::vector<Node> kind_;
+  std::vector<std::pair<int, int>> edges_;  // {from, to}: `to` waits for `from`
   std::vector<int> effective_prev_;
   std::vector<int> last_launched_;  // per stream: the last launched op in stream order
   // The edit, dense (StepEdit's maps, looked up once).

@@ -9,10 +9,7 @@
 namespace gpuspy::analysis {
 namespace {
 
-struct Owned {
-  Interval span;
-  StringRef name;
-};
+using Stretch = HostActivityIndex::Stretch;
 
 // Who owns an instant of a thread's time: the outermost ATen op open then (what the user's code
 // called: aten::unflatten_dense_tensors, not the aten::empty inside it), else the innermost range
@@ -25,11 +22,11 @@ const NvtxRangeEvent* Owner(const std::vector<const NvtxRangeEvent*>& open, Stri
 }
 
 // Splits a thread's (properly nested) ranges into the stretches each range owns, in time order.
-std::vector<Owned> OwnedStretches(std::vector<const NvtxRangeEvent*> ranges, StringRef cpu_op) {
+std::vector<Stretch> OwnedStretches(std::vector<const NvtxRangeEvent*> ranges, StringRef cpu_op) {
   std::sort(ranges.begin(), ranges.end(), [](const NvtxRangeEvent* a, const NvtxRangeEvent* b) {
     return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
   });
-  std::vector<Owned> out;
+  std::vector<Stretch> out;
   std::vector<const NvtxRangeEvent*> open;
   int64_t t = ranges.empty() ? 0 : ranges.front()->start_ns;
   auto advance_to = [&](int64_t until) {
@@ -94,72 +91,86 @@ GapNeighbours CallsAround(const EventColumns& ev, Interval gap) {
 std::vector<HostActivity> HostActivityDuring(const EventColumns& ev, const StringTable& strings,
                                              Interval window, const IntervalSet& gaps, size_t top,
                                              HostView view) {
-  if (gaps.empty()) return {};
-  // The thread each gap waited for: the one whose CUDA call started last before the gap ended.
-  std::vector<const ApiEvent*> calls;
+  return HostActivityIndex(ev, strings, window).During(gaps, top, view);
+}
+
+void HostActivityIndex::SortCalls() {
+  if (calls_sorted_) return;
+  calls_sorted_ = true;
   absl::flat_hash_map<uint32_t, uint64_t> calls_per_thread;
-  for (const ApiEvent& a : ev.apis) {
-    if (a.start_ns < window.end_ns && a.end_ns > window.start_ns) {
-      calls.push_back(&a);
+  for (const ApiEvent& a : events_.apis) {
+    if (a.start_ns < window_.end_ns && a.end_ns > window_.start_ns) {
+      calls_.push_back(&a);
       ++calls_per_thread[a.thread_id];
     }
   }
-  std::sort(calls.begin(), calls.end(),
+  std::sort(calls_.begin(), calls_.end(),
             [](const ApiEvent* a, const ApiEvent* b) { return a->start_ns < b->start_ns; });
-  uint32_t busiest = 0;
   uint64_t most = 0;
   for (const auto& [tid, n] : calls_per_thread) {
-    if (n > most || (n == most && tid < busiest)) {
-      busiest = tid;
+    if (n > most || (n == most && tid < busiest_)) {
+      busiest_ = tid;
       most = n;
     }
   }
-  absl::flat_hash_map<uint32_t, std::vector<Interval>> gaps_by_thread;
-  for (const Interval& g : gaps.intervals()) {
-    auto it = std::upper_bound(calls.begin(), calls.end(), g.end_ns,
-                               [](int64_t t, const ApiEvent* a) { return t < a->start_ns; });
-    const uint32_t tid = it == calls.begin() ? busiest : (*(it - 1))->thread_id;
-    gaps_by_thread[tid].push_back(g);
-  }
+}
 
-  absl::flat_hash_map<uint32_t, std::vector<const NvtxRangeEvent*>> ranges_by_thread;
-  // kUserLines: each user-code frame's call site (0: a library's frame, left out).
-  const StringRef python = strings.Find(kPythonFunctionDomain);
-  absl::flat_hash_map<StringRef, std::string> site_of;
-  const auto user_site = [&](StringRef frame) -> const std::string& {
-    auto [it, fresh] = site_of.try_emplace(frame);
-    if (fresh) it->second = UserCallSite(strings.Get(frame));
-    return it->second;
-  };
-  ActivityRangeFilter is_activity(strings, window);
-  for (const NvtxRangeEvent& r : ev.nvtx_ranges) {
-    if (!gaps_by_thread.contains(r.thread_id)) continue;
+// kUserLines: each user-code frame's call site ("": a library's frame, left out).
+const std::string& HostActivityIndex::UserSite(StringRef frame) {
+  auto [it, fresh] = site_of_.try_emplace(frame);
+  if (fresh) it->second = UserCallSite(strings_.Get(frame));
+  return it->second;
+}
+
+const std::vector<HostActivityIndex::Stretch>& HostActivityIndex::StretchesOf(uint32_t thread_id,
+                                                                              HostView view) {
+  auto [it, fresh] = stretches_.try_emplace({view, thread_id});
+  if (!fresh) return it->second;
+  const StringRef python = strings_.Find(kPythonFunctionDomain);
+  ActivityRangeFilter is_activity(strings_, window_);
+  std::vector<const NvtxRangeEvent*> ranges;
+  for (const NvtxRangeEvent& r : events_.nvtx_ranges) {
+    if (r.thread_id != thread_id) continue;
     const bool wanted = view == HostView::kActivity
                             ? is_activity(r)
-                            : python != 0 && r.domain == python && !user_site(r.message).empty();
-    if (wanted) ranges_by_thread[r.thread_id].push_back(&r);
+                            : python != 0 && r.domain == python && !UserSite(r.message).empty();
+    if (wanted) ranges.push_back(&r);
   }
   // kUserLines: no ATen op is the owner, the innermost user frame is.
-  const StringRef cpu_op = view == HostView::kActivity ? strings.Find(kCpuOpDomain) : 0;
+  const StringRef cpu_op = view == HostView::kActivity ? strings_.Find(kCpuOpDomain) : 0;
+  if (!ranges.empty()) it->second = OwnedStretches(std::move(ranges), cpu_op);
+  return it->second;
+}
+
+std::vector<HostActivity> HostActivityIndex::During(const IntervalSet& gaps, size_t top, HostView view) {
+  if (gaps.empty()) return {};
+  SortCalls();
+  // The thread each gap waited for: the one whose CUDA call started last before the gap ended.
+  absl::flat_hash_map<uint32_t, std::vector<Interval>> gaps_by_thread;
+  for (const Interval& g : gaps.intervals()) {
+    auto it = std::upper_bound(calls_.begin(), calls_.end(), g.end_ns,
+                               [](int64_t t, const ApiEvent* a) { return t < a->start_ns; });
+    const uint32_t tid = it == calls_.begin() ? busiest_ : (*(it - 1))->thread_id;
+    gaps_by_thread[tid].push_back(g);
+  }
   absl::flat_hash_map<StringRef, HostActivity> by_name;
   for (auto& [tid, thread_gaps] : gaps_by_thread) {
-    auto ranges = ranges_by_thread.find(tid);
-    if (ranges == ranges_by_thread.end()) continue;
+    const std::vector<Stretch>& stretches = StretchesOf(tid, view);
+    if (stretches.empty()) continue;
+    // Stretches come in time order and do not overlap: each gap finds the first it overlaps by
+    // binary search (a thread has thousands of stretches in a step, its gaps a few).
     const IntervalSet waited = IntervalSet::Union(thread_gaps);
-    const std::vector<Interval>& g = waited.intervals();
-    size_t first = 0;  // stretches come in time order and do not overlap: one merge pass
-    for (const Owned& o : OwnedStretches(std::move(ranges->second), cpu_op)) {
-      while (first < g.size() && g[first].end_ns <= o.span.start_ns) ++first;
-      int64_t ns = 0;
-      for (size_t k = first; k < g.size() && g[k].start_ns < o.span.end_ns; ++k) {
-        ns += std::min(g[k].end_ns, o.span.end_ns) - std::max(g[k].start_ns, o.span.start_ns);
+    for (const Interval& g : waited.intervals()) {
+      auto o = std::upper_bound(stretches.begin(), stretches.end(), g.start_ns,
+                                [](int64_t t, const Stretch& x) { return t < x.span.end_ns; });
+      for (; o != stretches.end() && o->span.start_ns < g.end_ns; ++o) {
+        by_name[o->name].ns += std::min(g.end_ns, o->span.end_ns) - std::max(g.start_ns, o->span.start_ns);
       }
-      if (ns > 0) by_name[o.name].ns += ns;
     }
   }
   std::vector<HostActivity> out;
   for (auto& [name, h] : by_name) {
-    h.name = view == HostView::kActivity ? std::string(strings.Get(name)) : user_site(name);
+    h.name = view == HostView::kActivity ? std::string(strings_.Get(name)) : UserSite(name);
     out.push_back(std::move(h));
   }
   std::sort(out.begin(), out.end(), [](const HostActivity& a, const HostActivity& b) {

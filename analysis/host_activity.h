@@ -9,8 +9,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "analysis/intervals.h"
 #include "model/events.h"
@@ -35,6 +39,39 @@ enum class HostView {
 std::vector<HostActivity> HostActivityDuring(const EventColumns& events, const StringTable& strings,
                                              Interval window, const IntervalSet& gaps, size_t top,
                                              HostView view = HostView::kActivity);
+
+// The same, asked of one window many times (a step's detectors and fixes ask it of several sets
+// of gaps and both views): the window's CUDA calls are sorted once, and each thread's stretches
+// (who owned its time) are found once per view, when first asked for. Answers what
+// HostActivityDuring answers, entry for entry.
+class HostActivityIndex {
+ public:
+  // `events` and `strings` must outlive the index.
+  HostActivityIndex(const EventColumns& events, const StringTable& strings, Interval window)
+      : events_(events), strings_(strings), window_(window) {}
+  std::vector<HostActivity> During(const IntervalSet& gaps, size_t top,
+                                   HostView view = HostView::kActivity);
+
+  // A stretch of a thread's time and the range that owned it (the view's owner).
+  struct Stretch {
+    Interval span;
+    StringRef name;
+  };
+
+ private:
+  void SortCalls();
+  const std::vector<Stretch>& StretchesOf(uint32_t thread_id, HostView view);
+  const std::string& UserSite(StringRef frame);
+
+  const EventColumns& events_;
+  const StringTable& strings_;
+  Interval window_;
+  bool calls_sorted_ = false;
+  std::vector<const ApiEvent*> calls_;  // the window's calls by start
+  uint32_t busiest_ = 0;                // the thread with the most of them
+  std::map<std::pair<HostView, uint32_t>, std::vector<Stretch>> stretches_;
+  absl::flat_hash_map<StringRef, std::string> site_of_;  // kUserLines: a frame's call site
+};
 
 // The Python lines the host sampler caught inside `gaps` (host samples: NVTX marks of
 // kHostSampleDomain named by call site; inject/core/host_sampler.h), most samples first, at most

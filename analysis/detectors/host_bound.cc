@@ -90,10 +90,10 @@ std::optional<v1::Finding> DetectHostBound(const StepContext& ctx) {
   });
   const GapNeighbours around = CallsAround(ctx.events, longest);
   const std::vector<HostActivity> doing =
-      HostActivityDuring(ctx.events, ctx.strings, ctx.window(), waiting, kListedHostRanges);
+      ctx.host_activity().During(waiting, kListedHostRanges);
   // The user's lines that ran in the gaps (a with_stack=True trace's Python frames).
-  const std::vector<HostActivity> lines = HostActivityDuring(
-      ctx.events, ctx.strings, ctx.window(), waiting, kTopHotLines, HostView::kUserLines);
+  const std::vector<HostActivity> lines =
+      ctx.host_activity().During(waiting, kTopHotLines, HostView::kUserLines);
   const HotLines hot = HotLinesDuring(ctx.events, ctx.strings, waiting, kTopHotLines);
   const HotLine* hottest = nullptr;
   if (!hot.lines.empty() && hot.lines.front().samples >= kMinHotLineSamples &&

@@ -62,14 +62,12 @@ std::optional<v1::Finding> DetectInputStall(const StepContext& ctx) {
               absl::StrCat(" (", Render(Fraction(ctx.ShareOfWall(waited))), " of step)"));
   AddEvidence(&f, "leading_gap", Ns(leading));
   AddEvidence(&f, "in_data_loading_ranges", Ns(in_loader));
-  for (const HostActivity& h :
-       HostActivityDuring(ctx.events, ctx.strings, ctx.window(), ctx.idle.input,
-                          kListedInputActivities)) {
+  for (const HostActivity& h : ctx.host_activity().During(ctx.idle.input, kListedInputActivities)) {
     AddEvidence(&f, "host_activity", absl::StrCat(h.name, " = "), Ns(h.ns));
   }
   // The user's lines that ran meanwhile (a with_stack trace's Python frames): where to look.
-  const std::vector<HostActivity> lines = HostActivityDuring(
-      ctx.events, ctx.strings, ctx.window(), ctx.idle.input, kListedInputActivities, HostView::kUserLines);
+  const std::vector<HostActivity> lines =
+      ctx.host_activity().During(ctx.idle.input, kListedInputActivities, HostView::kUserLines);
   AddHostLineEvidence(&f, lines, "");
   // Only a data-loading range says the wait is the data loader's; without one the fix must not
   // name it (weight initialisation before the first launch looks the same).

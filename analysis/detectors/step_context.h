@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/evidence.h"
+#include "analysis/host_activity.h"
 #include "analysis/idle_attribution.h"
 #include "analysis/intervals.h"
 #include "analysis/kernel_classes.h"
@@ -33,7 +34,15 @@ struct StepContext {
   KernelClasses& classes;
   const std::vector<ClassifiedKernel>& kernels;
 
+  // What the host did in the step's gaps (host_activity.h), for every detector and fix that
+  // asks, built when first asked for.
+  mutable std::optional<HostActivityIndex> host_activity_index{};
+
   Interval window() const { return {step.start_ns, step.end_ns}; }
+  HostActivityIndex& host_activity() const {
+    if (!host_activity_index) host_activity_index.emplace(events, strings, window());
+    return *host_activity_index;
+  }
   // Spans must overlap the window; point events (start == end) must lie inside it. A span that
   // ends exactly where the step starts belongs to the previous step.
   bool InWindow(int64_t start, int64_t end) const {

@@ -39,7 +39,7 @@ std::optional<Fix> HostWorkFix(const StepContext& ctx, const StepGraph& g) {
   if (ctx.idle.host_other.empty() || g.main_thread < 0) return std::nullopt;
   Fix fix;
   const std::vector<HostActivity> doing =
-      HostActivityDuring(ctx.events, ctx.strings, ctx.window(), ctx.idle.host_other, 1);
+      ctx.host_activity().During(ctx.idle.host_other, 1);
   if (!doing.empty()) {
     const std::string name = doing.front().name;
     fix.description = "the host work in " + name + " costs nothing (moved out of the loop)";

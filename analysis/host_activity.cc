@@ -146,25 +146,27 @@ std::vector<HostActivity> HostActivityIndex::During(const IntervalSet& gaps, siz
   if (gaps.empty()) return {};
   SortCalls();
   // The thread each gap waited for: the one whose CUDA call started last before the gap ended.
+  // Gaps come in time order (a step has thousands): one pass over the calls finds them all.
   absl::flat_hash_map<uint32_t, std::vector<Interval>> gaps_by_thread;
+  size_t after = 0;  // the first call starting after the gap's end
   for (const Interval& g : gaps.intervals()) {
-    auto it = std::upper_bound(calls_.begin(), calls_.end(), g.end_ns,
-                               [](int64_t t, const ApiEvent* a) { return t < a->start_ns; });
-    const uint32_t tid = it == calls_.begin() ? busiest_ : (*(it - 1))->thread_id;
+    while (after < calls_.size() && calls_[after]->start_ns <= g.end_ns) ++after;
+    const uint32_t tid = after == 0 ? busiest_ : calls_[after - 1]->thread_id;
     gaps_by_thread[tid].push_back(g);
   }
   absl::flat_hash_map<StringRef, HostActivity> by_name;
   for (auto& [tid, thread_gaps] : gaps_by_thread) {
     const std::vector<Stretch>& stretches = StretchesOf(tid, view);
     if (stretches.empty()) continue;
-    // Stretches come in time order and do not overlap: each gap finds the first it overlaps by
-    // binary search (a thread has thousands of stretches in a step, its gaps a few).
+    // Stretches and gaps both come in time order, and neither overlaps its own kind: one merge
+    // pass (a stretch that runs past a gap's end stays for the next gap).
     const IntervalSet waited = IntervalSet::Union(thread_gaps);
+    size_t first = 0;  // the first stretch ending after the gap's start
     for (const Interval& g : waited.intervals()) {
-      auto o = std::upper_bound(stretches.begin(), stretches.end(), g.start_ns,
-                                [](int64_t t, const Stretch& x) { return t < x.span.end_ns; });
-      for (; o != stretches.end() && o->span.start_ns < g.end_ns; ++o) {
-        by_name[o->name].ns += std::min(g.end_ns, o->span.end_ns) - std::max(g.start_ns, o->span.start_ns);
+      while (first < stretches.size() && stretches[first].span.end_ns <= g.start_ns) ++first;
+      for (size_t o = first; o < stretches.size() && stretches[o].span.start_ns < g.end_ns; ++o) {
+        const Interval& x = stretches[o].span;
+        by_name[stretches[o].name].ns += std::min(g.end_ns, x.end_ns) - std::max(g.start_ns, x.start_ns);
       }
     }
   }

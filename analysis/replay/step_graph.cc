@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/blocking_calls.h"
@@ -309,9 +310,13 @@ void LinkBlockingCalls(const EventColumns& ev, const std::vector<BlockingCall>& 
 }
 
 // Host time of thread `tid` inside [start, end] covered by its host ranges (work it was doing).
+// `ranges` are disjoint and in time order: the first that ends after `start` is found by binary
+// search (walking from the step's first range for each idle stretch was most of building a graph).
 int64_t CoveredByRanges(const std::vector<Interval>& ranges, int64_t start, int64_t end) {
   int64_t covered = 0;
-  for (const Interval& r : ranges) {
+  auto first = std::upper_bound(ranges.begin(), ranges.end(), start,
+                                [](int64_t t, const Interval& r) { return t < r.end_ns; });
+  for (const Interval& r : std::span(first, ranges.end())) {
     if (r.start_ns >= end) break;
     covered += std::max<int64_t>(0, std::min(end, r.end_ns) - std::max(start, r.start_ns));
   }

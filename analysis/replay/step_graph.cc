@@ -400,6 +400,8 @@ StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings,
   g.window = window;
   absl::flat_hash_map<uint64_t, CallRef> by_correlation;
   absl::flat_hash_map<const ApiEvent*, CallRef> by_api;
+  by_correlation.reserve(events.apis.size());
+  by_api.reserve(events.apis.size());
   AddHostCalls(events, window, &g, &by_correlation, &by_api);
   AddGpuOps(events, window, by_correlation, &g);
   LinkOps(&g);

@@ -58,6 +58,17 @@ bool InPlaceString(const char* raw, const char* end, std::string_view* out) {
   return true;
 }
 
+// Whether a string's text holds an escape (then simdjson unescapes it). Short strings by a plain
+// look at each byte, as in InPlaceString; kernel names and other long ones by memchr.
+bool HasEscape(std::string_view text) {
+  constexpr size_t kShort = 24;
+  if (text.size() > kShort) return std::memchr(text.data(), '\\', text.size()) != nullptr;
+  for (char c : text) {
+    if (c == '\\') return true;
+  }
+  return false;
+}
+
 // The end of the document, for InPlaceString's bound (set per parse; one parse per thread).
 thread_local const char* g_json_end = nullptr;
 
@@ -76,9 +87,16 @@ error_code ScalarText(od::value v, std::string_view* out, bool* scalar) {
   *scalar = true;
   switch (type) {
     case od::json_type::string: {
-      const std::string_view token = v.raw_json_token();  // the quoted text, as written
-      if (!token.empty() && InPlaceString(token.data() + 1, g_json_end, out)) {
-        return simdjson::SUCCESS;
+      // The quoted text as written, up to the next structural character: the closing quote and
+      // any space after it. Its end is the string's end, so only an escape needs looking for.
+      std::string_view token = v.raw_json_token();
+      while (!token.empty() && IsJsonSpace(token.back())) token.remove_suffix(1);
+      if (token.size() >= 2 && token.back() == '"') {
+        const std::string_view text = token.substr(1, token.size() - 2);
+        if (!HasEscape(text)) {
+          *out = text;
+          return simdjson::SUCCESS;
+        }
       }
       return v.get_string().get(*out);
     }

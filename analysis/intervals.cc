@@ -1,21 +1,29 @@
 #include "analysis/intervals.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace gpuspy::analysis {
 
 IntervalSet IntervalSet::Union(std::vector<Interval> in) {
   std::erase_if(in, [](const Interval& i) { return i.end_ns <= i.start_ns; });
-  std::sort(in.begin(), in.end(),
-            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
-  IntervalSet out;
+  // Most callers collect intervals in time order already (a step's events, gaps, ranges): a
+  // check is one pass where the sort was most of a union. The union does not depend on the order
+  // of intervals that start together.
+  const auto by_start = [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; };
+  if (!std::is_sorted(in.begin(), in.end(), by_start)) std::sort(in.begin(), in.end(), by_start);
+  // Merged in place: the set keeps the input's storage.
+  size_t kept = 0;
   for (const Interval& i : in) {
-    if (!out.intervals_.empty() && i.start_ns <= out.intervals_.back().end_ns) {
-      out.intervals_.back().end_ns = std::max(out.intervals_.back().end_ns, i.end_ns);
+    if (kept > 0 && i.start_ns <= in[kept - 1].end_ns) {
+      in[kept - 1].end_ns = std::max(in[kept - 1].end_ns, i.end_ns);
     } else {
-      out.intervals_.push_back(i);
+      in[kept++] = i;
     }
   }
+  in.resize(kept);
+  IntervalSet out;
+  out.intervals_ = std::move(in);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -29,12 +30,12 @@ class StringTable {
   // no-op; with a different value it is an error (a corrupt or hostile stream).
   absl::Status Define(StringRef ref, std::string_view value);
 
-  bool Contains(StringRef ref) const { return ref == 0 || by_ref_.contains(ref); }
+  bool Contains(StringRef ref) const { return ref == 0 || Lookup(ref) != nullptr; }
   // The string for `ref`; "" for 0 or an unknown ref.
   std::string_view Get(StringRef ref) const;
   // Looks up an already interned value without adding it; 0 when absent.
   StringRef Find(std::string_view value) const;
-  size_t size() const { return by_ref_.size(); }
+  size_t size() const { return order_.size(); }
   StringRef max_ref() const { return next_ref_ - 1; }
 
   // The i-th definition (0-based, in order of definition): lets an encoder send only what is new.
@@ -49,9 +50,22 @@ class StringTable {
   }
 
  private:
+  // Refs are handed out (Intern) and defined (Define, by a producer that interned them) in
+  // sequence: a ref below kDenseRefs is looked up by index, the rest (a hostile stream's, say) in
+  // a map. Get is called for every event an analysis names; a hash lookup was ~1% of a run.
+  static constexpr StringRef kDenseRefs = 1u << 18;  // 2 MiB of pointers at most
+  const std::string* Lookup(StringRef ref) const {
+    if (ref < dense_.size()) return dense_[ref];
+    if (ref < kDenseRefs) return nullptr;
+    auto it = sparse_.find(ref);
+    return it == sparse_.end() ? nullptr : it->second;
+  }
+  void Remember(StringRef ref, const std::string* value);
+
   std::deque<std::string> storage_;  // stable addresses for the string_view keys below
   absl::flat_hash_map<std::string_view, StringRef> by_value_;
-  absl::flat_hash_map<StringRef, const std::string*> by_ref_;
+  std::vector<const std::string*> dense_;                 // by ref, below kDenseRefs
+  absl::flat_hash_map<StringRef, const std::string*> sparse_;  // the refs at or above it
   std::deque<std::pair<StringRef, const std::string*>> order_;
   StringRef next_ref_ = 1;
 };

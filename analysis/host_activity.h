@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "analysis/intervals.h"
 #include "model/events.h"
 #include "model/string_table.h"
@@ -40,10 +39,9 @@ std::vector<HostActivity> HostActivityDuring(const EventColumns& events, const S
                                              Interval window, const IntervalSet& gaps, size_t top,
                                              HostView view = HostView::kActivity);
 
-// The same, asked of one window many times (a step's detectors and fixes ask it of several sets
-// of gaps and both views): the window's CUDA calls are sorted once, and each thread's stretches
-// (who owned its time) are found once per view, when first asked for. Answers what
-// HostActivityDuring answers, entry for entry.
+// HostActivityDuring for one window asked many times (a step's detectors and fixes ask it of
+// several sets of gaps and both views): the window's CUDA calls are sorted once, and each thread's
+// stretches (who owned its time) are found once per view, when first asked for.
 class HostActivityIndex {
  public:
   // `events` and `strings` must outlive the index.

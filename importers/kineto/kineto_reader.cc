@@ -39,11 +39,12 @@ int64_t NowNs() {
 // quote closes it. Escaped strings (rare in traces) go through simdjson's unescaping, which copies
 // into the parser's string buffer; doing that for every key and name cost ~15% of the walk and as
 // much memory as the strings.
+// Keys and most values are a few bytes: up to this long, a plain look at each byte beats a library
+// call (memchr was 8% of a read). Longer strings go to memchr.
+constexpr ptrdiff_t kShortStringBytes = 24;
+
 bool InPlaceString(const char* raw, const char* end, std::string_view* out) {
-  // Keys and most values are a few bytes: a plain look at each byte beats two library calls
-  // (memchr was 8% of a read). Longer strings go to memchr.
-  constexpr ptrdiff_t kShort = 24;
-  for (const char* p = raw; p < end && p - raw < kShort; ++p) {
+  for (const char* p = raw; p < end && p - raw < kShortStringBytes; ++p) {
     if (*p == '"') {
       *out = std::string_view(raw, static_cast<size_t>(p - raw));
       return true;
@@ -58,11 +59,11 @@ bool InPlaceString(const char* raw, const char* end, std::string_view* out) {
   return true;
 }
 
-// Whether a string's text holds an escape (then simdjson unescapes it). Short strings by a plain
-// look at each byte, as in InPlaceString; kernel names and other long ones by memchr.
+// Whether a string's text holds an escape (then simdjson unescapes it).
 bool HasEscape(std::string_view text) {
-  constexpr size_t kShort = 24;
-  if (text.size() > kShort) return std::memchr(text.data(), '\\', text.size()) != nullptr;
+  if (text.size() > static_cast<size_t>(kShortStringBytes)) {
+    return std::memchr(text.data(), '\\', text.size()) != nullptr;
+  }
   for (char c : text) {
     if (c == '\\') return true;
   }

@@ -4,8 +4,6 @@
 
 namespace gpuspy::importers {
 
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 absl::Status CheckStartsLikeJson(std::string_view text) {
   size_t i = 0;
   while (i < text.size() && IsJsonSpace(text[i])) ++i;

@@ -10,7 +10,8 @@
 
 namespace gpuspy::importers {
 
-bool IsJsonSpace(char c);
+// JSON whitespace: the four bytes RFC 8259 allows between tokens (inline: the walk asks per token).
+inline bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // InvalidArgument naming the first byte when it is neither '{' nor '[' ('[' is JSON, left to the
 // traceEvents check), or saying the text is empty (whitespace only). No file name: callers add it.

@@ -42,7 +42,7 @@ error_code JsonTokens::Index(const char* buf, size_t len) {
   return simdjson::SUCCESS;
 }
 
-error_code JsonTokens::Unescape(const char* text, std::string_view* out) {
+JsonScalar JsonTokens::Unescape(const char* text) {
   // Unescaped text is never longer than the document, so one buffer of its size (and simdjson's
   // padding, which its unescaping may write into) holds every string of it: views stay valid.
   const size_t need = len_ + simdjson::SIMDJSON_PADDING;
@@ -50,17 +50,17 @@ error_code JsonTokens::Unescape(const char* text, std::string_view* out) {
     unescaped_.reset(new (std::nothrow) uint8_t[need]);
     if (unescaped_ == nullptr) {
       unescaped_capacity_ = 0;
-      return simdjson::MEMALLOC;
+      return JsonScalar::Error(simdjson::MEMALLOC);
     }
     unescaped_capacity_ = need;
   }
   uint8_t* begin = unescaped_.get() + unescaped_used_;
   uint8_t* end = stage1_->parse_string(reinterpret_cast<const uint8_t*>(text), begin);
-  if (end == nullptr) return simdjson::STRING_ERROR;
+  if (end == nullptr) return JsonScalar::Error(simdjson::STRING_ERROR);
   unescaped_used_ += static_cast<size_t>(end - begin);
-  *out = std::string_view(reinterpret_cast<const char*>(begin), static_cast<size_t>(end - begin));
   ++at_;
-  return simdjson::SUCCESS;
+  return JsonScalar::Text(
+      std::string_view(reinterpret_cast<const char*>(begin), static_cast<size_t>(end - begin)));
 }
 
 error_code JsonTokens::Skip() {

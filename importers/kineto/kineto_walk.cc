@@ -14,12 +14,11 @@ using simdjson::error_code;
 // The integers of "grid"/"block": scalars of an array (or object) that read as integers.
 error_code ReadInts(JsonTokens& t, std::vector<int64_t>* out) {
   auto add = [&]() -> error_code {
-    std::string_view text;
-    bool scalar = false;
-    if (error_code err = t.Scalar(&text, &scalar)) return err;
-    if (!scalar) return t.Skip();
+    const JsonScalar value = t.Scalar();
+    if (value.error()) return value.error();
+    if (value.is_container()) return t.Skip();
     int64_t n = 0;
-    if (ToInt(text, &n)) out->push_back(n);
+    if (ToInt(value.text(), &n)) out->push_back(n);
     return simdjson::SUCCESS;
   };
   if (t.Peek() == '[') return t.ForEachItem(add);
@@ -43,11 +42,10 @@ error_code ReadInputDims(JsonTokens& t, RawEvent* e) {
 // "Input type": a type name per input ("float", "Scalar", "").
 error_code ReadInputTypes(JsonTokens& t, RawEvent* e) {
   return t.ForEachItem([&]() -> error_code {
-    std::string_view text;
-    bool scalar = false;
-    if (error_code err = t.Scalar(&text, &scalar)) return err;
-    e->input_types.push_back(scalar ? text : std::string_view());
-    return scalar ? simdjson::SUCCESS : t.Skip();
+    const JsonScalar value = t.Scalar();
+    if (value.error()) return value.error();
+    e->input_types.push_back(value.is_container() ? std::string_view() : value.text());
+    return value.is_container() ? t.Skip() : simdjson::SUCCESS;
   });
 }
 
@@ -72,11 +70,10 @@ error_code ReadArgs(JsonTokens& t, RawEvent* e) {
       e->input_types.clear();
       return ReadInputTypes(t, e);
     }
-    std::string_view text;
-    bool scalar = false;
-    if (error_code err = t.Scalar(&text, &scalar)) return err;
-    if (!scalar) return t.Skip();
-    e->args.emplace_back(key, text);
+    const JsonScalar value = t.Scalar();
+    if (value.error()) return value.error();
+    if (value.is_container()) return t.Skip();
+    e->args.emplace_back(key, value.text());
     return simdjson::SUCCESS;
   });
 }
@@ -104,21 +101,20 @@ error_code ReadEvent(JsonTokens& t, RawEvent* e) {
         break;
     }
     if (slot == nullptr) return t.Skip();  // id, bp, s, ...: not read
-    std::string_view text;
-    bool scalar = false;
-    if (error_code err = t.Scalar(&text, &scalar)) return err;
-    if (!scalar) return t.Skip();
-    *slot = text;
+    const JsonScalar value = t.Scalar();
+    if (value.error()) return value.error();
+    if (value.is_container()) return t.Skip();
+    *slot = value.text();
     return simdjson::SUCCESS;
   });
 }
 
 error_code ReadDevice(JsonTokens& t, v1::Device* d) {
   return t.ForEachField([&](std::string_view key) -> error_code {
-    std::string_view text;
-    bool scalar = false;
-    if (error_code err = t.Scalar(&text, &scalar)) return err;
-    if (!scalar) return t.Skip();
+    const JsonScalar value = t.Scalar();
+    if (value.error()) return value.error();
+    if (value.is_container()) return t.Skip();
+    const std::string_view text = value.text();
     int64_t n = 0;
     if (key == "id" && ToInt(text, &n)) d->set_id(static_cast<uint32_t>(n));
     else if (key == "name") d->set_name(std::string(text));
@@ -148,11 +144,10 @@ error_code KinetoWalk::Root(JsonTokens& t) {
     if (key == "distributedInfo" && next == '{') return Distributed(t);
     if (key == "gpuspyNotExported" && next == '{') return NotExported(t);
     if (key == "baseTimeNanoseconds") {
-      std::string_view text;
-      bool scalar = false;
-      if (error_code err = t.Scalar(&text, &scalar)) return err;
-      if (!scalar) return t.Skip();
-      mapper_->SetBase(text);
+      const JsonScalar value = t.Scalar();
+      if (value.error()) return value.error();
+      if (value.is_container()) return t.Skip();
+      mapper_->SetBase(value.text());
       return simdjson::SUCCESS;
     }
     return t.Skip();
@@ -175,12 +170,11 @@ error_code KinetoWalk::TraceEvents(JsonTokens& t) {
 error_code KinetoWalk::NotExported(JsonTokens& t) {
   return t.ForEachField([&](std::string_view what) -> error_code {
     const char first = t.Peek();
-    std::string_view text;
-    bool scalar = false;
-    if (error_code err = t.Scalar(&text, &scalar)) return err;
-    if (!scalar) return t.Skip();
+    const JsonScalar value = t.Scalar();
+    if (value.error()) return value.error();
+    if (value.is_container()) return t.Skip();
     uint64_t n = 0;
-    if (first >= '0' && first <= '9' && ToCount(text, &n)) out_->stats.not_exported[std::string(what)] += n;
+    if (first >= '0' && first <= '9' && ToCount(value.text(), &n)) out_->stats.not_exported[std::string(what)] += n;
     return simdjson::SUCCESS;
   });
 }
@@ -197,12 +191,11 @@ error_code KinetoWalk::Devices(JsonTokens& t) {
 
 error_code KinetoWalk::Distributed(JsonTokens& t) {
   return t.ForEachField([&](std::string_view key) -> error_code {
-    std::string_view text;
-    bool scalar = false;
-    if (error_code err = t.Scalar(&text, &scalar)) return err;
-    if (!scalar) return t.Skip();
+    const JsonScalar value = t.Scalar();
+    if (value.error()) return value.error();
+    if (value.is_container()) return t.Skip();
     int64_t n = 0;
-    if (!ToInt(text, &n)) return simdjson::SUCCESS;
+    if (!ToInt(value.text(), &n)) return simdjson::SUCCESS;
     if (key == "rank") out_->identity.set_rank(static_cast<int32_t>(n));
     else if (key == "world_size") out_->identity.set_world_size(static_cast<int32_t>(n));
     return simdjson::SUCCESS;

@@ -29,14 +29,13 @@ class Doc {
 std::vector<std::string> Scalars(JsonTokens& t) {
   std::vector<std::string> out;
   const error_code err = t.ForEachItem([&]() -> error_code {
-    std::string_view text;
-    bool scalar = false;
-    if (error_code e = t.Scalar(&text, &scalar)) return e;
-    if (!scalar) {
+    const JsonScalar value = t.Scalar();
+    if (value.error()) return value.error();
+    if (value.is_container()) {
       out.push_back("<c>");
       return t.Skip();
     }
-    out.emplace_back(text);
+    out.emplace_back(value.text());
     return simdjson::SUCCESS;
   });
   EXPECT_EQ(err, simdjson::SUCCESS) << simdjson::error_message(err);
@@ -59,10 +58,9 @@ TEST(JsonTokens, EscapedStringsAreUnescapedAndEarlierOnesStayValid) {
   std::vector<std::string_view> seen;  // views, checked after the whole object is read
   ASSERT_EQ(t.ForEachField([&](std::string_view key) -> error_code {
               seen.push_back(key);
-              std::string_view value;
-              bool scalar = false;
-              if (error_code e = t.Scalar(&value, &scalar)) return e;
-              seen.push_back(value);
+              const JsonScalar value = t.Scalar();
+              if (value.error()) return value.error();
+              seen.push_back(value.text());
               return simdjson::SUCCESS;
             }),
             simdjson::SUCCESS);
@@ -109,10 +107,9 @@ TEST(JsonTokens, BrokenGrammarStopsAtTheTokenThatBreaksIt) {
     const Doc doc(c.json);
     ASSERT_EQ(doc.Index(t), simdjson::SUCCESS) << c.json;
     const error_code err = t.ForEachField([&](std::string_view) -> error_code {
-      std::string_view text;
-      bool scalar = false;
-      if (error_code e = t.Scalar(&text, &scalar)) return e;
-      return scalar ? simdjson::SUCCESS : t.Skip();
+      const JsonScalar value = t.Scalar();
+      if (value.error()) return value.error();
+      return value.is_container() ? t.Skip() : simdjson::SUCCESS;
     });
     EXPECT_EQ(err, c.err) << c.json << ": " << simdjson::error_message(err);
     EXPECT_EQ(t.Offset(), c.offset) << c.json;
@@ -127,8 +124,7 @@ TEST(JsonTokens, StageOneRefusesUnclosedStringsAndBadUtf8) {
   const Doc bad_escape(R"(["\q"])");  // the text must outlive the walk
   ASSERT_EQ(bad_escape.Index(t), simdjson::SUCCESS);
   ASSERT_TRUE(t.Consume('['));
-  std::string_view text;
-  EXPECT_EQ(t.String(&text), simdjson::STRING_ERROR);
+  EXPECT_EQ(t.String().error(), simdjson::STRING_ERROR);
 }
 
 TEST(JsonTokens, ALongerDocumentGrowsTheIndex) {

@@ -115,6 +115,27 @@ CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, BoundedInt
 // The categories the mapping imports; everything else is skipped and counted by category.
 enum class Category { kOther, kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kHostRange };
 
+// Kineto's names for them: an event's is found by its
+// index here, which also keys the per-category counts and host-range domains the mapper keeps.
+struct KnownCategory {
+  std::string_view name;
+  Category category;
+};
+constexpr std::array<KnownCategory, 11> kKnownCategories = {{
+    {"kernel", Category::kKernel},
+    {"cuda_runtime", Category::kRuntime},
+    {kCpuOpDomain, Category::kHostRange},
+    {kPythonFunctionDomain, Category::kHostRange},
+    {"user_annotation", Category::kHostRange},
+    {"Trace", Category::kHostRange},
+    {"cuda_profiler_range", Category::kHostRange},
+    {"gpu_memcpy", Category::kMemcpy},
+    {"gpu_memset", Category::kMemset},
+    {"cuda_driver", Category::kDriver},
+    {"cuda_sync", Category::kSync},
+}};
+static_assert(kKnownCategories.size() == KinetoMapper::kKnownCategoryCount);
+
 // PyTorch 1.8-1.10 (2021) wrote the categories capitalised, before Kineto's names: the same
 // events under other words (the TensorBoard profiler tutorial's traces are in this dialect).
 std::string_view CanonicalCategory(std::string_view cat) {
@@ -127,18 +148,12 @@ std::string_view CanonicalCategory(std::string_view cat) {
   return cat;
 }
 
-Category CategoryOf(std::string_view cat) {
-  if (cat == "kernel") return Category::kKernel;
-  if (cat == "cuda_runtime") return Category::kRuntime;
-  if (cat == "cpu_op" || cat == "python_function" || cat == "user_annotation" || cat == "Trace" ||
-      cat == "cuda_profiler_range") {
-    return Category::kHostRange;
+// The index of `cat` in kKnownCategories; kKnownCategories.size() for any other.
+size_t KnownCategoryOf(std::string_view cat) {
+  for (size_t i = 0; i < kKnownCategories.size(); ++i) {
+    if (kKnownCategories[i].name == cat) return i;
   }
-  if (cat == "gpu_memcpy") return Category::kMemcpy;
-  if (cat == "gpu_memset") return Category::kMemset;
-  if (cat == "cuda_driver") return Category::kDriver;
-  if (cat == "cuda_sync") return Category::kSync;
-  return Category::kOther;
+  return kKnownCategories.size();
 }
 
 // "phase s": why an event that is not a complete event ("ph": "X") is skipped. A third of a
@@ -278,12 +293,17 @@ void KinetoMapper::Map(const RawEvent& e) {
   }
   if (e.ph == "M" && e.name == "thread_name") KeepThreadName(e);  // still counted as skipped
   if (e.ph != "X") {
+    if (e.ph.size() == 1 && e.ph[0] > 0) {
+      ++skipped_phases_[static_cast<unsigned char>(e.ph[0])];  // flow arrows: a third of the events
+      return;
+    }
     std::string scratch;
     Skip(PhaseReason(e.ph, &scratch));
     return;
   }
   const std::string_view cat = CanonicalCategory(e.cat);
-  const Category category = CategoryOf(cat);
+  const size_t known = KnownCategoryOf(cat);
+  const Category category = known < kKnownCategories.size() ? kKnownCategories[known].category : Category::kOther;
   if (category == Category::kOther) {
     Skip(e.cat.empty() ? std::string_view("no category") : e.cat);
     return;
@@ -385,7 +405,7 @@ void KinetoMapper::Map(const RawEvent& e) {
       a.name = names_.Intern(e.name);
       a.thread_id = static_cast<uint32_t>(tid);
       ev.apis.push_back(a);
-      Count(&pid_votes_, e.pid);
+      VoteForPid(e.pid);
       break;
     }
     case Category::kSync: {
@@ -400,8 +420,10 @@ void KinetoMapper::Map(const RawEvent& e) {
       break;
     }
     case Category::kHostRange: {  // record_function (ProfilerStep#N), ATen ops, Python frames
-      const std::string_view domain = cat == "Trace" ? kCaptureDomain : cat;
-      ev.nvtx_ranges.push_back({start, end, names_.Intern(domain), names_.Intern(e.name),
+      // Interned once per category (the same ref every time; a hash of the name per range was not).
+      StringRef& domain = domain_refs_[known];
+      if (domain == 0) domain = names_.Intern(cat == "Trace" ? kCaptureDomain : cat);
+      ev.nvtx_ranges.push_back({start, end, domain, names_.Intern(e.name),
                                 static_cast<uint32_t>(tid), 0});
       if (cat == kCpuOpDomain) MapOpWork(e, start, end, static_cast<uint32_t>(tid));
       if (const std::string_view* stack = e.FindArg("Call stack"); stack != nullptr) {
@@ -419,7 +441,27 @@ void KinetoMapper::Map(const RawEvent& e) {
     case Category::kOther:
       break;
   }
-  Count(&imported_, e.cat);
+  if (e.cat.data() == cat.data()) {
+    ++imported_known_[known];  // the name itself, not its 2021 capitalisation: no hash needed
+  } else {
+    Count(&imported_, e.cat);
+  }
+}
+
+void KinetoMapper::VoteForPid(std::string_view pid) {
+  // Nearly every call comes from one pid: counted in a run, folded into the map when it changes.
+  if (pid_run_votes_ > 0 && pid == pid_run_) {
+    ++pid_run_votes_;
+    return;
+  }
+  EndPidRun();
+  pid_run_.assign(pid);
+  pid_run_votes_ = 1;
+}
+
+void KinetoMapper::EndPidRun() {
+  if (pid_run_votes_ > 0) pid_votes_[pid_run_] += pid_run_votes_;
+  pid_run_votes_ = 0;
 }
 
 void KinetoMapper::MapOpWork(const RawEvent& e, int64_t start, int64_t end, uint32_t tid) {
@@ -471,7 +513,17 @@ void KinetoMapper::MapMemorySample(const RawEvent& e) {
 
 void KinetoMapper::Finish() {
   for (auto& [k, n] : imported_) out_->stats.imported[k] += n;
+  for (size_t i = 0; i < kKnownCategories.size(); ++i) {
+    if (imported_known_[i] > 0) out_->stats.imported[std::string(kKnownCategories[i].name)] += imported_known_[i];
+  }
   for (auto& [k, n] : skipped_) out_->stats.skipped[k] += n;
+  for (size_t c = 0; c < skipped_phases_.size(); ++c) {
+    if (skipped_phases_[c] == 0) continue;
+    std::string scratch;
+    const char phase[1] = {static_cast<char>(c)};
+    out_->stats.skipped[std::string(PhaseReason(std::string_view(phase, 1), &scratch))] += skipped_phases_[c];
+  }
+  EndPidRun();
   out_->stats.cut_strings += names_.cut();
   // The profiled process: the pid that issued the CUDA calls (ties: the smallest pid text).
   const std::map<std::string, uint64_t> votes(pid_votes_.begin(), pid_votes_.end());

@@ -3,6 +3,7 @@
 // walk (kineto_reader.cc) hands over one RawEvent at a time; nothing here knows about JSON.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -58,6 +59,8 @@ bool MicrosToNanos(std::string_view text, int64_t* ns);
 
 class KinetoMapper {
  public:
+  static constexpr size_t kKnownCategoryCount = 11;  // the categories imported (kineto_mapping.cc)
+
   explicit KinetoMapper(KinetoTrace* out) : out_(out), names_(&out->strings) {}
 
   // One entry of traceEvents.
@@ -74,6 +77,9 @@ class KinetoMapper {
   void MapOpWork(const RawEvent& e, int64_t start, int64_t end, uint32_t tid);
   // A "thread_name" metadata event ("ph": "M"): the name of a host thread, for the timeline.
   void KeepThreadName(const RawEvent& e);
+  // A CUDA call's pid, for the profiled process (Finish).
+  void VoteForPid(std::string_view pid);
+  void EndPidRun();
 
   KinetoTrace* out_;
   BoundedInterner names_;  // every string the mapping keeps goes through it
@@ -82,7 +88,15 @@ class KinetoMapper {
   std::vector<NvtxRangeEvent> stack_frames_;
   // Counted by view while the document lives; folded into the stats' std::maps by Finish.
   absl::flat_hash_map<std::string, uint64_t> imported_, skipped_;
+  // Counts that would otherwise hash a string per event: imported events by known category (when
+  // the trace writes its name as kKnownCategories does), skipped ones by one-letter phase.
+  std::array<uint64_t, kKnownCategoryCount> imported_known_{};
+  std::array<uint64_t, 128> skipped_phases_{};
+  // A host range's domain ref per known category, 0 until its first range.
+  std::array<StringRef, kKnownCategoryCount> domain_refs_{};
   absl::flat_hash_map<std::string, uint64_t> pid_votes_;
+  std::string pid_run_;  // the pid of the current run of votes, pid_run_votes_ long
+  uint64_t pid_run_votes_ = 0;
   // Op work's type names in first-seen order, interned by Finish; an op work's dtype holds its
   // index + 1 until then.
   std::vector<std::string> op_dtypes_;

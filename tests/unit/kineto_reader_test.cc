@@ -481,6 +481,10 @@ TEST(KinetoReader, MicrosToNanosIsExact) {
   }
   EXPECT_FALSE(MicrosToNanos("9223372036854775.807", &ns));  // past int64 ns
   EXPECT_FALSE(MicrosToNanos("5.x", &ns));
+  // Whole parts past the unchecked 18 digits: zero padding still reads, overflow does not.
+  ASSERT_TRUE(MicrosToNanos("0000000000000000001.5", &ns));
+  EXPECT_EQ(ns, 1500);
+  EXPECT_FALSE(MicrosToNanos("1000000000000000000", &ns));
 }
 
 }  // namespace

@@ -315,12 +315,12 @@ void KinetoMapper::KeepThreadName(const RawEvent& e) {
 }
 
 void KinetoMapper::Map(const RawEvent& e) {
-  if (e.name == "[memory]") {  // an instant event ("ph": "i") with the allocator's totals
+  if (Matches(e.name, "[memory]")) {  // an instant event ("ph": "i") with the allocator's totals
     MapMemorySample(e);
     return;
   }
-  if (e.ph == "M" && e.name == "thread_name") KeepThreadName(e);  // still counted as skipped
-  if (e.ph != "X") {
+  if (Matches(e.ph, "M") && Matches(e.name, "thread_name")) KeepThreadName(e);  // still counted as skipped
+  if (!Matches(e.ph, "X")) {
     if (e.ph.size() == 1 && e.ph[0] > 0) {
       ++skipped_phases_[static_cast<unsigned char>(e.ph[0])];  // flow arrows: a third of the events
       return;

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "importers/kineto/bounded_strings.h"
 #include "importers/kineto/kineto_reader.h"
+#include "importers/kineto/literal_match.h"
 
 namespace gpuspy::importers {
 
@@ -46,7 +47,16 @@ struct RawEvent {
     }
     return nullptr;
   }
-  std::string_view Arg(std::string_view key) const {
+  // The same for a literal key (the mapping's), compared inline (literal_match.h).
+  template <size_t N>
+  const std::string_view* FindArg(const char (&key)[N]) const {
+    for (auto it = args.rbegin(); it != args.rend(); ++it) {
+      if (Matches(it->first, key)) return &it->second;
+    }
+    return nullptr;
+  }
+  template <size_t N>
+  std::string_view Arg(const char (&key)[N]) const {
     const std::string_view* v = FindArg(key);
     return v == nullptr ? std::string_view() : *v;
   }

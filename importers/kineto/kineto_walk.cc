@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "importers/kineto/literal_match.h"
 #include "importers/kineto/op_work.h"
 
 namespace gpuspy::importers {
@@ -52,17 +53,17 @@ error_code ReadInputTypes(JsonTokens& t, RawEvent* e) {
 // Whether the event is an op whose shapes the mapping reads (the category and name come before
 // the args in what Kineto writes; an event that says them later has its shapes read anyway).
 bool WantsShapes(const RawEvent& e) {
-  return (e.cat.empty() || e.cat == "cpu_op" || e.cat == "Operator") && (e.name.empty() || IsWorkOp(e.name));
+  return (e.cat.empty() || Matches(e.cat, "cpu_op") || Matches(e.cat, "Operator")) && (e.name.empty() || IsWorkOp(e.name));
 }
 
 error_code ReadArgs(JsonTokens& t, RawEvent* e) {
   return t.ForEachField([&](std::string_view key) -> error_code {
     const char next = t.Peek();
-    if ((key == "grid" || key == "block") && (next == '[' || next == '{')) {
-      return ReadInts(t, key == "grid" ? &e->grid : &e->block);
+    if ((Matches(key, "grid") || Matches(key, "block")) && (next == '[' || next == '{')) {
+      return ReadInts(t, Matches(key, "grid") ? &e->grid : &e->block);
     }
-    if (next == '[' && (key == "Input Dims" || key == "Input type") && WantsShapes(*e)) {
-      if (key == "Input Dims") {
+    if (next == '[' && (Matches(key, "Input Dims") || Matches(key, "Input type")) && WantsShapes(*e)) {
+      if (Matches(key, "Input Dims")) {
         e->input_dims.clear();
         e->input_dim_ends.clear();
         return ReadInputDims(t, e);
@@ -84,18 +85,18 @@ error_code ReadEvent(JsonTokens& t, RawEvent* e) {
     std::string_view* slot = nullptr;
     switch (key.size()) {
       case 2:
-        if (key == "ph") slot = &e->ph;
-        else if (key == "ts") slot = &e->ts;
+        if (Matches(key, "ph")) slot = &e->ph;
+        else if (Matches(key, "ts")) slot = &e->ts;
         break;
       case 3:
-        if (key == "cat") slot = &e->cat;
-        else if (key == "dur") slot = &e->dur;
-        else if (key == "pid") slot = &e->pid;
-        else if (key == "tid") slot = &e->tid;
+        if (Matches(key, "cat")) slot = &e->cat;
+        else if (Matches(key, "dur")) slot = &e->dur;
+        else if (Matches(key, "pid")) slot = &e->pid;
+        else if (Matches(key, "tid")) slot = &e->tid;
         break;
       case 4:
-        if (key == "name") slot = &e->name;
-        else if (key == "args" && t.Peek() == '{') return ReadArgs(t, e);
+        if (Matches(key, "name")) slot = &e->name;
+        else if (Matches(key, "args") && t.Peek() == '{') return ReadArgs(t, e);
         break;
       default:
         break;
@@ -116,12 +117,12 @@ error_code ReadDevice(JsonTokens& t, v1::Device* d) {
     if (value.is_container()) return t.Skip();
     const std::string_view text = value.text();
     int64_t n = 0;
-    if (key == "id" && ToInt(text, &n)) d->set_id(static_cast<uint32_t>(n));
-    else if (key == "name") d->set_name(std::string(text));
-    else if (key == "totalGlobalMem" && ToInt(text, &n)) d->set_global_memory_bytes(n);
-    else if (key == "computeMajor" && ToInt(text, &n)) d->set_compute_capability_major(n);
-    else if (key == "computeMinor" && ToInt(text, &n)) d->set_compute_capability_minor(n);
-    else if (key == "numSms" && ToInt(text, &n)) d->set_sm_count(static_cast<uint32_t>(n));
+    if (Matches(key, "id") && ToInt(text, &n)) d->set_id(static_cast<uint32_t>(n));
+    else if (Matches(key, "name")) d->set_name(std::string(text));
+    else if (Matches(key, "totalGlobalMem") && ToInt(text, &n)) d->set_global_memory_bytes(n);
+    else if (Matches(key, "computeMajor") && ToInt(text, &n)) d->set_compute_capability_major(n);
+    else if (Matches(key, "computeMinor") && ToInt(text, &n)) d->set_compute_capability_minor(n);
+    else if (Matches(key, "numSms") && ToInt(text, &n)) d->set_sm_count(static_cast<uint32_t>(n));
     return simdjson::SUCCESS;
   });
 }
@@ -139,11 +140,11 @@ bool ToCount(std::string_view text, uint64_t* out) {
 error_code KinetoWalk::Root(JsonTokens& t) {
   return t.ForEachField([&](std::string_view key) -> error_code {
     const char next = t.Peek();
-    if (key == "traceEvents" && next == '[') return TraceEvents(t);
-    if (key == "deviceProperties" && next == '[') return Devices(t);
-    if (key == "distributedInfo" && next == '{') return Distributed(t);
-    if (key == "gpuspyNotExported" && next == '{') return NotExported(t);
-    if (key == "baseTimeNanoseconds") {
+    if (Matches(key, "traceEvents") && next == '[') return TraceEvents(t);
+    if (Matches(key, "deviceProperties") && next == '[') return Devices(t);
+    if (Matches(key, "distributedInfo") && next == '{') return Distributed(t);
+    if (Matches(key, "gpuspyNotExported") && next == '{') return NotExported(t);
+    if (Matches(key, "baseTimeNanoseconds")) {
       const JsonScalar value = t.Scalar();
       if (value.error()) return value.error();
       if (value.is_container()) return t.Skip();
@@ -196,8 +197,8 @@ error_code KinetoWalk::Distributed(JsonTokens& t) {
     if (value.is_container()) return t.Skip();
     int64_t n = 0;
     if (!ToInt(value.text(), &n)) return simdjson::SUCCESS;
-    if (key == "rank") out_->identity.set_rank(static_cast<int32_t>(n));
-    else if (key == "world_size") out_->identity.set_world_size(static_cast<int32_t>(n));
+    if (Matches(key, "rank")) out_->identity.set_rank(static_cast<int32_t>(n));
+    else if (Matches(key, "world_size")) out_->identity.set_world_size(static_cast<int32_t>(n));
     return simdjson::SUCCESS;
   });
 }

@@ -16,6 +16,7 @@
 #include "importers/kineto/kineto_reader.h"
 #include "importers/kineto/skip_reasons.h"
 #include "viewer/cli/analyze_command.h"
+#include "viewer/cli/batch_malloc.h"
 #include "viewer/cli/command_registry.h"
 #include "viewer/cli/file_sha256.h"
 #include "viewer/cli/job_name_for_files.h"
@@ -49,6 +50,7 @@ constexpr size_t kTextSkipReasons = 3;
 // the file (and the byte where the parser stopped).
 std::vector<ReadTrace> ReadAll(const std::vector<std::string>& files, uint64_t max_trace_bytes,
                                ProgressLine* line, std::vector<std::string>* failed) {
+  KeepFreedMemoryForReuse();
   std::vector<ReadTrace> out;
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string what = absl::StrCat("importing ", std::filesystem::path(files[i]).filename().string());

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/process_analysis.h"
 #include "importers/kineto/trace_rank.h"
+#include "viewer/cli/batch_malloc.h"
 #include "viewer/cli/progress_line.h"
 
 namespace gpuspy::cli {
@@ -30,6 +31,7 @@ bool OfflineJob::any_failed() const {
 OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::string& job,
                           unsigned threads, bool progress, const std::string& step_pattern,
                           const importers::KinetoReadLimits& limits) {
+  KeepFreedMemoryForReuse();
   OfflineJob out;
   out.job = job;
   const size_t n = paths.size();

@@ -161,6 +161,18 @@ constexpr std::array<KnownCategory, 11> kKnownCategories = {{
 }};
 static_assert(kKnownCategories.size() == KinetoMapper::kKnownCategoryCount);
 
+// What KnownCategoryOf relies on: no two names share their length, first and last letters.
+constexpr bool TellApartByLengthAndEnds() {
+  for (size_t i = 0; i < kKnownCategories.size(); ++i) {
+    for (size_t j = i + 1; j < kKnownCategories.size(); ++j) {
+      const std::string_view a = kKnownCategories[i].name, b = kKnownCategories[j].name;
+      if (a.size() == b.size() && a.front() == b.front() && a.back() == b.back()) return false;
+    }
+  }
+  return true;
+}
+static_assert(TellApartByLengthAndEnds());
+
 // PyTorch 1.8-1.10 (2021) wrote the categories capitalised, before Kineto's names: the same
 // events under other words (the TensorBoard profiler tutorial's traces are in this dialect).
 std::string_view CanonicalCategory(std::string_view cat) {
@@ -175,8 +187,14 @@ std::string_view CanonicalCategory(std::string_view cat) {
 
 // The index of `cat` in kKnownCategories; kKnownCategories.size() for any other.
 size_t KnownCategoryOf(std::string_view cat) {
+  // No two names share their length, first and last letters, so one compare with the candidate
+  // decides (a compare with every name of the same length was a memcmp call per event).
+  if (cat.empty()) return kKnownCategories.size();
   for (size_t i = 0; i < kKnownCategories.size(); ++i) {
-    if (kKnownCategories[i].name == cat) return i;
+    const std::string_view name = kKnownCategories[i].name;
+    if (name.size() == cat.size() && name.front() == cat.front() && name.back() == cat.back()) {
+      return std::memcmp(name.data(), cat.data(), cat.size()) == 0 ? i : kKnownCategories.size();
+    }
   }
   return kKnownCategories.size();
 }
@@ -206,6 +224,7 @@ void Count(absl::flat_hash_map<std::string, uint64_t>* counts, std::string_view 
 
 // `*out` changes only on success: absl::SimpleAtoi leaves what it parsed of "1.8e19" (1) behind.
 bool ToInt(std::string_view s, int64_t* out) {
+  if (s.empty()) return false;  // an arg the event does not have
   int64_t n = 0;
   if (PlainAtoi(s, &n)) {
     *out = n;
@@ -239,10 +258,14 @@ std::optional<int64_t> PlainMicrosToNanos(std::string_view text) {
   const bool negative = p != end && *p == '-';
   if (negative) ++p;
   const char* after = p;
-  while (after != end && static_cast<unsigned>(static_cast<unsigned char>(*after) - '0') <= 9) ++after;
-  // Longer whole parts are past int64's ns anyway, or zero-padded: the general path's.
-  if (after == p || after - p > kUncheckedDigits) return std::nullopt;
-  const int64_t us = static_cast<int64_t>(*ShortDigits(p, after));
+  uint64_t whole = 0;
+  for (unsigned d; after != end && (d = static_cast<unsigned char>(*after) - '0') <= 9; ++after) {
+    whole = whole * 10 + d;
+    // Longer whole parts are past int64's ns anyway, or zero-padded: the general path's.
+    if (after - p == kUncheckedDigits) return std::nullopt;
+  }
+  if (after == p) return std::nullopt;
+  const int64_t us = static_cast<int64_t>(whole);
   if (us > INT64_MAX / 1000 - 1) return std::nullopt;
   int64_t sub = 0;
   if (after != end) {
@@ -346,12 +369,19 @@ void KinetoMapper::Map(const RawEvent& e) {
     return;
   }
   const int64_t end = start + dur;
+  // Only what the event's kind keeps is read: a host range has no correlation and no stream, a
+  // CUDA call no stream, GPU work no thread (each read is a search of the args and a parse).
+  const bool on_host = category == Category::kHostRange || category == Category::kRuntime ||
+                       category == Category::kDriver;
   int64_t corr = 0, device = 0, context = 0, stream = 0, tid = 0;
-  ToInt(e.Arg("correlation"), &corr);
-  ToInt(e.Arg("device"), &device);
-  ToInt(e.Arg("context"), &context);
-  ToInt(e.Arg("stream"), &stream);
-  ToInt(e.tid, &tid);
+  if (category != Category::kHostRange) ToInt(e.Arg("correlation"), &corr);
+  if (!on_host) {
+    ToInt(e.Arg("device"), &device);
+    ToInt(e.Arg("context"), &context);
+    ToInt(e.Arg("stream"), &stream);
+  } else {
+    ToInt(e.tid, &tid);
+  }
   const StreamKey key{static_cast<uint32_t>(device), static_cast<uint32_t>(context),
                       static_cast<uint32_t>(stream)};
   EventColumns& ev = out_->events;

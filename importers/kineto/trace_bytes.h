@@ -75,6 +75,8 @@ class TraceBytes {
   size_t mapped_bytes_ = 0;  // > 0: data_ is an mmap of this many bytes, else malloc'd
   int fd_ = -1;              // a plain file's, open while it is mapped (CopyOut)
   size_t released_ = 0;      // bytes from data_ handed back by ReleaseBefore
+  // Whether CopyOut read any of a plain file's text through its mapping (pread fell short).
+  mutable bool read_through_mapping_ = false;
   bool lost_text_ = false;
   uint64_t file_bytes_ = 0;
   bool gzipped_ = false;

@@ -27,8 +27,12 @@ bool Overlaps(int64_t start, int64_t end, Interval w) {
 // The calls of the window by thread, top-level only; a nested call (a driver call inside a
 // runtime call) maps to the call that contains it.
 void AddHostCalls(const EventColumns& ev, Interval w, StepGraph* g,
-                  absl::flat_hash_map<uint64_t, CallRef>* by_correlation,
-                  absl::flat_hash_map<const ApiEvent*, CallRef>* by_api) {
+                  absl::flat_hash_map<uint64_t, CallRef>* by_correlation) {
+  g->apis_base = ev.apis.data();
+  g->call_of_api.assign(ev.apis.size(), {-1, -1});
+  auto call_of = [&](const ApiEvent* a) -> std::pair<int, int>& {
+    return g->call_of_api[static_cast<size_t>(a - g->apis_base)];
+  };
   std::map<uint32_t, std::vector<const ApiEvent*>> by_thread;
   for (const ApiEvent& a : ev.apis) {
     if (a.start_ns >= w.start_ns && a.start_ns < w.end_ns) {
@@ -49,7 +53,7 @@ void AddHostCalls(const EventColumns& ev, Interval w, StepGraph* g,
         // Inside the previous top-level call: its launches are that call's.
         const CallRef parent{thread, static_cast<int>(t.calls.size()) - 1};
         by_correlation->try_emplace(a->correlation_id, parent);
-        by_api->try_emplace(a, parent);
+        call_of(a) = {parent.thread, parent.call};
         continue;
       }
       HostCall c;
@@ -58,7 +62,7 @@ void AddHostCalls(const EventColumns& ev, Interval w, StepGraph* g,
       c.end_ns = std::max(a->start_ns, a->end_ns);
       const CallRef ref{thread, static_cast<int>(t.calls.size())};
       (*by_correlation)[a->correlation_id] = ref;
-      (*by_api)[a] = ref;
+      call_of(a) = {ref.thread, ref.call};
       t.calls.push_back(c);
     }
     g->threads.push_back(std::move(t));
@@ -257,7 +261,7 @@ void LinkCollectivesToTheirInputs(const StringTable& strings, StepGraph* g) {
 // What each blocking call waited for: of the work launched before it (on its stream, for a
 // stream sync), the piece whose end released it.
 void LinkBlockingCalls(const EventColumns& ev, const std::vector<BlockingCall>& blocking_calls,
-                       const absl::flat_hash_map<const ApiEvent*, CallRef>& by_api, StepGraph* g) {
+                       StepGraph* g) {
   absl::flat_hash_map<uint64_t, const SyncEvent*> sync_by_correlation;
   for (const SyncEvent& y : ev.syncs) sync_by_correlation.try_emplace(y.correlation_id, &y);
   std::vector<int> by_end(g->ops.size());
@@ -266,9 +270,9 @@ void LinkBlockingCalls(const EventColumns& ev, const std::vector<BlockingCall>& 
             [&](int a, int b) { return g->ops[a].end_ns < g->ops[b].end_ns; });
   for (const BlockingCall& b : blocking_calls) {
     if (b.api == nullptr) continue;
-    auto ref = by_api.find(b.api);
-    if (ref == by_api.end()) continue;
-    HostCall& call = g->threads[ref->second.thread].calls[ref->second.call];
+    const std::optional<std::pair<int, int>> ref = g->CallOf(b.api);
+    if (!ref) continue;
+    HostCall& call = g->threads[ref->first].calls[ref->second];
     call.blocking = true;
     call.allocator = call.allocator || b.allocator;
     int stream = -1;
@@ -399,17 +403,13 @@ StepGraph BuildStepGraph(const EventColumns& events, const StringTable& strings,
   StepGraph g;
   g.window = window;
   absl::flat_hash_map<uint64_t, CallRef> by_correlation;
-  absl::flat_hash_map<const ApiEvent*, CallRef> by_api;
   by_correlation.reserve(events.apis.size());
-  by_api.reserve(events.apis.size());
-  AddHostCalls(events, window, &g, &by_correlation, &by_api);
+  AddHostCalls(events, window, &g, &by_correlation);
   AddGpuOps(events, window, by_correlation, &g);
   LinkOps(&g);
   LinkCollectivesToTheirInputs(strings, &g);
-  LinkBlockingCalls(events, blocking_calls, by_api, &g);
+  LinkBlockingCalls(events, blocking_calls, &g);
   LinkHandoffs(events, &g);
-  g.call_of.reserve(by_api.size());
-  for (const auto& [api, ref] : by_api) g.call_of.emplace(api, std::make_pair(ref.thread, ref.call));
   return g;
 }
 

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,9 +101,19 @@ struct StepGraph {
   // The recorded end of the step's own GPU work (the window's start when it has none).
   int64_t gpu_end_ns = 0;
   uint64_t carried_events = 0;
-  // Each call in the window -> its top-level call ({thread, call}); a nested call maps to the
-  // call that contains it.
-  absl::flat_hash_map<const ApiEvent*, std::pair<int, int>> call_of;
+  // The top-level call ({thread, call}) of `api`, one of the step's events.apis; a nested call
+  // maps to the call that contains it. nullopt for a call outside the window (or any other).
+  std::optional<std::pair<int, int>> CallOf(const ApiEvent* api) const {
+    if (api < apis_base || api >= apis_base + call_of_api.size()) return std::nullopt;
+    const std::pair<int, int>& ref = call_of_api[static_cast<size_t>(api - apis_base)];
+    if (ref.first < 0) return std::nullopt;
+    return ref;
+  }
+  // CallOf's table, by a call's index in the step's events.apis (from apis_base): {-1, -1} for
+  // calls outside the window. A vector, not a map by pointer: the map and the copy it was made
+  // from were a third of building the graph.
+  const ApiEvent* apis_base = nullptr;
+  std::vector<std::pair<int, int>> call_of_api;
   // The order replay.cc evaluates the nodes of `copies` copies in, found once on the unedited
   // graph and reused by every edit (edits only remove dependencies, or replace one by an earlier
   // node's, so the order stays valid). A cache: filled by Replay, not part of the model.

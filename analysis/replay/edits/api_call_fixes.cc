@@ -63,10 +63,10 @@ std::optional<Fix> DriverCallFix(const StepContext& ctx, const StepGraph& g) {
   for (const DriverCall& d : ctx.idle.driver_calls) {
     // Allocation is alloc_churn's fix (one cost, one finding: merge_findings.cc).
     if (IsDeviceAllocatorApi(ctx.strings.Get(d.api->name))) continue;
-    auto it = g.call_of.find(d.api);
-    if (it == g.call_of.end()) continue;
-    const HostCall& call = g.threads[it->second.first].calls[it->second.second];
-    fix.edit.call_cost[it->second] = std::min(call.duration_ns(), kCheapCallNs);
+    const std::optional<std::pair<int, int>> ref = g.CallOf(d.api);
+    if (!ref) continue;
+    const HostCall& call = g.threads[ref->first].calls[ref->second];
+    fix.edit.call_cost[*ref] = std::min(call.duration_ns(), kCheapCallNs);
   }
   if (fix.edit.empty()) return std::nullopt;
   return fix;

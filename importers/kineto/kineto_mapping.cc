@@ -252,6 +252,23 @@ namespace {
 // What Kineto writes: [-]digits[.digits]. Parsed in one pass (two string scans, two substrings
 // and two integer parses each were ~3% of a read, for two times per event); nullopt for anything
 // else, which MicrosToNanos's general path takes.
+// The value of the eight ASCII digits at `p`, nullopt when a byte is no digit: one load and three
+// multiplies instead of eight steps (the SWAR parse simdjson and fast_float use). A timestamp's
+// 16 whole digits were a third of a trace's number reading.
+std::optional<uint64_t> EightDigits(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  // Every byte's high nibble is 3, and stays 3 with 6 added: '0'..'9' and nothing else.
+  if ((((v & 0xF0F0F0F0F0F0F0F0) | (((v + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) >> 4))) !=
+      0x3333333333333333) {
+    return std::nullopt;
+  }
+  v -= 0x3030303030303030;
+  v = (v * 10) + (v >> 8);  // pairs of digits
+  return (((v & 0x000000FF000000FF) * (100 + (1000000ULL << 32))) +
+          (((v >> 16) & 0x000000FF000000FF) * (1 + (10000ULL << 32)))) >> 32;
+}
+
 std::optional<int64_t> PlainMicrosToNanos(std::string_view text) {
   const char* p = text.data();
   const char* const end = p + text.size();
@@ -259,6 +276,13 @@ std::optional<int64_t> PlainMicrosToNanos(std::string_view text) {
   if (negative) ++p;
   const char* after = p;
   uint64_t whole = 0;
+  // Eight digits at a time while they fit in the text and in the unchecked length.
+  while (end - after >= 8 && (after - p) + 8 <= kUncheckedDigits) {
+    const std::optional<uint64_t> eight = EightDigits(after);
+    if (!eight) break;
+    whole = whole * 100'000'000 + *eight;
+    after += 8;
+  }
   for (unsigned d; after != end && (d = static_cast<unsigned char>(*after) - '0') <= 9; ++after) {
     whole = whole * 10 + d;
     // Longer whole parts are past int64's ns anyway, or zero-padded: the general path's.

@@ -481,6 +481,14 @@ TEST(KinetoReader, MicrosToNanosIsExact) {
   }
   EXPECT_FALSE(MicrosToNanos("9223372036854775.807", &ns));  // past int64 ns
   EXPECT_FALSE(MicrosToNanos("5.x", &ns));
+  // Eight digits at a time, and a non-digit inside such a block.
+  ASSERT_TRUE(MicrosToNanos("12345678", &ns));
+  EXPECT_EQ(ns, 12345678000);
+  ASSERT_TRUE(MicrosToNanos("-123456789012345.9", &ns));
+  EXPECT_EQ(ns, -123456789012345900);
+  EXPECT_FALSE(MicrosToNanos("12345a78.5", &ns));
+  EXPECT_FALSE(MicrosToNanos("1234567/", &ns));  // '/' is the byte before '0'
+  EXPECT_FALSE(MicrosToNanos("1234567:", &ns));  // ':' the one after '9'
   // Whole parts past the unchecked 18 digits: zero padding still reads, overflow does not.
   ASSERT_TRUE(MicrosToNanos("0000000000000000001.5", &ns));
   EXPECT_EQ(ns, 1500);

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/api_classifier.h"
+#include "analysis/api_name_memo.h"
 
 namespace gpuspy::analysis {
 namespace {
@@ -52,14 +53,14 @@ std::vector<BlockingCall> FindBlockingCalls(const EventColumns& ev, const String
     }
   }
   std::vector<BlockingCall> out;
+  ApiNameMemo is_blocking(strings, IsBlockingApi);
   for (const ApiEvent& a : ev.apis) {
     if (!Touches(a.start_ns, a.end_ns, w)) continue;
-    const std::string_view name = strings.Get(a.name);
-    if (!IsBlockingApi(name) && !blocking_copies.contains(a.correlation_id)) continue;
+    if (!is_blocking(a.name) && !blocking_copies.contains(a.correlation_id)) continue;
     BlockingCall c;
     c.api = &a;
     c.span = Clip(a.start_ns, a.end_ns, w);
-    c.allocator = IsFreeApi(name);
+    c.allocator = IsFreeApi(strings.Get(a.name));
     out.push_back(c);
   }
   MarkAllocatorSyncs(ev, strings, w, &out);

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "analysis/api_classifier.h"
+#include "analysis/api_name_memo.h"
 #include "analysis/step_report.h"
 
 namespace gpuspy::analysis {
@@ -116,8 +117,9 @@ IdleAttribution AttributeIdle(const EventColumns& ev, const StringTable& strings
   out.idle = busy.GapsWithin(w);
   out.blocking_calls = FindBlockingCalls(ev, strings, w);
   std::vector<const ApiEvent*> launch_calls;
+  ApiNameMemo is_launch(strings, IsLaunchApi);
   for (const ApiEvent& a : ev.apis) {
-    if (InWindow(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) launch_calls.push_back(&a);
+    if (InWindow(a.start_ns, a.end_ns, w) && is_launch(a.name)) launch_calls.push_back(&a);
   }
   out.driver_calls = FindDriverCalls(ev, w, out.blocking_calls, busy, launch_calls);
   std::vector<Interval> driver;

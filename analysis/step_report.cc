@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "analysis/api_classifier.h"
+#include "analysis/api_name_memo.h"
 #include "analysis/blocking_calls.h"
 #include "analysis/data_quality.h"
 #include "analysis/idle_attribution.h"
@@ -177,12 +178,12 @@ v1::StepReport BuildStepReport(const EventColumns& ev, const StringTable& string
     ++events_in_window;
     b->set_sync_count(b->sync_count() + 1);
   }
+  ApiNameMemo is_launch(strings, IsLaunchApi);
   for (const ApiEvent& a : ev.apis) {
     if (!InWindow(a.start_ns, a.end_ns, w)) continue;
     ++events_in_window;
     b->set_api_call_count(b->api_call_count() + 1);
-    const std::string_view name = strings.Get(a.name);
-    if (IsLaunchApi(name)) launches.push_back({a.start_ns, a.end_ns});
+    if (is_launch(a.name)) launches.push_back({a.start_ns, a.end_ns});
   }
   for (const MemoryEvent& m : ev.memory) {
     if (!InWindow(m.timestamp_ns, m.timestamp_ns, w)) continue;

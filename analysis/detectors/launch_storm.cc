@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/api_classifier.h"
+#include "analysis/api_name_memo.h"
 #include "analysis/call_site_summary.h"
 #include "analysis/detectors/detectors.h"
 
@@ -26,8 +27,9 @@ std::optional<v1::Finding> DetectLaunchStorm(const StepContext& ctx) {
   if (ctx.ShareOfWall(b.idle_launch_bound_ns()) < kMinLaunchBoundIdleShare) return std::nullopt;
 
   uint64_t launches = 0;
+  ApiNameMemo is_launch(ctx.strings, IsLaunchApi);
   for (const ApiEvent& a : ctx.events.apis) {
-    if (ctx.InWindow(a.start_ns, a.end_ns) && IsLaunchApi(ctx.strings.Get(a.name))) ++launches;
+    if (ctx.InWindow(a.start_ns, a.end_ns) && is_launch(a.name)) ++launches;
   }
   std::map<StringRef, uint64_t> short_kernels;
   for (const KernelEvent& k : ctx.events.kernels) {

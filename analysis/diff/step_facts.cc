@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analysis/api_classifier.h"
+#include "analysis/api_name_memo.h"
 #include "analysis/blocking_calls.h"
 #include "analysis/kernel_classes.h"
 
@@ -70,8 +71,9 @@ StepFacts MeasureStepFacts(const EventColumns& ev, const StringTable& strings, I
     out.blocking_sites.push_back(std::move(f));
   }
 
+  ApiNameMemo is_launch(strings, IsLaunchApi);
   for (const ApiEvent& a : ev.apis) {
-    if (InWindow(a.start_ns, a.end_ns, w) && IsLaunchApi(strings.Get(a.name))) ++out.launches;
+    if (InWindow(a.start_ns, a.end_ns, w) && is_launch(a.name)) ++out.launches;
   }
   for (const MemcpyEvent& m : ev.memcpys) {
     if (!InWindow(m.start_ns, m.end_ns, w)) continue;

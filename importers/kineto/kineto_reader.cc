@@ -88,16 +88,16 @@ absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings*
 
 // --- Reading in pieces -----------------------------------------------------------------------
 //
-// simdjson 3.0 indexes a whole document before its walk can start, and its stream API takes only
-// whitespace-separated documents, not an array's comma-separated entries. So a large trace is cut
-// into documents of its own, each one simdjson parses as it would the whole:
+// simdjson's structural pass indexes a whole document before the walk can start. So a large trace
+// is cut into documents of its own, each one indexed and walked as the whole would be:
 //   head:   the text up to traceEvents' '['     + "]}"   (the keys before traceEvents)
 //   pieces: '[' + entries i..j of traceEvents   + "]"    (about piece_bytes each)
 //   tail:   "{\"traceEvents\":[" + the rest of the text (the last entries and the keys after)
 // A cut goes before a '{' that follows "}," (NextBoundary): a candidate only, since that text may
-// sit inside a string or a nested array. simdjson is the judge: a piece ending at a candidate
+// sit inside a string or a nested array. The parse is the judge: a piece ending at a candidate
 // parses as an array only if the candidate is a real boundary between entries (ending inside a
-// string leaves it unclosed; inside a nested value leaves brackets open), and then the next
+// string leaves it unclosed for the structural pass; inside a nested value leaves brackets open
+// for the walk), and then the next
 // candidate is tried (PieceReader::Piece). Whatever fails (no traceEvents key at the top, no boundary found, an
 // invalid head or tail) is read again as one document, so errors and results are the whole
 // read's.

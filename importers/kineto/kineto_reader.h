@@ -1,9 +1,10 @@
 // PyTorch profiler (Kineto) Chrome-trace JSON -> gpuspy events.
 //
-// Files reach hundreds of MB, so the file is mmap'd (or inflated once by libdeflate) and walked
-// in place with simdjson's On Demand API, a piece at a time for large files: memory holds the
-// model events produced, the JSON text not yet read and one piece's structural index, never a DOM
-// of the whole file (trace_bytes.h, kineto_mapping.h).
+// Files reach hundreds of MB, so the file is mmap'd (or inflated once by libdeflate), indexed by
+// simdjson's structural pass and walked in place over that index (json_tokens.h, kineto_walk.h),
+// a piece at a time for large files: memory holds the model events produced, the JSON text not
+// yet read and one piece's structural index, never a DOM of the whole file (trace_bytes.h,
+// kineto_mapping.h).
 #pragma once
 
 #include <cstddef>

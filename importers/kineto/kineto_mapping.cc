@@ -140,8 +140,8 @@ CollectiveEvent CollectiveOf(const RawEvent& e, uint64_t correlation, BoundedInt
 // The categories the mapping imports; everything else is skipped and counted by category.
 enum class Category { kOther, kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kHostRange };
 
-// Kineto's names for them: an event's is found by its
-// index here, which also keys the per-category counts and host-range domains the mapper keeps.
+// Kineto's names for them. An event's index in this table also keys the mapper's counts by
+// category and its host-range domains.
 struct KnownCategory {
   std::string_view name;
   Category category;
@@ -249,12 +249,9 @@ bool ToInt(std::string_view s, int64_t* out) {
 
 namespace {
 
-// What Kineto writes: [-]digits[.digits]. Parsed in one pass (two string scans, two substrings
-// and two integer parses each were ~3% of a read, for two times per event); nullopt for anything
-// else, which MicrosToNanos's general path takes.
 // The value of the eight ASCII digits at `p`, nullopt when a byte is no digit: one load and three
 // multiplies instead of eight steps (the SWAR parse simdjson and fast_float use). A timestamp's
-// 16 whole digits were a third of a trace's number reading.
+// 16 whole digits take two: MicrosToNanos went from 2.7% to 2.1% of a read.
 std::optional<uint64_t> EightDigits(const char* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -269,6 +266,9 @@ std::optional<uint64_t> EightDigits(const char* p) {
           (((v >> 16) & 0x000000FF000000FF) * (1 + (10000ULL << 32)))) >> 32;
 }
 
+// What Kineto writes: [-]digits[.digits]. Parsed in one pass (two string scans, two substrings
+// and two integer parses each were ~3% of a read, for two times per event); nullopt for anything
+// else, which MicrosToNanos's general path takes.
 std::optional<int64_t> PlainMicrosToNanos(std::string_view text) {
   const char* p = text.data();
   const char* const end = p + text.size();

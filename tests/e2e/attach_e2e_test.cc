@@ -114,6 +114,20 @@ class AttachE2E : public ::testing::Test {
     return {resp.steps().begin(), resp.steps().end()};
   }
 
+  // Steps once `want` of them have arrived, or what there is after `limit`: a rank that reports
+  // dormant has sent its last batch, but the collector may still be storing it (under TSan the
+  // fixed 300 ms wait this replaces saw 39 of 40 steps).
+  std::vector<v1::Step> StepsWhenSettled(const std::string& job, uint64_t process_id, size_t want,
+                                         std::chrono::seconds limit = std::chrono::seconds(20)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    std::vector<v1::Step> steps = Steps(job, process_id);
+    while (steps.size() < want && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      steps = Steps(job, process_id);
+    }
+    return steps;
+  }
+
   v1::ProcessEvents Events(const std::string& job, uint64_t process_id) {
     v1::GetEventsRequest req;
     req.set_job_id(job);
@@ -289,10 +303,9 @@ TEST_F(AttachE2E, CollectorRestartMidCaptureLosesNoStepOfTheWindow) {
   StartDaemon(port);
   // It reconnects, replays the spill, finishes its 40 steps and goes dormant again.
   ASSERT_TRUE(WaitForState("restart", 1, "dormant")) << RankLog("restart", 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const std::vector<v1::ProcessInfo> p = Processes("restart");
   ASSERT_EQ(p.size(), 1u);
-  const std::vector<v1::Step> steps = Steps("restart", p[0].process_id());
+  const std::vector<v1::Step> steps = StepsWhenSettled("restart", p[0].process_id(), 40);
   ASSERT_EQ(steps.size(), 40u) << RankLog("restart", 0);
   for (size_t i = 1; i < steps.size(); ++i) EXPECT_EQ(steps[i].number(), steps[i - 1].number() + 1);
   EXPECT_EQ(p[0].loss().spill_dropped_events(), 0u);

@@ -27,7 +27,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "analysis/blocking_calls.h"
 #include "analysis/intervals.h"
 #include "model/events.h"

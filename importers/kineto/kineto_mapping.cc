@@ -199,19 +199,11 @@ size_t KnownCategoryOf(std::string_view cat) {
   return kKnownCategories.size();
 }
 
-// "phase s": why an event that is not a complete event ("ph": "X") is skipped. A third of a
-// trace's events are flow arrows ('s', 'f'): one-letter phases get their reason from a table
-// built once, not a new string each.
-std::string_view PhaseReason(std::string_view ph, std::string* scratch) {
-  static const std::array<std::string, 128>* one_letter = [] {
-    auto* t = new std::array<std::string, 128>();
-    for (int c = 1; c < 128; ++c) (*t)[c] = absl::StrCat("phase ", std::string(1, static_cast<char>(c)));
-    return t;
-  }();
+// "phase s": why an event that is not a complete event ("ph": "X") is skipped. Made once per
+// phase (Finish folds the one-letter phases' counts), not per event.
+std::string PhaseReason(std::string_view ph) {
   if (ph.empty()) return "no phase";
-  if (ph.size() == 1 && ph[0] > 0) return (*one_letter)[static_cast<unsigned char>(ph[0])];
-  *scratch = absl::StrCat("phase ", AbslView(ph));
-  return *scratch;
+  return absl::StrCat("phase ", AbslView(ph));
 }
 
 void Count(absl::flat_hash_map<std::string, uint64_t>* counts, std::string_view key) {
@@ -372,8 +364,7 @@ void KinetoMapper::Map(const RawEvent& e) {
       ++skipped_phases_[static_cast<unsigned char>(e.ph[0])];  // flow arrows: a third of the events
       return;
     }
-    std::string scratch;
-    Skip(PhaseReason(e.ph, &scratch));
+    Skip(PhaseReason(e.ph));
     return;
   }
   const std::string_view cat = CanonicalCategory(e.cat);
@@ -601,9 +592,8 @@ void KinetoMapper::Finish() {
   for (auto& [k, n] : skipped_) out_->stats.skipped[k] += n;
   for (size_t c = 0; c < skipped_phases_.size(); ++c) {
     if (skipped_phases_[c] == 0) continue;
-    std::string scratch;
-    const char phase[1] = {static_cast<char>(c)};
-    out_->stats.skipped[std::string(PhaseReason(std::string_view(phase, 1), &scratch))] += skipped_phases_[c];
+    const char phase = static_cast<char>(c);
+    out_->stats.skipped[PhaseReason(std::string_view(&phase, 1))] += skipped_phases_[c];
   }
   EndPidRun();
   out_->stats.cut_strings += names_.cut();

@@ -42,23 +42,26 @@ struct RawEvent {
   }
   // A repeated key's last value, as when the object is read into a map.
   const std::string_view* FindArg(std::string_view key) const {
-    for (auto it = args.rbegin(); it != args.rend(); ++it) {
-      if (it->first == key) return &it->second;
-    }
-    return nullptr;
+    return LastArgWhere([&](std::string_view k) { return k == key; });
   }
   // The same for a literal key (the mapping's), compared inline (literal_match.h).
   template <size_t N>
   const std::string_view* FindArg(const char (&key)[N]) const {
-    for (auto it = args.rbegin(); it != args.rend(); ++it) {
-      if (Matches(it->first, key)) return &it->second;
-    }
-    return nullptr;
+    return LastArgWhere([&](std::string_view k) { return Matches(k, key); });
   }
   template <size_t N>
   std::string_view Arg(const char (&key)[N]) const {
     const std::string_view* v = FindArg(key);
     return v == nullptr ? std::string_view() : *v;
+  }
+
+ private:
+  template <typename KeyIs>
+  const std::string_view* LastArgWhere(KeyIs key_is) const {
+    for (auto it = args.rbegin(); it != args.rend(); ++it) {
+      if (key_is(it->first)) return &it->second;
+    }
+    return nullptr;
   }
 };
 

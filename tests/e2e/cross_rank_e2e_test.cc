@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -230,6 +231,12 @@ TEST_F(CrossRankE2E, StepReportsNameTheStragglerAndWhoWaitedForIt) {
   std::map<int, std::vector<v1::StepReport>> steady = SteadyReports();
   ASSERT_EQ(steady.size(), static_cast<size_t>(kWorldSize));
   std::vector<int64_t> fast_waits;
+  // Steps where the verdicts are not the constructed ones. On a loaded 2-core machine one rank's
+  // host can be descheduled for longer than the constructed delay, and then it really is that
+  // step's straggler (CI saw rank 0 late by 58 ms in one step, every rank's verdict saying so):
+  // one such step is the machine, more would be the analysis.
+  std::set<int64_t> other_verdicts;
+  std::string other_verdicts_where;
   for (const auto& [rank, reports] : steady) {
     ASSERT_GE(reports.size(), size_t{kSteps / 2}) << "rank " << rank;
     std::vector<int64_t> waits;
@@ -239,12 +246,13 @@ TEST_F(CrossRankE2E, StepReportsNameTheStragglerAndWhoWaitedForIt) {
       ASSERT_TRUE(r.has_comm()) << where;
       EXPECT_EQ(r.comm().wait_ns(), r.breakdown().comm_wait_ns()) << where;
       waits.push_back(r.comm().wait_ns());
-      if (rank == kSlowRank) {
-        EXPECT_EQ(r.primary_bottleneck(), v1::straggler) << where;
-      } else {
-        EXPECT_GT(r.comm().wait_ns(), 0) << where;
-        EXPECT_EQ(r.comm().waited_for_rank(), kSlowRank) << where;
-        EXPECT_EQ(r.primary_bottleneck(), v1::straggler_wait) << where;
+      const bool constructed =
+          rank == kSlowRank ? r.primary_bottleneck() == v1::straggler
+                            : r.comm().wait_ns() > 0 && r.comm().waited_for_rank() == kSlowRank &&
+                                  r.primary_bottleneck() == v1::straggler_wait;
+      if (!constructed) {
+        other_verdicts.insert(r.step().number());
+        other_verdicts_where += "\n" + where;
       }
     }
     if (rank == kSlowRank) {
@@ -254,6 +262,7 @@ TEST_F(CrossRankE2E, StepReportsNameTheStragglerAndWhoWaitedForIt) {
       EXPECT_GT(Median(waits), kConstructedWaitNs / 2) << "rank " << rank;
     }
   }
+  EXPECT_LE(other_verdicts.size(), 1u) << other_verdicts_where;
 }
 
 // The offline path on the same events: each rank exported (`gpuspy export --process`, Kineto's

@@ -20,7 +20,7 @@ apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build ccache pkg-config \
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev \
-  libsqlite3-dev zlib1g-dev libzstd-dev libre2-dev libsimdjson-dev libdeflate-dev \
+  libsqlite3-dev zlib1g-dev libzstd-dev libre2-dev libsimdjson-dev libdeflate-dev libisal-dev \
   libpq-dev libssl-dev >/dev/null
 if [[ $tests == 0 ]]; then
   echo "install-deps: done (the build and run dependencies, --tests adds the test-only ones)"

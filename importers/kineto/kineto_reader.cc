@@ -4,10 +4,10 @@
 // costs no allocation.
 #include "importers/kineto/kineto_reader.h"
 
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/bounded_strings.h"
+#include "importers/kineto/gzip_text_stream.h"
 #include "importers/kineto/huge_pages.h"
 #include "importers/kineto/json_start.h"
 #include "importers/kineto/json_tokens.h"
@@ -22,18 +23,14 @@
 #include "importers/kineto/kineto_walk.h"
 #include "importers/kineto/long_values.h"
 #include "importers/kineto/trace_bytes.h"
+#include "importers/kineto/trace_text.h"
+#include "importers/kineto/steady_now.h"
 #include "simdjson.h"
 
 namespace gpuspy::importers {
 namespace {
 
 using simdjson::error_code;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Where the walk stopped, for the error message: 1-based, the byte of the token it could not
 // take (the document's length when it ran out of tokens).
@@ -51,7 +48,7 @@ KinetoTrace NewTrace() {
 
 absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings* timings) {
   if (absl::Status st = CheckStartsLikeJson(json); !st.ok()) return st;
-  const int64_t t0 = NowNs();
+  const int64_t t0 = SteadyNowNs();
   KinetoTrace out = NewTrace();
   JsonTokens tokens;
   auto fail = [&](error_code err, uint64_t byte) {
@@ -66,7 +63,7 @@ absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings*
     // The structural pass found no place to blame (an unclosed string, bad UTF-8).
     return fail(err, json.size());
   }
-  const int64_t t1 = NowNs();
+  const int64_t t1 = SteadyNowNs();
   KinetoMapper mapper(&out);
   if (tokens.Peek() == '{') {  // a root array is JSON, but no trace: said below
     KinetoWalk walk(&out, &mapper);
@@ -76,12 +73,12 @@ absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings*
   if (out.stats.trace_events == 0) {
     return absl::InvalidArgumentError("no traceEvents: not a PyTorch profiler (Kineto) trace");
   }
-  const int64_t t2 = NowNs();
+  const int64_t t2 = SteadyNowNs();
   mapper.Finish();
   if (timings != nullptr) {
     timings->index_ns = t1 - t0;
     timings->walk_ns = t2 - t1;
-    timings->finish_ns = NowNs() - t2;
+    timings->finish_ns = SteadyNowNs() - t2;
   }
   return out;
 }
@@ -160,13 +157,13 @@ void ReserveForText(size_t bytes, EventColumns* ev) {
 
 class PieceReader {
  public:
-  // `release(offset)`: the reader is done with the text before `offset`.
-  PieceReader(const TraceBytes& bytes, size_t piece_bytes, const std::function<void(size_t)>& release)
-      : bytes_(bytes), json_(bytes.json()), piece_bytes_(piece_bytes), release_(release) {
+  // `progress(offset)`: the reader is done with the text before `offset`.
+  PieceReader(TraceText& text, size_t piece_bytes, const std::function<void(size_t)>& progress)
+      : text_(text), piece_bytes_(piece_bytes), progress_(progress) {
     // Room for a piece and the entry it runs into, once: grown piece by piece (reallocated for
     // each document longer than any before), the index was faulted in afresh about ten times
     // per trace.
-    const size_t room = std::min(json_.size(), piece_bytes + kPieceOvershootBytes);
+    const size_t room = std::min<uint64_t>(text.expected_size(), piece_bytes + kPieceOvershootBytes);
     buffer_.reserve(room + 2 + kPaddingBytes);
     // Should it fail, Index() allocates what each document needs.
     (void)tokens_.Reserve(room);
@@ -174,32 +171,37 @@ class PieceReader {
 
   // False when the text cannot be read in pieces (then nothing of `out` is to be used).
   bool Read(KinetoTrace* out, KinetoReadTimings* timings) {
-    const size_t start = TraceEventsStart(json_);
-    if (start == std::string_view::npos) return false;
-    ReserveForText(json_.size(), &out->events);
+    const std::optional<size_t> start = EntriesStart();
+    if (!start) return false;
+    ReserveForText(text_.expected_size(), &out->events);
     KinetoMapper mapper(out);
     KinetoWalk walk(out, &mapper);
     // The head: the root's keys before traceEvents, with traceEvents closed empty.
-    if (!Document(0, start, "", "]}", [&](JsonTokens& t) { return RootOf(t, walk); })) {
+    if (!Document(0, *start, "", "]}", [&](JsonTokens& t) { return RootOf(t, walk); })) {
       return false;
     }
-    size_t at = start;
-    while (json_.size() - at > 2 * piece_bytes_) {
+    size_t at = *start;
+    for (;;) {
+      // More than two pieces left: the next one is read on its own.
+      if (!text_.Fill(at + 2 * piece_bytes_ + 1)) return false;
+      if (text_.end() - at <= 2 * piece_bytes_) break;
       const PieceRead read = Piece(&at, walk);
       if (read == PieceRead::kFailed) return false;
       if (read == PieceRead::kNoCut) break;  // the last entries run past two pieces: the tail's
-      release_(at);
+      text_.Drop(at);
+      progress_(at);
     }
     // The tail: the last entries, and the root's keys after traceEvents.
-    if (!Document(at, json_.size() - at, "{\"traceEvents\":[", "", [&](JsonTokens& t) { return RootOf(t, walk); })) {
+    if (!text_.Fill(SIZE_MAX) || !text_.complete()) return false;
+    if (!Document(at, text_.end() - at, "{\"traceEvents\":[", "", [&](JsonTokens& t) { return RootOf(t, walk); })) {
       return false;
     }
-    const int64_t t = NowNs();
+    const int64_t t = SteadyNowNs();
     mapper.Finish();
     if (timings != nullptr) {
       timings->index_ns = index_ns_;
       timings->walk_ns = walk_ns_;
-      timings->finish_ns = NowNs() - t;
+      timings->finish_ns = SteadyNowNs() - t;
       timings->pieces = pieces_;
       timings->rejected_cuts = rejected_cuts_;
     }
@@ -212,6 +214,30 @@ class PieceReader {
     return walk.Root(t);
   }
 
+  // TraceEventsStart over as much of the text's start as it takes (nullopt: no traceEvents
+  // array, or none within what the text may hold at once).
+  std::optional<size_t> EntriesStart() {
+    for (size_t reach = kPieceOvershootBytes;; reach *= 2) {
+      if (!text_.Fill(reach)) return std::nullopt;
+      const size_t start = TraceEventsStart(text_.View(0, text_.end()));
+      if (start != std::string_view::npos) return start;
+      if (text_.complete()) return std::nullopt;
+    }
+  }
+
+  // NextBoundary over as much text as it takes: a candidate found in the text filled so far is
+  // the text's (every byte it looked at is there); none found is final only once the text is
+  // complete. nullopt: the text could not be filled.
+  std::optional<size_t> Boundary(size_t from) {
+    for (size_t reach = piece_bytes_;; reach *= 2) {
+      if (!text_.Fill(from + reach)) return std::nullopt;
+      if (from >= text_.end()) return std::string_view::npos;  // complete: Fill reached from else
+      const size_t cut = NextBoundary(text_.View(from, text_.end()), 0);
+      if (cut != std::string_view::npos) return from + cut;
+      if (text_.complete()) return std::string_view::npos;
+    }
+  }
+
   // One piece of entries from *at, cut at the first real boundary past piece_bytes_; *at moves
   // past what was mapped. Entries are mapped as they are read: when a candidate cut turns out to
   // lie inside an entry, only that last entry fails (the ones before it are whole, at the
@@ -222,10 +248,12 @@ class PieceReader {
   PieceRead Piece(size_t* at, KinetoWalk& walk) {
     size_t cut = *at + piece_bytes_;
     for (int tries = 0; tries < kMaxCandidatesPerPiece; ++tries) {
-      cut = NextBoundary(json_, cut);
+      const std::optional<size_t> next = Boundary(cut);
+      if (!next) return PieceRead::kFailed;
+      cut = *next;
       if (cut == std::string_view::npos) return PieceRead::kNoCut;
       // The entries up to the candidate, without the comma between them and the next.
-      std::string_view entries = json_.substr(*at, cut - *at);
+      std::string_view entries = text_.View(*at, cut);
       while (!entries.empty() && IsJsonSpace(entries.back())) entries.remove_suffix(1);
       if (!entries.empty() && entries.back() == ',') entries.remove_suffix(1);
       size_t read = 0;  // entries read whole (and mapped, if events)
@@ -257,7 +285,7 @@ class PieceReader {
     return PieceRead::kFailed;
   }
 
-  // Parses prefix + json_[offset, offset + n) + suffix as one document and hands it to `walk`;
+  // Parses prefix + text[offset, offset + n) + suffix as one document and hands it to `walk`;
   // true when the walk read all of it without an error.
   template <typename F>
   bool Document(size_t offset, size_t n, std::string_view prefix, std::string_view suffix, F&& walk) {
@@ -266,24 +294,23 @@ class PieceReader {
     buffer_.resize(size + kPaddingBytes);
     char* to = buffer_.data();
     std::memcpy(to, prefix.data(), prefix.size());
-    bytes_.CopyOut(offset, n, to + prefix.size());
+    text_.CopyOut(offset, n, to + prefix.size());
     std::memcpy(to + prefix.size() + n, suffix.data(), suffix.size());
     std::memset(to + size, 0, kPaddingBytes);
-    const int64_t t0 = NowNs();
+    const int64_t t0 = SteadyNowNs();
     // The index grows to the largest document so far, once.
     if (tokens_.Index(buffer_.data(), size) != simdjson::SUCCESS) return false;
-    const int64_t t1 = NowNs();
+    const int64_t t1 = SteadyNowNs();
     index_ns_ += t1 - t0;
     // Tokens left past the root: more text follows it.
     const bool whole = walk(tokens_) == simdjson::SUCCESS && tokens_.AtEnd();
-    walk_ns_ += NowNs() - t1;
+    walk_ns_ += SteadyNowNs() - t1;
     return whole;
   }
 
-  const TraceBytes& bytes_;
-  std::string_view json_;
+  TraceText& text_;
   const size_t piece_bytes_;
-  const std::function<void(size_t)>& release_;
+  const std::function<void(size_t)>& progress_;
   JsonTokens tokens_;
   std::string buffer_;
   int64_t index_ns_ = 0;
@@ -299,16 +326,46 @@ bool InPieces(size_t json_bytes, size_t piece_bytes) {
 }
 
 std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(
-    const TraceBytes& bytes, size_t piece_bytes, const std::function<void(size_t)>& release,
+    TraceText& text, size_t piece_bytes, const std::function<void(size_t)>& progress,
     KinetoReadTimings* timings) {
-  const std::string_view json = bytes.json();
-  if (!InPieces(json.size(), piece_bytes) || !CheckStartsLikeJson(json).ok()) return std::nullopt;
+  if (piece_bytes == 0 || !text.Fill(2 * piece_bytes)) return std::nullopt;
+  if (text.complete() && !InPieces(text.end(), piece_bytes)) return std::nullopt;
+  if (!CheckStartsLikeJson(text.View(0, text.end())).ok()) return std::nullopt;
   KinetoTrace out = NewTrace();
-  if (!PieceReader(bytes, piece_bytes, release).Read(&out, timings)) return std::nullopt;
+  if (!PieceReader(text, piece_bytes, progress).Read(&out, timings)) return std::nullopt;
   if (out.stats.trace_events == 0) {
     return absl::InvalidArgumentError("no traceEvents: not a PyTorch profiler (Kineto) trace");
   }
   return out;
+}
+
+// A gzip'd trace inflated as it is read (gzip_text_stream.h), in pieces, or whole when it is
+// shorter than two pieces (then it is all in the window). nullopt when the file is no gzip file
+// or anything at all goes wrong: the whole read (TraceBytes) then says precisely what.
+std::optional<KinetoTrace> ReadGzipAsItInflates(const std::string& path, size_t piece_bytes,
+                                                KinetoReadTimings* timings,
+                                                const KinetoReadLimits& limits) {
+  std::unique_ptr<GzipTextStream> stream =
+      GzipTextStream::Open(path, std::min(limits.max_json_bytes, kMaxTraceBytes));
+  if (stream == nullptr) return std::nullopt;
+  KinetoReadTimings mine;
+  std::optional<absl::StatusOr<KinetoTrace>> trace = ParseInPieces(
+      *stream, piece_bytes,
+      [&](size_t offset) {
+        if (limits.progress) limits.progress(offset, stream->expected_size());
+      },
+      &mine);
+  if (!trace && !stream->failed() && stream->complete() && !InPieces(stream->end(), piece_bytes)) {
+    trace = ParseWhole(stream->View(0, stream->end()), &mine);
+  }
+  if (!trace || !trace->ok()) return std::nullopt;
+  mine.file_bytes = stream->file_bytes();
+  mine.json_bytes = stream->end();
+  mine.inflate_ns = stream->inflate_ns();
+  mine.text_held_bytes = stream->peak_window_bytes();
+  if (timings != nullptr) *timings = mine;
+  if (limits.progress) limits.progress(stream->end(), stream->end());
+  return *std::move(*trace);
 }
 
 // Text that is no JSON at all (a file of zeros) gets the parser's own, more precise, error.
@@ -328,8 +385,9 @@ absl::Status CheckValueLengths(std::string_view json) {
 absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t piece_bytes,
                                             KinetoReadTimings* timings) {
   if (absl::Status st = CheckValueLengths(json); !st.ok()) return st;
-  const TraceBytes bytes = TraceBytes::Copy(json);
-  if (auto pieces = ParseInPieces(bytes, piece_bytes, [](size_t) {}, timings)) {
+  TraceBytes bytes = TraceBytes::Copy(json);
+  WholeText text(bytes);
+  if (auto pieces = ParseInPieces(text, piece_bytes, [](size_t) {}, timings)) {
     return *std::move(pieces);
   }
   return ParseWhole(bytes.json(), timings);
@@ -338,6 +396,11 @@ absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t pie
 absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, size_t piece_bytes,
                                                    KinetoReadTimings* timings,
                                                    const KinetoReadLimits& limits) {
+  if (piece_bytes > 0) {
+    if (std::optional<KinetoTrace> trace = ReadGzipAsItInflates(path, piece_bytes, timings, limits)) {
+      return *std::move(trace);
+    }
+  }
   // A plain file read in pieces is copied out a piece at a time (pread), never all in memory.
   std::error_code size_error;
   const uintmax_t on_disk = std::filesystem::file_size(path, size_error);
@@ -351,12 +414,13 @@ absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, siz
     timings->file_bytes = bytes->file_bytes();
     timings->json_bytes = bytes->json().size();
     timings->inflate_ns = bytes->inflate_ns();
+    timings->text_held_bytes = whole || bytes->gzipped() ? bytes->json().size() : 0;
   }
   const uint64_t json_bytes = bytes->json().size();
+  WholeText text(*bytes);
   auto pieces = ParseInPieces(
-      *bytes, piece_bytes,
+      text, piece_bytes,
       [&](size_t offset) {
-        bytes->ReleaseBefore(offset);
         if (limits.progress) limits.progress(offset, json_bytes);
       },
       timings);

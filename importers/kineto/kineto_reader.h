@@ -1,10 +1,11 @@
 // PyTorch profiler (Kineto) Chrome-trace JSON -> gpuspy events.
 //
-// Files reach hundreds of MB, so the file is mmap'd (or inflated once by libdeflate), indexed by
-// simdjson's structural pass and walked in place over that index (json_tokens.h, kineto_walk.h),
-// a piece at a time for large files: memory holds the model events produced, the JSON text not
-// yet read and one piece's structural index, never a DOM of the whole file (trace_bytes.h,
-// kineto_mapping.h).
+// Files reach hundreds of MB, so a plain file is read from its mapping, a gzip file inflated as
+// it is read (gzip_text_stream.h), and the text indexed by simdjson's structural pass and walked
+// in place over that index (json_tokens.h, kineto_walk.h), a piece at a time for large files:
+// memory holds the model events produced, a window of the text and one piece's structural index,
+// never a DOM of the whole file (trace_bytes.h, kineto_mapping.h). Anything the pieces cannot
+// read is read again as one document, whose result and errors are the reference.
 #pragma once
 
 #include <cstddef>
@@ -54,6 +55,10 @@ struct KinetoReadTimings {
   int64_t finish_ns = 0;     // time order, base-time shift, Python call sites
   uint32_t pieces = 0;       // traceEvents pieces read one by one (0: read as one document)
   uint32_t rejected_cuts = 0;  // candidate cuts simdjson rejected (inside a string or value)
+  // The most JSON text in memory at once, beside the piece being parsed: a gzip file inflated as
+  // it is read holds its window, one inflated whole (or a plain file read as one document) all
+  // of it, a plain file read in pieces none (each piece is read from the file).
+  uint64_t text_held_bytes = 0;
 };
 
 // What a read may cost, set by the caller (`--max-trace-bytes`), and who hears how far it got.

@@ -23,4 +23,24 @@ inline constexpr size_t kMaxValueBlockBytes = 8u << 20;
 std::optional<size_t> FindOverlongValue(std::string_view json,
                                         size_t block_bytes = kMaxValueBlockBytes);
 
+// The same check over text that arrives a part at a time (a gzip file inflated as it is read,
+// gzip_text_stream.h), holding none of it: the parts are fed in order, and a quote's escaping is
+// told from the run of backslashes before it, across parts.
+class OverlongValueScan {
+ public:
+  explicit OverlongValueScan(size_t block_bytes = kMaxValueBlockBytes) : block_bytes_(block_bytes) {}
+  // The next part of the text; false once a whole block held no unescaped '"'.
+  bool Feed(std::string_view more);
+  // That block's offset, once one is found.
+  std::optional<size_t> found() const { return found_; }
+
+ private:
+  const size_t block_bytes_;
+  size_t fed_ = 0;            // bytes of text fed so far
+  size_t block_end_ = 0;      // where the block being looked at ends (0: before the first)
+  bool quoted_ = false;       // whether that block holds an unescaped '"' so far
+  size_t backslashes_ = 0;    // the run of backslashes that ends the text fed so far
+  std::optional<size_t> found_;
+};
+
 }  // namespace gpuspy::importers

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -19,15 +18,10 @@
 #include "absl/strings/str_cat.h"
 #include "importers/kineto/gzip_size.h"
 #include "importers/kineto/json_start.h"
+#include "importers/kineto/steady_now.h"
 
 namespace gpuspy::importers {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 size_t PageRound(size_t n) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -251,7 +245,7 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
   close(fd);
 
   out.gzipped_ = true;
-  const int64_t start = NowNs();
+  const int64_t start = SteadyNowNs();
   const std::span<const unsigned char> gz(file.data, file.size);
   // Text that cannot be a trace is refused from its head, before it is counted or inflated whole
   // (1 GiB of gzip'd zeros took 1 GiB of memory to be refused for its first byte). A head of
@@ -290,7 +284,7 @@ absl::StatusOr<TraceBytes> TraceBytes::Read(const std::string& path, bool popula
       out.data_ = text;
       out.size_ = size;
       out.mapped_bytes_ = PageRound(size + kPaddingBytes);
-      out.inflate_ns_ = NowNs() - start;
+      out.inflate_ns_ = SteadyNowNs() - start;
       return out;
     }
     if (failure.no_memory) {

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "collector/ingest/batch_ingestor.h"
 #include "importers/kineto/bounded_strings.h"
@@ -65,6 +68,36 @@ TEST(KinetoLimits, EscapedQuotesDoNotHideALongValue) {
   EXPECT_TRUE(FindOverlongValue(text, 16).has_value());
   // Ordinary text has a quote in every block.
   EXPECT_FALSE(FindOverlongValue(R"([{"a": "b"}, {"c": "d"}, {"e": "f"}])", 8).has_value());
+}
+
+// The scan of text that arrives a part at a time finds what the whole text's check finds, for
+// every way of cutting it into parts: quotes and runs of backslashes cut anywhere.
+TEST(KinetoLimits, TextScannedAPartAtATimeFindsTheSameLongValue) {
+  std::vector<std::string> texts = {R"([{"a": "b"}, {"c": "d"}, {"e": "f"}])",
+                                    std::string(40, 'x') + R"("quoted")" + std::string(40, 'y')};
+  std::string escaped = "[\"";
+  while (escaped.size() < 64) escaped += "\\\"";
+  texts.push_back(escaped + "\"]");
+  std::string runs = "[\"";  // runs of 1 to 5 backslashes before each quote
+  for (int i = 0; runs.size() < 120; ++i) runs += std::string(1 + i % 5, '\\') + "\"ab";
+  texts.push_back(runs + "\"]");
+  for (const std::string& text : texts) {
+    for (size_t block : {8u, 16u, 33u}) {
+      const std::optional<size_t> whole = FindOverlongValue(text, block);
+      for (size_t part = 1; part <= 9; ++part) {
+        OverlongValueScan scan(block);
+        bool going = true;
+        for (size_t at = 0; at < text.size() && going; at += part) {
+          going = scan.Feed(std::string_view(text).substr(at, part));
+        }
+        EXPECT_EQ(scan.found(), whole) << text << " block " << block << " part " << part;
+        EXPECT_EQ(going, !whole.has_value());
+      }
+    }
+  }
+  // The escaped quotes and a block with no quote at all are found, not only agreed on.
+  EXPECT_TRUE(FindOverlongValue(texts[2], 16).has_value());
+  EXPECT_EQ(FindOverlongValue(texts[1], 16), std::optional<size_t>(0));
 }
 
 TEST(KinetoLimits, AGzipBombIsRefusedAtTheLimitItWasGiven) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -146,6 +148,46 @@ TEST(KinetoPieces, FilesReadInPiecesGiveTheWholeTrace) {
       EXPECT_GT(timings.pieces, json.size() / piece / 4) << name << " " << piece;
       EXPECT_EQ(Digest(*whole), Digest(*read)) << name << " " << piece;
     }
+  }
+}
+
+// A gzip file is inflated as its pieces are read: the whole read's trace, in a window of a few MB
+// rather than the text; and for a file that is damaged or does not parse, the whole read's error.
+TEST(KinetoPieces, AGzipFileIsReadAsItInflatesInAWindowSmallerThanItsText) {
+  testing::TempDir dir;
+  const std::string json = Trace(Entries(70'000, R"(, "Input Dims": [[8, 16], [16, 32]])"));
+  ASSERT_GT(json.size(), size_t{20} << 20);
+  const std::string path = dir.path() + "/t.json.gz";
+  WriteGzip(path, json);
+  const absl::StatusOr<KinetoTrace> whole = ParseKinetoTrace(json, 0);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  KinetoReadTimings timings;
+  const absl::StatusOr<KinetoTrace> read = ReadKinetoTrace(path, &timings);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(Digest(*whole), Digest(*read));
+  EXPECT_EQ(timings.json_bytes, json.size());
+  EXPECT_GT(timings.pieces, 20u);
+  EXPECT_LE(timings.text_held_bytes, uint64_t{8} << 20);
+  // Read as one document (no pieces), the file's text is all held.
+  KinetoReadTimings at_once;
+  ASSERT_TRUE(ReadKinetoTraceInPieces(path, 0, &at_once).ok());
+  EXPECT_EQ(at_once.text_held_bytes, json.size());
+
+  std::string gz;
+  {
+    std::ifstream in(path, std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string truncated = dir.path() + "/truncated.json.gz";
+  WritePlain(truncated, gz.substr(0, gz.size() * 3 / 4));
+  const std::string broken = dir.path() + "/broken.json.gz";
+  const size_t stray = json.find("},\n  {", json.size() * 3 / 4) + 2;  // a stray '}' between entries
+  WriteGzip(broken, json.substr(0, stray) + "}" + json.substr(stray));
+  for (const std::string& bad : {truncated, broken}) {
+    const absl::StatusOr<KinetoTrace> pieces = ReadKinetoTrace(bad);
+    const absl::StatusOr<KinetoTrace> one_document = ReadKinetoTraceInPieces(bad, 0);
+    ASSERT_FALSE(one_document.ok()) << bad;
+    EXPECT_EQ(pieces.status(), one_document.status()) << bad;
   }
 }
 

@@ -110,12 +110,13 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
       const importers::KinetoReadTimings& t = r.timings;
       std::fprintf(stderr,
                    "%s: %.1f MB on disk, %.1f MB JSON; MB/s of JSON: inflate %.0f, index %.0f, "
-                   "walk+map %.0f, order %.0f, parse+normalise %.0f, analyse %.0f\n",
+                   "walk+map %.0f, order %.0f, parse+normalise %.0f, analyse %.0f; JSON text held "
+                   "at once %.1f MB\n",
                    o.files[i].c_str(), t.file_bytes / 1e6, t.json_bytes / 1e6,
                    MBps(t.json_bytes, t.inflate_ns), MBps(t.json_bytes, t.index_ns),
                    MBps(t.json_bytes, t.walk_ns), MBps(t.json_bytes, t.finish_ns),
                    MBps(t.json_bytes, t.index_ns + t.walk_ns + t.finish_ns),
-                   MBps(t.json_bytes, r.analyse_ns));
+                   MBps(t.json_bytes, r.analyse_ns), t.text_held_bytes / 1e6);
     }
     std::fprintf(stderr, "job-level analysis: %.1f ms\n", job_ns / 1e6);
   }

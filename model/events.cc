@@ -48,6 +48,15 @@ void EventColumns::ClearKeepingCapacity() {
   ForEachColumn([&](auto column) { (this->*column).clear(); });
 }
 
+size_t EventColumns::Bytes() const {
+  size_t bytes = 0;
+  ForEachColumn([&](auto column) {
+    const auto& events = this->*column;
+    bytes += events.size() * sizeof(events[0]);
+  });
+  return bytes;
+}
+
 std::vector<EventColumns> EventColumns::Split(size_t n) const {
   if (n <= 1) return {*this};
   const std::vector<std::vector<uint32_t>> collectives_of = CollectivesByPart(n);

@@ -280,6 +280,9 @@ struct EventColumns {
            collectives.size() + op_works.size() + counter_samples.size();
   }
   bool empty() const { return size() == 0; }
+  // What the events take in this form (not counting spare capacity): the measure of "a rank's
+  // events in the internal form" that memory targets are stated in.
+  size_t Bytes() const;
   void clear() { *this = EventColumns{}; }
   // Empties every column, keeping the room each has (a buffer refilled again and again).
   void ClearKeepingCapacity();

@@ -39,17 +39,23 @@ uint64_t ErrorByte(const JsonTokens& tokens) {
 }
 
 // A trace before its events: rank and local rank unknown until distributedInfo says.
-KinetoTrace NewTrace() {
+// `reuse` (may be null): columns whose capacity the trace's events take over.
+KinetoTrace NewTrace(EventColumns* reuse) {
   KinetoTrace out;
+  if (reuse != nullptr) {
+    out.events = std::move(*reuse);
+    out.events.ClearKeepingCapacity();
+  }
   out.identity.set_rank(-1);
   out.identity.set_local_rank(-1);
   return out;
 }
 
-absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings* timings) {
+absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings* timings,
+                                       EventColumns* reuse) {
   if (absl::Status st = CheckStartsLikeJson(json); !st.ok()) return st;
   const int64_t t0 = SteadyNowNs();
-  KinetoTrace out = NewTrace();
+  KinetoTrace out = NewTrace(reuse);
   JsonTokens tokens;
   auto fail = [&](error_code err, uint64_t byte) {
     return absl::InvalidArgumentError(absl::StrCat("not valid trace JSON at byte ", byte, ": ",
@@ -327,11 +333,11 @@ bool InPieces(size_t json_bytes, size_t piece_bytes) {
 
 std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(
     TraceText& text, size_t piece_bytes, const std::function<void(size_t)>& progress,
-    KinetoReadTimings* timings) {
+    KinetoReadTimings* timings, EventColumns* reuse) {
   if (piece_bytes == 0 || !text.Fill(2 * piece_bytes)) return std::nullopt;
   if (text.complete() && !InPieces(text.end(), piece_bytes)) return std::nullopt;
   if (!CheckStartsLikeJson(text.View(0, text.end())).ok()) return std::nullopt;
-  KinetoTrace out = NewTrace();
+  KinetoTrace out = NewTrace(reuse);
   if (!PieceReader(text, piece_bytes, progress).Read(&out, timings)) return std::nullopt;
   if (out.stats.trace_events == 0) {
     return absl::InvalidArgumentError("no traceEvents: not a PyTorch profiler (Kineto) trace");
@@ -344,7 +350,8 @@ std::optional<absl::StatusOr<KinetoTrace>> ParseInPieces(
 // or anything at all goes wrong: the whole read (TraceBytes) then says precisely what.
 std::optional<KinetoTrace> ReadGzipAsItInflates(const std::string& path, size_t piece_bytes,
                                                 KinetoReadTimings* timings,
-                                                const KinetoReadLimits& limits) {
+                                                const KinetoReadLimits& limits,
+                                                EventColumns* reuse) {
   std::unique_ptr<GzipTextStream> stream =
       GzipTextStream::Open(path, std::min(limits.max_json_bytes, kMaxTraceBytes));
   if (stream == nullptr) return std::nullopt;
@@ -354,15 +361,16 @@ std::optional<KinetoTrace> ReadGzipAsItInflates(const std::string& path, size_t 
       [&](size_t offset) {
         if (limits.progress) limits.progress(offset, stream->expected_size());
       },
-      &mine);
+      &mine, reuse);
   if (!trace && !stream->failed() && stream->complete() && !InPieces(stream->end(), piece_bytes)) {
-    trace = ParseWhole(stream->View(0, stream->end()), &mine);
+    trace = ParseWhole(stream->View(0, stream->end()), &mine, reuse);
   }
   if (!trace || !trace->ok()) return std::nullopt;
   mine.file_bytes = stream->file_bytes();
   mine.json_bytes = stream->end();
   mine.inflate_ns = stream->inflate_ns();
   mine.text_held_bytes = stream->peak_window_bytes();
+  mine.event_bytes = (*trace)->events.Bytes();
   if (timings != nullptr) *timings = mine;
   if (limits.progress) limits.progress(stream->end(), stream->end());
   return *std::move(*trace);
@@ -387,17 +395,18 @@ absl::StatusOr<KinetoTrace> ParseKinetoTrace(const std::string& json, size_t pie
   if (absl::Status st = CheckValueLengths(json); !st.ok()) return st;
   TraceBytes bytes = TraceBytes::Copy(json);
   WholeText text(bytes);
-  if (auto pieces = ParseInPieces(text, piece_bytes, [](size_t) {}, timings)) {
+  if (auto pieces = ParseInPieces(text, piece_bytes, [](size_t) {}, timings, nullptr)) {
     return *std::move(pieces);
   }
-  return ParseWhole(bytes.json(), timings);
+  return ParseWhole(bytes.json(), timings, nullptr);
 }
 
 absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, size_t piece_bytes,
                                                    KinetoReadTimings* timings,
-                                                   const KinetoReadLimits& limits) {
+                                                   const KinetoReadLimits& limits,
+                                                   EventColumns* reuse) {
   if (piece_bytes > 0) {
-    if (std::optional<KinetoTrace> trace = ReadGzipAsItInflates(path, piece_bytes, timings, limits)) {
+    if (std::optional<KinetoTrace> trace = ReadGzipAsItInflates(path, piece_bytes, timings, limits, reuse)) {
       return *std::move(trace);
     }
   }
@@ -423,23 +432,25 @@ absl::StatusOr<KinetoTrace> ReadKinetoTraceInPieces(const std::string& path, siz
       [&](size_t offset) {
         if (limits.progress) limits.progress(offset, json_bytes);
       },
-      timings);
+      timings, reuse);
   if (!pieces && bytes->lost_text()) {
     // The pieces gave up after part of the inflated text was handed back: inflate it again.
     bytes = TraceBytes::Read(path, /*populate=*/true, limits.max_json_bytes);
     if (!bytes.ok()) return bytes.status();
   }
-  absl::StatusOr<KinetoTrace> trace = pieces ? *std::move(pieces) : ParseWhole(bytes->json(), timings);
+  absl::StatusOr<KinetoTrace> trace =
+      pieces ? *std::move(pieces) : ParseWhole(bytes->json(), timings, reuse);
   if (!trace.ok()) {
     return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
   }
+  if (timings != nullptr) timings->event_bytes = trace->events.Bytes();
   if (limits.progress) limits.progress(json_bytes, json_bytes);
   return trace;
 }
 
 absl::StatusOr<KinetoTrace> ReadKinetoTrace(const std::string& path, KinetoReadTimings* timings,
-                                           const KinetoReadLimits& limits) {
-  return ReadKinetoTraceInPieces(path, kTracePieceBytes, timings, limits);
+                                           const KinetoReadLimits& limits, EventColumns* reuse) {
+  return ReadKinetoTraceInPieces(path, kTracePieceBytes, timings, limits, reuse);
 }
 
 }  // namespace gpuspy::importers

@@ -72,8 +72,12 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
   const std::string job = o.job.empty() ? JobNameForFiles(o.files) : o.job;
   // Shown only past kProgressDelay: small files never see it.
   const bool progress = ProgressWanted(g);
+  // Events are read again after the analysis only by the HTML report's rank comparison and the
+  // export.
+  const EventsAfterAnalysis events =
+      o.html.empty() && o.export_to.empty() ? EventsAfterAnalysis::kDrop : EventsAfterAnalysis::kKeep;
   OfflineJob loaded = LoadOfflineJob(o.files, job, o.threads, progress, pattern,
-                                     {.max_json_bytes = o.max_trace_bytes, .progress = {}});
+                                     {.max_json_bytes = o.max_trace_bytes, .progress = {}}, events);
   const size_t n = loaded.files.size();
   std::vector<OfflineFile>& results = loaded.files;
 
@@ -111,12 +115,13 @@ int Analyze(const GlobalOptions& g, const AnalyzeOptions& o) {
       std::fprintf(stderr,
                    "%s: %.1f MB on disk, %.1f MB JSON; MB/s of JSON: inflate %.0f, index %.0f, "
                    "walk+map %.0f, order %.0f, parse+normalise %.0f, analyse %.0f; JSON text held "
-                   "at once %.1f MB\n",
+                   "at once %.1f MB, events %.1f MB\n",
                    o.files[i].c_str(), t.file_bytes / 1e6, t.json_bytes / 1e6,
                    MBps(t.json_bytes, t.inflate_ns), MBps(t.json_bytes, t.index_ns),
                    MBps(t.json_bytes, t.walk_ns), MBps(t.json_bytes, t.finish_ns),
                    MBps(t.json_bytes, t.index_ns + t.walk_ns + t.finish_ns),
-                   MBps(t.json_bytes, r.analyse_ns), t.text_held_bytes / 1e6);
+                   MBps(t.json_bytes, r.analyse_ns), t.text_held_bytes / 1e6,
+                   t.event_bytes / 1e6);
     }
     std::fprintf(stderr, "job-level analysis: %.1f ms\n", job_ns / 1e6);
   }

@@ -30,13 +30,17 @@ bool OfflineJob::any_failed() const {
 
 OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::string& job,
                           unsigned threads, bool progress, const std::string& step_pattern,
-                          const importers::KinetoReadLimits& limits) {
+                          const importers::KinetoReadLimits& limits, EventsAfterAnalysis events) {
   KeepFreedMemoryForReuse();
   OfflineJob out;
   out.job = job;
   const size_t n = paths.size();
   out.files.resize(n);
   std::vector<std::vector<analysis::StepAnalysis>> steps(n);
+  // What the job-level checks and the process list need of each file's events, taken before they
+  // may be dropped.
+  std::vector<importers::RankedFile> rank_of(n);
+  std::vector<size_t> event_counts(n);
   std::atomic<size_t> next{0}, done{0};
   ProgressLine line(progress);
   // "importing" when this is `import --offline` reads the same way: the file is being read.
@@ -49,6 +53,8 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
   const unsigned step_threads = std::max<unsigned>(1, budget / static_cast<unsigned>(std::max<size_t>(1, pool_size)));
   // Each file is read and analysed on its own: ranks share nothing until the job-level step.
   auto work = [&] {
+    // The columns of this thread's last file, once its events are dropped: the next file's fill them.
+    EventColumns spare;
     for (size_t i = next++; i < n; i = next++) {
       OfflineFile& f = out.files[i];
       f.path = paths[i];
@@ -57,7 +63,8 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
       mine.progress = [&](uint64_t read, uint64_t total) {
         line.Show(ProgressText("reading " + name, read, total, ProgressUnit::kBytes) + files_done());
       };
-      absl::StatusOr<importers::KinetoTrace> t = importers::ReadKinetoTrace(paths[i], &f.timings, mine);
+      absl::StatusOr<importers::KinetoTrace> t =
+          importers::ReadKinetoTrace(paths[i], &f.timings, mine, &spare);
       if (!t.ok()) {
         f.status = t.status();
       } else {
@@ -68,6 +75,9 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
         steps[i] = analysis::AnalyzeProcessSteps(analysis::CutIntoImportBatches(f.trace->events),
                                                  f.trace->strings, i + 1, step_pattern, step_threads);
         f.analyse_ns = NowNs() - start;
+        rank_of[i] = importers::RankOf(f.path, i, *f.trace);
+        event_counts[i] = f.trace->events.size();
+        if (events == EventsAfterAnalysis::kDrop) spare = std::move(f.trace->events);
       }
       ++done;
     }
@@ -85,7 +95,7 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
   for (size_t i = 0; i < n; ++i) {
     OfflineFile& f = out.files[i];
     if (!f.trace) continue;
-    importers::RankedFile r = importers::RankOf(f.path, i, *f.trace);
+    importers::RankedFile r = std::move(rank_of[i]);
     if (std::optional<std::string> why = importers::NotOneJobWith(ranked, r)) {
       f.status = absl::InvalidArgumentError(*why);
       f.trace.reset();
@@ -104,7 +114,7 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
     id.set_source("import");
     const bool gpu = id.devices_size() > 0;
     out.processes.push_back({process_id, id.rank(), id.world_size(), id.clock_offset_ns(),
-                             id.host(), f.trace->events.size(), gpu ? id.devices(0).name() : "",
+                             id.host(), event_counts[i], gpu ? id.devices(0).name() : "",
                              gpu ? id.devices(0).global_memory_bytes() : 0});
     out.steps[process_id] = std::move(steps[i]);
     out.labels[process_id] = std::to_string(id.rank());

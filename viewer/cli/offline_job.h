@@ -21,7 +21,7 @@ namespace gpuspy::cli {
 struct OfflineFile {
   std::string path;
   absl::Status status;                        // why it could not be read
-  std::optional<importers::KinetoTrace> trace;
+  std::optional<importers::KinetoTrace> trace;  // its events empty after EventsAfterAnalysis::kDrop
   importers::KinetoReadTimings timings;
   int64_t analyse_ns = 0;
 };
@@ -37,6 +37,12 @@ struct OfflineJob {
   bool any_failed() const;
 };
 
+// Whether each file's events stay in its OfflineFile once its steps are analysed: the HTML
+// report's rank comparison, --export and `gpuspy diff` read them; the report alone needs only
+// the steps, and then a job's ranks are never all in memory at once (each rank's events were
+// ~90% of a many-rank analysis's memory).
+enum class EventsAfterAnalysis { kKeep, kDrop };
+
 // Reads and analyses `files` as job `job` with at most `threads` threads (0: one per file, at
 // most the machine's cores; the threads a file's reading leaves over analyse its steps);
 // `progress`: the progress line on stderr (progress_line.h: the
@@ -45,6 +51,7 @@ struct OfflineJob {
 OfflineJob LoadOfflineJob(const std::vector<std::string>& files, const std::string& job,
                           unsigned threads, bool progress,
                           const std::string& step_pattern = analysis::kDefaultStepPattern,
-                          const importers::KinetoReadLimits& limits = {});
+                          const importers::KinetoReadLimits& limits = {},
+                          EventsAfterAnalysis events = EventsAfterAnalysis::kKeep);
 
 }  // namespace gpuspy::cli

@@ -4,7 +4,9 @@
 // be exact, else a count in bounded memory), so pages the reader is done with can be handed back
 // one by one and a file over the limit is refused before any of it is inflated. The text itself
 // is libdeflate's: zlib's streaming inflate measured ~300 MB/s here and libdeflate about twice
-// that, and a whole-buffer inflate is what a whole-document parser needs.
+// that, and a whole-buffer inflate is what a whole-document parser needs. A gzip file read in
+// pieces is not inflated here but as it is read (gzip_text_stream.h); this whole read is the
+// reference it falls back to.
 #pragma once
 
 #include <cstddef>

@@ -77,7 +77,12 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
         f.analyse_ns = NowNs() - start;
         rank_of[i] = importers::RankOf(f.path, i, *f.trace);
         event_counts[i] = f.trace->events.size();
-        if (events == EventsAfterAnalysis::kDrop) spare = std::move(f.trace->events);
+        if (events == EventsAfterAnalysis::kDrop) {
+          spare = std::move(f.trace->events);
+          // Only the events' readers need these (the steps copied what they keep).
+          f.trace->strings = StringTable();
+          f.trace->thread_names.clear();
+        }
       }
       ++done;
     }

@@ -108,6 +108,8 @@ absl::StatusOr<KinetoTrace> ParseWhole(std::string_view json, KinetoReadTimings*
 constexpr int kMaxCandidatesPerPiece = 64;
 // How far past its size a piece usually runs to the next boundary: an entry or a few.
 constexpr size_t kPieceOvershootBytes = 1 << 20;
+// How much of a text read as it comes is searched for traceEvents (PieceReader::EntriesStart).
+constexpr size_t kMostHeadBytes = 4 << 20;
 
 // The next candidate boundary at or after `from` (npos: none).
 size_t NextBoundary(std::string_view json, size_t from) {
@@ -220,14 +222,16 @@ class PieceReader {
     return walk.Root(t);
   }
 
-  // TraceEventsStart over as much of the text's start as it takes (nullopt: no traceEvents
-  // array, or none within what the text may hold at once).
+  // TraceEventsStart over the text's start (nullopt: no traceEvents array there). Text read as
+  // it comes is searched up to kMostHeadBytes: a trace's keys before traceEvents take a few
+  // hundred bytes, and text that goes on for megabytes without it (a gzip bomb of whitespace)
+  // is read whole, whose bounded checks refuse it, instead of growing the window first.
   std::optional<size_t> EntriesStart() {
     for (size_t reach = kPieceOvershootBytes;; reach *= 2) {
       if (!text_.Fill(reach)) return std::nullopt;
       const size_t start = TraceEventsStart(text_.View(0, text_.end()));
       if (start != std::string_view::npos) return start;
-      if (text_.complete()) return std::nullopt;
+      if (text_.complete() || reach >= kMostHeadBytes) return std::nullopt;
     }
   }
 

@@ -23,7 +23,7 @@ namespace {
 // Text like a trace's: lines that differ, so that it compresses but not to nothing.
 std::string Lines(size_t bytes, int seed = 0) {
   std::string out;
-  for (int i = 0; out.size() < bytes; ++i) {
+  for (int64_t i = 0; out.size() < bytes; ++i) {
     absl::StrAppend(&out, R"({"ph": "X", "name": "kernel_)", (i * 7919 + seed) % 1013, R"(", "ts": )",
                     1000 + i * 13, "},\n");
   }

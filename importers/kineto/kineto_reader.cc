@@ -268,13 +268,17 @@ class PieceReader {
       if (!entries.empty() && entries.back() == ',') entries.remove_suffix(1);
       size_t read = 0;  // entries read whole (and mapped, if events)
       // Where the entry being read starts in the document, until it is read.
-      std::optional<size_t> failed;
+      // (a size_t and a flag: gcc 12 with -fsanitize=thread took an optional here for
+      // maybe-uninitialized)
+      size_t failed = 0;
+      bool failing = false;
       const bool ok = Document(*at, entries.size(), "[", "]", [&](JsonTokens& t) -> error_code {
         return t.ForEachItem([&]() -> error_code {
           failed = t.Offset();
+          failing = true;
           if (error_code err = walk.Entry(t)) return err;
           ++read;
-          failed.reset();
+          failing = false;
           return simdjson::SUCCESS;
         });
       });
@@ -287,8 +291,8 @@ class PieceReader {
       if (read > 0) {
         // Entries were mapped: the next try must start past them, at the entry that failed. Text
         // after the last entry (the array closed inside the piece) cannot be resumed.
-        if (!failed) return PieceRead::kFailed;
-        *at += *failed - 1;  // the document is '[' + entries
+        if (!failing) return PieceRead::kFailed;
+        *at += failed - 1;  // the document is '[' + entries
       }
       ++cut;  // not a boundary: the next candidate
     }

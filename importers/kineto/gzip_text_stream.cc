@@ -49,11 +49,9 @@ std::unique_ptr<GzipTextStream> GzipTextStream::Open(const std::string& path,
   s->state_.reset(new (std::nothrow) inflate_state);
   s->input_.reset(new (std::nothrow) unsigned char[kInputBytes]);
   if (s->state_ == nullptr || s->input_ == nullptr) return nullptr;
-  unsigned char trailer[4];
-  if (s->file_bytes_ >= 4 &&
-      pread(fd, trailer, 4, static_cast<off_t>(s->file_bytes_ - 4)) == 4) {
-    s->trailer_size_ = static_cast<uint32_t>(trailer[0]) | static_cast<uint32_t>(trailer[1]) << 8 |
-                       static_cast<uint32_t>(trailer[2]) << 16 | static_cast<uint32_t>(trailer[3]) << 24;
+  // The last member's ISIZE (little-endian, read as gzip_size.cc reads it): a size hint only.
+  if (s->file_bytes_ >= 4 && pread(fd, &s->trailer_size_, 4, static_cast<off_t>(s->file_bytes_ - 4)) != 4) {
+    s->trailer_size_ = 0;
   }
   if (!s->ReadInput() ||
       !IsGzip({s->input_.get() + s->input_begin_, s->input_end_ - s->input_begin_})) {
@@ -71,7 +69,8 @@ GzipTextStream::~GzipTextStream() {
 
 uint64_t GzipTextStream::expected_size() const {
   if (complete_) return end_;
-  return std::max<uint64_t>(trailer_size_, end_);
+  // A damaged or wrapped trailer may claim up to 4 GiB: never more than the text may hold.
+  return std::max<uint64_t>(std::min<uint64_t>(trailer_size_, max_json_bytes_), end_);
 }
 
 void GzipTextStream::CopyOut(size_t offset, size_t n, char* to) const {

@@ -22,9 +22,9 @@
 #include "importers/kineto/kineto_mapping.h"
 #include "importers/kineto/kineto_walk.h"
 #include "importers/kineto/long_values.h"
+#include "importers/kineto/steady_now.h"
 #include "importers/kineto/trace_bytes.h"
 #include "importers/kineto/trace_text.h"
-#include "importers/kineto/steady_now.h"
 #include "simdjson.h"
 
 namespace gpuspy::importers {

@@ -1,4 +1,5 @@
-// The reader's stage timings (--timings): a steady clock in nanoseconds.
+// Stage timings (--timings: the reader's stages and the offline analysis): a steady clock in
+// nanoseconds.
 #pragma once
 
 #include <chrono>

@@ -2,27 +2,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/process_analysis.h"
+#include "importers/kineto/steady_now.h"
 #include "importers/kineto/trace_rank.h"
 #include "viewer/cli/batch_malloc.h"
 #include "viewer/cli/progress_line.h"
 
 namespace gpuspy::cli {
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 bool OfflineJob::any_failed() const {
   return std::any_of(files.begin(), files.end(), [](const OfflineFile& f) { return !f.status.ok(); });
@@ -70,11 +61,11 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
       } else {
         f.trace = std::move(*t);
         line.Show("analysing " + name + files_done(), /*phase=*/true);
-        const int64_t start = NowNs();
+        const int64_t start = importers::SteadyNowNs();
         // The process id the collector would give: position among the files, from 1.
         steps[i] = analysis::AnalyzeProcessSteps(analysis::CutIntoImportBatches(f.trace->events),
                                                  f.trace->strings, i + 1, step_pattern, step_threads);
-        f.analyse_ns = NowNs() - start;
+        f.analyse_ns = importers::SteadyNowNs() - start;
         rank_of[i] = importers::RankOf(f.path, i, *f.trace);
         event_counts[i] = f.trace->events.size();
         if (events == EventsAfterAnalysis::kDrop) {
@@ -125,9 +116,9 @@ OfflineJob LoadOfflineJob(const std::vector<std::string>& paths, const std::stri
     out.labels[process_id] = std::to_string(id.rank());
   }
   if (!out.processes.empty()) {
-    const int64_t start = NowNs();
+    const int64_t start = importers::SteadyNowNs();
     analysis::AnalyzeJobSteps(job, out.processes, &out.steps);
-    out.job_ns = NowNs() - start;
+    out.job_ns = importers::SteadyNowNs() - start;
   }
   return out;
 }
